@@ -1,0 +1,85 @@
+/**
+ * buildApp(options) returns a ready Fastify instance and never listens;
+ * serve() loads the config and listens. Tests use app.inject(), and a real
+ * listening server only for websockets, streaming and timeouts.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { Config, type ConfigInput } from './config/schema.js';
+import { Authenticator } from './http/auth.js';
+import { installAuth } from './http/context.js';
+import { installErrorHandling } from './http/error-handler.js';
+import { installJsonParser } from './http/json-parser.js';
+import { executeRoutes } from './http/routes/execute.js';
+import { healthRoutes } from './http/routes/health.js';
+import { toolsRoutes } from './http/routes/tools.js';
+import { createServices, type ServiceOptions } from './services.js';
+
+export interface AppOptions extends Omit<ServiceOptions, 'config' | 'logger'> {
+  /** The configuration, parsed or not (defaults fill what is missing). */
+  config?: Config | ConfigInput;
+  /** A pino logger, or false for silence (tests). */
+  logger?: Logger | false;
+}
+
+/** Paths whose values never reach the logs. */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers.cookie',
+  'headers.authorization',
+  'token',
+  '*.token',
+  'tokens[*].token',
+];
+
+export function createLogger(level: string, extraRedact: readonly string[] = []): Logger {
+  return pino({
+    level,
+    redact: { paths: [...REDACT_PATHS, ...extraRedact], censor: '[redacted]' },
+    serializers: {
+      req: (req: { method?: string; url?: string; id?: string; headers?: Record<string, unknown> }) => ({
+        id: req.id,
+        method: req.method,
+        // ?token= carries websocket credentials: never log it.
+        url: typeof req.url === 'string' ? req.url.replace(/([?&]token=)[^&]*/gi, '$1[redacted]') : req.url,
+      }),
+    },
+  });
+}
+
+export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> {
+  const config = Config.parse(opts.config ?? {});
+  const log = opts.logger === false ? pino({ level: 'silent' }) : (opts.logger ?? createLogger(config.logging.level));
+  const services = createServices({ ...opts, config, logger: log });
+
+  const app: FastifyInstance = Fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    bodyLimit: config.server.bodyLimitBytes,
+    requestTimeout: config.server.requestTimeoutMs,
+    connectionTimeout: config.server.connectionTimeoutMs,
+    genReqId: (req) => {
+      const h = req.headers['x-request-id'];
+      return typeof h === 'string' && /^[\w.-]{1,128}$/.test(h) ? h : randomUUID();
+    },
+    // Per-request lines only at debug: at info they cost a log write per call on the hot path.
+    logController: new LogController({ disableRequestLogging: config.logging.level !== 'debug' && config.logging.level !== 'trace' }),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  app.decorate('toolexec', services);
+  installJsonParser(app, config.server.maxJsonDepth);
+  installErrorHandling(app);
+  installAuth(app, new Authenticator(config.server.tokens, opts.env?.TOOLEXEC_TOKEN ?? process.env.TOOLEXEC_TOKEN));
+
+  healthRoutes(app);
+  toolsRoutes(app, services);
+  executeRoutes(app, services);
+
+  app.addHook('onClose', async () => {
+    services.close();
+  });
+  await app.ready();
+  return app;
+}

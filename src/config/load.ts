@@ -1,0 +1,197 @@
+/**
+ * Loading the configuration: toolexec's own JSON file, plus optionally a
+ * Claude Code settings file (permissions, hooks) and an `.mcp.json`, each in
+ * its own shape, merged in that order. A bad configuration is reported in one
+ * line naming the field and what was expected; unknown fields are warned
+ * about, never silently used.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import type { RuleInput } from '../permissions/rule-index.js';
+import { Config } from './schema.js';
+
+export class ConfigError extends Error {
+  constructor(
+    message: string,
+    readonly file: string | undefined,
+  ) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface LoadOptions {
+  configPath?: string | undefined;
+  claudeSettingsPath?: string | undefined;
+  mcpConfigPath?: string | undefined;
+  /** Command-line overrides, applied last. */
+  overrides?: {
+    workspace?: string | undefined;
+    host?: string | undefined;
+    port?: number | undefined;
+    dataDir?: string | undefined;
+  };
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+export interface Loaded {
+  config: Config;
+  /** Rules from the Claude Code settings file, with their source and root. */
+  rules: RuleInput[];
+  warnings: string[];
+  files: string[];
+}
+
+function readJson(file: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`${file}: cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, file);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`${file}: is not valid JSON (${(e as Error).message})`, file);
+  }
+}
+
+/** The first issue of a zod error as "field.path: expected …". */
+export function describeIssue(e: z.ZodError): string {
+  const i = e.issues[0];
+  if (!i) return 'invalid';
+  const where = i.path.length > 0 ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[') : '(root)';
+  return `${where}: ${i.message}`;
+}
+
+/** Keys present in the input that the schema does not know, as dotted paths. */
+export function unknownKeys(input: unknown, schema: z.ZodType = Config, prefix = ''): string[] {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return [];
+  let s: z.ZodType = schema;
+  // Unwrap defaults/optionals/prefaults to reach an object schema.
+  for (let i = 0; i < 5; i++) {
+    const def = (s as unknown as { def?: { type?: string; innerType?: z.ZodType } }).def;
+    if (def?.innerType && (def.type === 'default' || def.type === 'optional' || def.type === 'prefault')) s = def.innerType;
+    else break;
+  }
+  const shape = (s as unknown as { shape?: Record<string, z.ZodType> }).shape;
+  if (!shape) return [];
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(input as Record<string, unknown>)) {
+    const child = shape[k];
+    if (!child) out.push(prefix + k);
+    else if (k !== 'hooks' && k !== 'mcpServers' && k !== 'features') out.push(...unknownKeys(v, child, `${prefix}${k}.`));
+  }
+  return out;
+}
+
+const ClaudeSettings = z.looseObject({
+  permissions: z
+    .looseObject({
+      allow: z.array(z.string()).optional(),
+      deny: z.array(z.string()).optional(),
+      ask: z.array(z.string()).optional(),
+      additionalDirectories: z.array(z.string()).optional(),
+      defaultMode: z.string().optional(),
+      disableBypassPermissionsMode: z.string().optional(),
+    })
+    .optional(),
+  hooks: z.record(z.string(), z.unknown()).optional(),
+  disableAllHooks: z.boolean().optional(),
+});
+
+const McpJson = z.looseObject({ mcpServers: z.record(z.string(), z.unknown()) });
+
+function resolveFrom(base: string, p: string | undefined): string | undefined {
+  if (p === undefined || p === ':memory:') return p;
+  return path.resolve(base, p);
+}
+
+/** The project root of a Claude Code settings file: the parent of its `.claude/` folder. */
+function settingsRoot(file: string): string {
+  const dir = path.dirname(path.resolve(file));
+  return path.basename(dir) === '.claude' ? path.dirname(dir) : dir;
+}
+
+export function loadConfig(opts: LoadOptions = {}): Loaded {
+  const env = opts.env ?? process.env;
+  const cwd = opts.cwd ?? process.cwd();
+  const warnings: string[] = [];
+  const files: string[] = [];
+  const rules: RuleInput[] = [];
+  const configPath = opts.configPath ?? env.TOOLEXEC_CONFIG;
+
+  let raw: Record<string, unknown> = {};
+  let base = cwd;
+  if (configPath) {
+    const file = path.resolve(cwd, configPath);
+    const v = readJson(file);
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ConfigError(`${file}: (root): expected a JSON object`, file);
+    raw = v as Record<string, unknown>;
+    base = path.dirname(file);
+    files.push(file);
+    for (const k of unknownKeys(raw)) warnings.push(`${file}: unknown field "${k}" is ignored`);
+  }
+
+  const parsed = Config.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(`${configPath ? path.resolve(cwd, configPath) : 'configuration'}: ${describeIssue(parsed.error)}`, configPath);
+  const config = parsed.data;
+  // Relative paths are relative to the file that wrote them.
+  config.workspace.root = resolveFrom(base, config.workspace.root)!;
+  config.workspace.additionalDirectories = config.workspace.additionalDirectories.map((d) => resolveFrom(base, d)!);
+  config.storage.path = resolveFrom(base, config.storage.path)!;
+
+  if (opts.claudeSettingsPath) {
+    const file = path.resolve(cwd, opts.claudeSettingsPath);
+    const s = ClaudeSettings.safeParse(readJson(file));
+    if (!s.success) throw new ConfigError(`${file}: ${describeIssue(s.error)}`, file);
+    files.push(file);
+    const root = settingsRoot(file);
+    const p = s.data.permissions;
+    for (const [behavior, list] of [
+      ['deny', p?.deny],
+      ['ask', p?.ask],
+      ['allow', p?.allow],
+    ] as const) {
+      (list ?? []).forEach((r, i) => rules.push({ raw: r, behavior, source: 'projectSettings', root, id: `settings:${behavior}:${i}` }));
+    }
+    if (p?.additionalDirectories) {
+      config.permissions.additionalDirectories.push(...p.additionalDirectories.map((d) => path.resolve(root, d)));
+    }
+    if (p?.defaultMode && !(raw.permissions as Record<string, unknown> | undefined)?.defaultMode) {
+      const m = Config.shape.permissions.safeParse({ defaultMode: p.defaultMode });
+      if (m.success) config.permissions.defaultMode = m.data.defaultMode;
+      else warnings.push(`${file}: permissions.defaultMode "${p.defaultMode}" is not a mode toolexec knows; ignored`);
+    }
+    if (s.data.hooks) {
+      const h = Config.shape.hooks.safeParse(s.data.hooks);
+      if (!h.success) throw new ConfigError(`${file}: hooks.${describeIssue(h.error)}`, file);
+      for (const [event, groups] of Object.entries(h.data)) {
+        config.hooks[event] = [...(config.hooks[event] ?? []), ...groups];
+      }
+    }
+    if (s.data.disableAllHooks) config.disableAllHooks = true;
+  }
+
+  if (opts.mcpConfigPath) {
+    const file = path.resolve(cwd, opts.mcpConfigPath);
+    const m = McpJson.safeParse(readJson(file));
+    if (!m.success) throw new ConfigError(`${file}: ${describeIssue(m.error)}`, file);
+    files.push(file);
+    const servers = Config.shape.mcpServers.safeParse(m.data.mcpServers);
+    if (!servers.success) throw new ConfigError(`${file}: mcpServers.${describeIssue(servers.error)}`, file);
+    for (const [name, s] of Object.entries(servers.data)) {
+      if (config.mcpServers[name]) warnings.push(`${file}: MCP server "${name}" is also in the configuration; the configuration's wins`);
+      else config.mcpServers[name] = s;
+    }
+  }
+
+  const o = opts.overrides ?? {};
+  if (o.workspace) config.workspace.root = path.resolve(cwd, o.workspace);
+  if (o.host) config.server.host = o.host;
+  if (o.port !== undefined) config.server.port = o.port;
+  if (o.dataDir) config.storage.path = path.join(path.resolve(cwd, o.dataDir), 'toolexec.db');
+  return { config, rules, warnings, files };
+}

@@ -1,0 +1,168 @@
+/**
+ * The configuration file's schema. Every field is optional; defaults are the
+ * embedded ones `npm start` runs on. Sections Claude Code users already write
+ * (permissions, hooks, mcpServers) keep Claude Code's shape.
+ */
+import { z } from 'zod';
+
+export const Scope = z.enum(['execute', 'read', 'approve', 'admin']);
+export type Scope = z.infer<typeof Scope>;
+
+export const TokenConfig = z.object({
+  name: z.string().min(1),
+  token: z.string().min(16, 'a token must be at least 16 characters'),
+  scopes: z.array(Scope).default(['execute', 'read', 'approve', 'admin']),
+});
+export type TokenConfig = z.infer<typeof TokenConfig>;
+
+export const PermissionMode = z.enum([
+  'default',
+  'acceptEdits',
+  'plan',
+  'dontAsk',
+  'bypassPermissions',
+  'auto',
+]);
+export type PermissionMode = z.infer<typeof PermissionMode>;
+
+const HookCommand = z.object({
+  type: z.literal('command'),
+  command: z.string().min(1),
+  shell: z.string().optional(),
+  timeout: z.number().positive().optional(),
+  statusMessage: z.string().optional(),
+  if: z.string().optional(),
+  once: z.boolean().optional(),
+  async: z.boolean().optional(),
+});
+const HookHttp = z.object({
+  type: z.literal('http'),
+  url: z.string().url(),
+  headers: z.record(z.string(), z.string()).optional(),
+  allowedEnvVars: z.array(z.string()).optional(),
+  timeout: z.number().positive().optional(),
+  statusMessage: z.string().optional(),
+  if: z.string().optional(),
+});
+export const HookHandler = z.discriminatedUnion('type', [HookCommand, HookHttp]);
+export type HookHandler = z.infer<typeof HookHandler>;
+
+export const HookMatcherGroup = z.object({
+  matcher: z.string().optional(),
+  hooks: z.array(HookHandler),
+});
+export type HookMatcherGroup = z.infer<typeof HookMatcherGroup>;
+
+export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionRequest'] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+// Claude Code settings carry many more hook events (SessionStart, Stop, …);
+// they are accepted and ignored rather than rejected, so a settings file can be
+// pointed at unchanged.
+export const HooksConfig = z.record(z.string(), z.array(HookMatcherGroup)).default({});
+export type HooksConfig = z.infer<typeof HooksConfig>;
+
+export const McpServerConfig = z.union([
+  z.object({
+    type: z.literal('stdio').optional(),
+    command: z.string().min(1),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).optional(),
+    cwd: z.string().optional(),
+    alwaysLoad: z.boolean().optional(),
+    timeoutMs: z.number().int().positive().optional(),
+  }),
+  z.object({
+    type: z.enum(['http', 'sse', 'streamable-http']),
+    url: z.string().url(),
+    headers: z.record(z.string(), z.string()).optional(),
+    alwaysLoad: z.boolean().optional(),
+    timeoutMs: z.number().int().positive().optional(),
+  }),
+]);
+export type McpServerConfig = z.infer<typeof McpServerConfig>;
+
+export const Config = z.object({
+  server: z
+    .object({
+      host: z.string().default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(8787),
+      tokens: z.array(TokenConfig).default([]),
+      bodyLimitBytes: z.number().int().positive().default(10 * 1024 * 1024),
+      maxJsonDepth: z.number().int().positive().default(64),
+      requestTimeoutMs: z.number().int().nonnegative().default(0),
+      connectionTimeoutMs: z.number().int().nonnegative().default(30_000),
+      rateLimit: z
+        .object({ max: z.number().int().positive(), timeWindowMs: z.number().int().positive() })
+        .optional(),
+      maxInFlightCalls: z.number().int().positive().default(1000),
+      shutdownGraceMs: z.number().int().nonnegative().default(10_000),
+      redact: z.array(z.string()).default([]),
+    })
+    .prefault({}),
+  workspace: z
+    .object({
+      root: z.string().default('.'),
+      additionalDirectories: z.array(z.string()).default([]),
+    })
+    .prefault({}),
+  storage: z
+    .object({
+      path: z.string().default('.toolexec/toolexec.db'),
+    })
+    .prefault({}),
+  permissions: z
+    .object({
+      defaultMode: PermissionMode.default('default'),
+      allow: z.array(z.string()).default([]),
+      ask: z.array(z.string()).default([]),
+      deny: z.array(z.string()).default([]),
+      additionalDirectories: z.array(z.string()).default([]),
+      headless: z.enum(['deny', 'wait']).default('deny'),
+      askTimeoutMs: z.number().int().positive().default(300_000),
+      allowBypass: z.boolean().default(false),
+      disableBypassPermissionsMode: z.literal('disable').optional(),
+    })
+    .prefault({}),
+  hooks: HooksConfig,
+  disableAllHooks: z.boolean().default(false),
+  mcpServers: z.record(z.string(), McpServerConfig).default({}),
+  classifier: z
+    .object({
+      url: z.string().url(),
+      timeoutMs: z.number().int().positive().default(2000),
+      headers: z.record(z.string(), z.string()).optional(),
+    })
+    .optional(),
+  execution: z
+    .object({
+      maxConcurrency: z.number().int().positive().max(256).default(10),
+    })
+    .prefault({}),
+  results: z
+    .object({
+      persistThresholdChars: z.number().int().positive().default(20_000),
+      previewChars: z.number().int().positive().default(4096),
+    })
+    .prefault({}),
+  retention: z
+    .object({
+      auditMaxAgeDays: z.number().positive().optional(),
+      resultsMaxAgeDays: z.number().positive().optional(),
+      resultsMaxBytes: z.number().int().positive().optional(),
+      intervalMs: z.number().int().positive().default(3_600_000),
+    })
+    .prefault({}),
+  features: z.record(z.string(), z.boolean()).default({}),
+  logging: z
+    .object({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    })
+    .prefault({}),
+});
+export type Config = z.infer<typeof Config>;
+export type ConfigInput = z.input<typeof Config>;
+
+export function defaultConfig(): Config {
+  return Config.parse({});
+}

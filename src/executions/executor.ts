@@ -1,0 +1,196 @@
+/**
+ * Runs a batch of tool uses for a session: idempotency on (session, tool_use
+ * id) — a repeat returns the first outcome, awaited if still running, marked
+ * replayed — then orchestration and the pipeline. Both POST /execute and the
+ * MCP server use it.
+ */
+import type { ToolPool } from '../pool/pool.js';
+import { runBatch } from '../orchestration/run-batch.js';
+import { newExecutionId, queueCall, runToolUse } from '../pipeline/run-tool-use.js';
+import type { FinishedCall, PipelineDeps, QueuedCall, ToolUse } from '../pipeline/types.js';
+import type { Session } from '../sessions/session.js';
+import type { ExecutionRow } from '../storage/executions.js';
+import type { ToolResultBlock } from '../tool/types.js';
+import type { ExecutionRegistry } from './registry.js';
+
+/** What the API reports for one execution. */
+export interface ExecutionSummary {
+  id: string;
+  session_id: string;
+  tool_use_id: string;
+  tool: string;
+  status: string;
+  decision: { behavior: string; reason: { type: string; detail: string } } | null;
+  duration_ms: number | null;
+  error_class: string | null;
+  result_id: string | null;
+  replayed?: true;
+}
+
+export interface BatchItem {
+  use: ToolUse;
+  executionId: string;
+  replayed: boolean;
+  /** The queued state of a new call (for wait:false answers). */
+  queued: QueuedCall | undefined;
+  done: Promise<{ summary: ExecutionSummary; block: ToolResultBlock }>;
+}
+
+export function summaryOfCall(f: FinishedCall): ExecutionSummary {
+  return {
+    id: f.id,
+    session_id: f.sessionId,
+    tool_use_id: f.toolUseId,
+    tool: f.tool?.name ?? f.name,
+    status: f.status,
+    decision: f.decision ? { behavior: f.decision.behavior, reason: f.decision.reason } : null,
+    duration_ms: Math.round(f.durationMs * 1000) / 1000,
+    error_class: f.errorClass,
+    result_id: f.resultId,
+  };
+}
+
+export function summaryOfRow(r: ExecutionRow): ExecutionSummary {
+  let decision: ExecutionSummary['decision'] = null;
+  if (r.decision) {
+    try {
+      const d = JSON.parse(r.decision) as { behavior: string; reason: { type: string; detail: string } };
+      decision = { behavior: d.behavior, reason: d.reason };
+    } catch {
+      decision = null;
+    }
+  }
+  return {
+    id: r.id,
+    session_id: r.session_id,
+    tool_use_id: r.tool_use_id,
+    tool: r.tool,
+    status: r.status,
+    decision,
+    duration_ms: r.duration_ms,
+    error_class: r.error_class,
+    result_id: r.result_id,
+  };
+}
+
+function blockOfRow(r: ExecutionRow): ToolResultBlock {
+  if (r.result_block) {
+    try {
+      return JSON.parse(r.result_block) as ToolResultBlock;
+    } catch {
+      /* fall through */
+    }
+  }
+  return { type: 'tool_result', tool_use_id: r.tool_use_id, content: r.preview ?? '', is_error: r.is_error === 1 };
+}
+
+export interface ExecutorOptions {
+  deps: PipelineDeps;
+  registry: ExecutionRegistry;
+  maxConcurrency: number;
+}
+
+export class Executor {
+  constructor(private readonly opts: ExecutorOptions) {}
+
+  get pool(): ToolPool {
+    return this.opts.deps.pool();
+  }
+
+  /**
+   * Starts a batch; every item's `done` settles with its outcome. `signal`
+   * aborts every new call of the batch (a client that went away).
+   */
+  start(session: Session, uses: readonly ToolUse[], actor: string | null, signal: AbortSignal | undefined): BatchItem[] {
+    const { deps, registry } = this.opts;
+    const items: BatchItem[] = [];
+    const fresh: { use: ToolUse; queued: QueuedCall; controller: AbortController; resolve: (f: FinishedCall) => void; reject: (e: unknown) => void }[] = [];
+    const seen = new Map<string, BatchItem>();
+
+    for (const use of uses) {
+      const dup = seen.get(use.id);
+      if (dup) {
+        items.push({ ...dup, use, replayed: true, queued: undefined, done: dup.done.then((d) => ({ ...d, summary: { ...d.summary, replayed: true as const } })) });
+        continue;
+      }
+      const live = registry.findByToolUse(session.id, use.id);
+      if (live?.done) {
+        const item: BatchItem = {
+          use,
+          executionId: live.call.id,
+          replayed: true,
+          queued: undefined,
+          done: live.done.then((f) => ({ summary: { ...summaryOfCall(f), replayed: true as const }, block: f.block })),
+        };
+        items.push(item);
+        seen.set(use.id, item);
+        continue;
+      }
+      const row = deps.executions.findByToolUse(session.id, use.id);
+      if (row) {
+        const item: BatchItem = {
+          use,
+          executionId: row.id,
+          replayed: true,
+          queued: undefined,
+          done: Promise.resolve({ summary: { ...summaryOfRow(row), replayed: true as const }, block: blockOfRow(row) }),
+        };
+        items.push(item);
+        seen.set(use.id, item);
+        continue;
+      }
+      const controller = new AbortController();
+      if (signal) {
+        if (signal.aborted) controller.abort();
+        else signal.addEventListener('abort', () => controller.abort(), { once: true });
+      }
+      const id = newExecutionId();
+      const queued = queueCall(use, session, deps, id, actor);
+      const entry = registry.add(queued, controller);
+      let resolve!: (f: FinishedCall) => void;
+      let reject!: (e: unknown) => void;
+      const donePromise = new Promise<FinishedCall>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      // Marked handled: a storage failure is reported through `done` of the item.
+      donePromise.catch(() => {});
+      entry.done = donePromise;
+      const item: BatchItem = {
+        use,
+        executionId: id,
+        replayed: false,
+        queued,
+        done: donePromise.then((f) => ({ summary: summaryOfCall(f), block: f.block })),
+      };
+      items.push(item);
+      seen.set(use.id, item);
+      fresh.push({ use, queued, controller, resolve, reject });
+    }
+
+    if (fresh.length > 0) {
+      void runBatch(
+        fresh.map((f) => f.use),
+        this.pool,
+        this.opts.maxConcurrency,
+        async (_use, i) => {
+          const f = fresh[i]!;
+          try {
+            const out = await runToolUse(f.use, session, deps, {
+              executionId: f.queued.id,
+              signal: f.controller.signal,
+              actor,
+              queued: f.queued,
+            });
+            f.resolve(out);
+          } catch (e) {
+            // The call's record could not be committed; drop it from the live set.
+            registry.remove(f.queued.id);
+            f.reject(e);
+          }
+        },
+      );
+    }
+    return items;
+  }
+}

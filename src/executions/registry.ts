@@ -1,0 +1,111 @@
+/**
+ * Calls in flight: their current state, their AbortController, and the
+ * promise of their outcome, indexed by execution id and by (session, tool_use
+ * id) for idempotency. It is the pipeline's observer: state changes and
+ * progress become events for websocket subscribers. With no subscriber, an
+ * event costs one Set-size check.
+ */
+import type { Call, CallObserver, FinishedCall } from '../pipeline/types.js';
+import { TERMINAL_STATUSES } from '../pipeline/types.js';
+import type { ProgressEvent } from '../tool/types.js';
+
+export type ExecutionEvent =
+  | { type: 'execution.started'; call: Call }
+  | { type: 'execution.state'; call: Call }
+  | { type: 'execution.progress'; call: Call; progress: ProgressEvent }
+  | { type: 'execution.finished'; call: FinishedCall };
+
+export type ExecutionListener = (e: ExecutionEvent) => void;
+
+export interface LiveExecution {
+  call: Call;
+  readonly controller: AbortController;
+  done: Promise<FinishedCall> | undefined;
+}
+
+export function toolUseKey(sessionId: string, toolUseId: string): string {
+  return `${sessionId}\u0000${toolUseId}`;
+}
+
+export class ExecutionRegistry implements CallObserver {
+  private readonly live = new Map<string, LiveExecution>();
+  private readonly byToolUse = new Map<string, string>();
+  private readonly listeners = new Set<ExecutionListener>();
+
+  add(call: Call, controller: AbortController): LiveExecution {
+    const entry: LiveExecution = { call, controller, done: undefined };
+    this.live.set(call.id, entry);
+    this.byToolUse.set(toolUseKey(call.sessionId, call.toolUseId), call.id);
+    return entry;
+  }
+
+  get(id: string): LiveExecution | undefined {
+    return this.live.get(id);
+  }
+
+  findByToolUse(sessionId: string, toolUseId: string): LiveExecution | undefined {
+    const id = this.byToolUse.get(toolUseKey(sessionId, toolUseId));
+    return id === undefined ? undefined : this.live.get(id);
+  }
+
+  /** Aborts a running call; false when it is not running here. */
+  cancel(id: string): boolean {
+    const e = this.live.get(id);
+    if (!e || TERMINAL_STATUSES.has(e.call.status)) return false;
+    e.controller.abort();
+    return true;
+  }
+
+  /** Forgets a call that ended without a committed record. */
+  remove(id: string): void {
+    const e = this.live.get(id);
+    if (!e) return;
+    this.live.delete(id);
+    const key = toolUseKey(e.call.sessionId, e.call.toolUseId);
+    if (this.byToolUse.get(key) === id) this.byToolUse.delete(key);
+  }
+
+  /** Every call in flight (shutdown, dashboards). */
+  all(): LiveExecution[] {
+    return [...this.live.values()];
+  }
+
+  get size(): number {
+    return this.live.size;
+  }
+
+  subscribe(l: ExecutionListener): () => void {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+
+  private emit(e: ExecutionEvent): void {
+    for (const l of this.listeners) {
+      try {
+        l(e);
+      } catch {
+        /* a listener's failure is its own */
+      }
+    }
+  }
+
+  onState(call: Call): void {
+    const entry = this.live.get(call.id);
+    const prev = entry?.call.status;
+    if (entry) entry.call = call;
+    if (TERMINAL_STATUSES.has(call.status)) {
+      this.live.delete(call.id);
+      const key = toolUseKey(call.sessionId, call.toolUseId);
+      if (this.byToolUse.get(key) === call.id) this.byToolUse.delete(key);
+      if (this.listeners.size > 0) this.emit({ type: 'execution.finished', call: call as FinishedCall });
+      return;
+    }
+    if (this.listeners.size === 0) return;
+    if (prev === 'queued' && call.status !== 'queued') this.emit({ type: 'execution.started', call });
+    else this.emit({ type: 'execution.state', call });
+  }
+
+  onProgress(call: Call, progress: ProgressEvent): void {
+    if (this.listeners.size > 0) this.emit({ type: 'execution.progress', call, progress });
+  }
+}

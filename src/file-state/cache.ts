@@ -1,0 +1,92 @@
+/**
+ * What a session has read (contract §7): per file, the content, its
+ * modification time (floored to ms) and whether the read was partial. A bounded
+ * LRU, like Claude Code's READ_FILE_STATE_CACHE (100 entries, 25 MB of content).
+ * Edit and Write consult it to refuse files not read or changed since.
+ */
+import path from 'node:path';
+
+export interface FileState {
+  content: string;
+  /** floor(mtimeMs) at the time of the read. */
+  timestamp: number;
+  offset: number | undefined;
+  limit: number | undefined;
+  isPartialView: boolean;
+}
+
+export const FILE_STATE_MAX_ENTRIES = 100;
+export const FILE_STATE_MAX_BYTES = 25 * 1024 * 1024;
+
+export class FileStateCache {
+  private readonly map = new Map<string, { state: FileState; bytes: number }>();
+  private bytes = 0;
+
+  constructor(
+    readonly maxEntries = FILE_STATE_MAX_ENTRIES,
+    readonly maxBytes = FILE_STATE_MAX_BYTES,
+  ) {}
+
+  private static key(p: string): string {
+    return path.normalize(p);
+  }
+
+  get(p: string): FileState | undefined {
+    const k = FileStateCache.key(p);
+    const hit = this.map.get(k);
+    if (!hit) return undefined;
+    // Refresh recency: Map iteration order is insertion order.
+    this.map.delete(k);
+    this.map.set(k, hit);
+    return hit.state;
+  }
+
+  has(p: string): boolean {
+    return this.map.has(FileStateCache.key(p));
+  }
+
+  set(p: string, state: FileState): void {
+    const k = FileStateCache.key(p);
+    const old = this.map.get(k);
+    if (old) {
+      this.bytes -= old.bytes;
+      this.map.delete(k);
+    }
+    const bytes = Buffer.byteLength(state.content, 'utf8');
+    // An entry larger than the whole budget is not kept: Edit will ask for a new read.
+    if (bytes > this.maxBytes) return;
+    this.map.set(k, { state, bytes });
+    this.bytes += bytes;
+    this.evict();
+  }
+
+  delete(p: string): void {
+    const k = FileStateCache.key(p);
+    const old = this.map.get(k);
+    if (!old) return;
+    this.bytes -= old.bytes;
+    this.map.delete(k);
+  }
+
+  private evict(): void {
+    while (this.map.size > this.maxEntries || this.bytes > this.maxBytes) {
+      const oldest = this.map.keys().next();
+      if (oldest.done) return;
+      const e = this.map.get(oldest.value);
+      if (e) this.bytes -= e.bytes;
+      this.map.delete(oldest.value);
+    }
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  get totalBytes(): number {
+    return this.bytes;
+  }
+
+  keys(): string[] {
+    return [...this.map.keys()];
+  }
+}

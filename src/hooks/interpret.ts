@@ -1,0 +1,182 @@
+/**
+ * Turns what one hook did (exit code, stdout, stderr, or an HTTP answer) into
+ * its judgement, following Claude Code's protocol:
+ *
+ * - exit 0: success; stdout starting with `{` is the JSON protocol
+ *   (permissionDecision, updatedInput, additionalContext, continue,
+ *   systemMessage, decision/reason);
+ * - exit 2: blocking; stderr is the reason (PreToolUse → deny, Post* → shown
+ *   to the model beside the result);
+ * - anything else, a timeout or invalid JSON: a non-blocking error shown to
+ *   the user, and the call goes on.
+ *
+ * JSON is honoured on exit 0 only, as Claude Code's documentation says (its
+ * 2.1.x code also parses JSON on other exit codes; see the reference §5).
+ */
+import { z } from 'zod';
+import type { HookEvent } from '../config/schema.js';
+import type { Behavior } from '../permissions/types.js';
+import type { ToolInput } from '../tool/types.js';
+import type { HookMessage, PermissionRequestDecision } from './types.js';
+
+export interface HookRun {
+  hook: string;
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  durationMs: number;
+  error: string | undefined;
+  /** An HTTP hook answered with JSON (status 2xx). */
+  json?: unknown;
+}
+
+export interface HookJudgement {
+  hook: string;
+  permission: { behavior: Behavior; reason: string | undefined } | undefined;
+  updatedInput: ToolInput | undefined;
+  additionalContext: string | undefined;
+  blockingError: string | undefined;
+  stop: { reason: string } | undefined;
+  permissionRequest: PermissionRequestDecision | undefined;
+  messages: HookMessage[];
+}
+
+const HookJson = z.looseObject({
+  continue: z.boolean().optional(),
+  stopReason: z.string().optional(),
+  suppressOutput: z.boolean().optional(),
+  decision: z.enum(['approve', 'block']).optional(),
+  reason: z.string().optional(),
+  systemMessage: z.string().optional(),
+  hookSpecificOutput: z
+    .looseObject({
+      hookEventName: z.string().optional(),
+      permissionDecision: z.enum(['allow', 'deny', 'ask']).optional(),
+      permissionDecisionReason: z.string().optional(),
+      updatedInput: z.record(z.string(), z.unknown()).optional(),
+      additionalContext: z.string().optional(),
+      decision: z
+        .union([
+          z.looseObject({
+            behavior: z.literal('allow'),
+            updatedInput: z.record(z.string(), z.unknown()).optional(),
+          }),
+          z.looseObject({
+            behavior: z.literal('deny'),
+            message: z.string().optional(),
+            interrupt: z.boolean().optional(),
+          }),
+        ])
+        .optional(),
+    })
+    .optional(),
+});
+
+function blank(hook: string): HookJudgement {
+  return {
+    hook,
+    permission: undefined,
+    updatedInput: undefined,
+    additionalContext: undefined,
+    blockingError: undefined,
+    stop: undefined,
+    permissionRequest: undefined,
+    messages: [],
+  };
+}
+
+export function interpretHookRun(event: HookEvent, toolName: string, run: HookRun): HookJudgement {
+  const j = blank(run.hook);
+  const msg = (kind: HookMessage['kind'], text: string): void => {
+    j.messages.push({ event, hook: run.hook, kind, text, exitCode: run.exitCode, durationMs: Math.round(run.durationMs) });
+  };
+
+  if (run.error !== undefined) {
+    msg('non_blocking_error', `Hook failed to run: ${run.error}`);
+    return j;
+  }
+  if (run.timedOut) {
+    msg('non_blocking_error', `Hook timed out after ${Math.round(run.durationMs)} ms and was killed`);
+    return j;
+  }
+  if (run.exitCode === 2) {
+    const stderr = run.stderr.trim();
+    const blocking = `[${run.hook}]: ${stderr.length > 0 ? stderr : 'No stderr output'}`;
+    msg('blocking_error', blocking);
+    if (event === 'PreToolUse') {
+      j.permission = { behavior: 'deny', reason: `PreToolUse:${toolName} hook error: ${blocking}` };
+    } else if (event === 'PermissionRequest') {
+      j.permissionRequest = { behavior: 'deny', message: blocking, hook: run.hook };
+    } else {
+      j.blockingError = blocking;
+    }
+    return j;
+  }
+  if (run.exitCode !== 0) {
+    const stderr = run.stderr.trim();
+    msg('non_blocking_error', `Failed with non-blocking status code ${run.exitCode}: ${stderr.length > 0 ? stderr : 'No stderr output'}`);
+    return j;
+  }
+
+  let raw: unknown = run.json;
+  if (raw === undefined) {
+    const out = run.stdout.trim();
+    if (!out.startsWith('{')) return j;
+    try {
+      raw = JSON.parse(out);
+    } catch {
+      msg('non_blocking_error', 'Hook output looks like JSON but does not parse; ignored');
+      return j;
+    }
+  }
+  const parsed = HookJson.safeParse(raw);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    msg(
+      'non_blocking_error',
+      `Hook JSON output is not valid: ${first ? `${first.path.join('.') || '(root)'}: ${first.message}` : 'invalid'}`,
+    );
+    return j;
+  }
+  const o = parsed.data;
+  if (o.systemMessage) msg('system_message', o.systemMessage);
+  if (o.continue === false) {
+    j.stop = { reason: o.stopReason ?? 'A hook asked to stop' };
+    msg('stopped', j.stop.reason);
+  }
+  // Legacy top-level decision.
+  if (o.decision === 'block') {
+    if (event === 'PreToolUse') j.permission = { behavior: 'deny', reason: o.reason };
+    else if (event !== 'PermissionRequest') j.blockingError = o.reason ?? `[${run.hook}]: blocked`;
+  } else if (o.decision === 'approve' && event === 'PreToolUse') {
+    j.permission = { behavior: 'allow', reason: o.reason };
+  }
+  const h = o.hookSpecificOutput;
+  if (h) {
+    if (h.hookEventName !== undefined && h.hookEventName !== event) {
+      msg('non_blocking_error', `hookSpecificOutput.hookEventName is "${h.hookEventName}", expected "${event}"; ignored`);
+      return j;
+    }
+    if (event === 'PreToolUse') {
+      if (h.permissionDecision) j.permission = { behavior: h.permissionDecision, reason: h.permissionDecisionReason };
+      if (h.updatedInput) j.updatedInput = h.updatedInput;
+    }
+    if (event === 'PermissionRequest' && h.decision) {
+      j.permissionRequest =
+        h.decision.behavior === 'allow'
+          ? { behavior: 'allow', hook: run.hook, ...(h.decision.updatedInput ? { updatedInput: h.decision.updatedInput } : {}) }
+          : {
+              behavior: 'deny',
+              hook: run.hook,
+              ...(h.decision.message !== undefined ? { message: h.decision.message } : {}),
+              ...(h.decision.interrupt !== undefined ? { interrupt: h.decision.interrupt } : {}),
+            };
+    }
+    if (h.additionalContext) {
+      j.additionalContext = h.additionalContext;
+      msg('additional_context', h.additionalContext);
+    }
+  }
+  return j;
+}

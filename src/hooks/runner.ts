@@ -1,0 +1,249 @@
+/**
+ * Runs the hooks configured in Claude Code's shape
+ * (`hooks: {Event: [{matcher, hooks: [{type: "command"|"http", …}]}]}`).
+ *
+ * The hooks that match an (event, tool) pair are computed once and cached;
+ * when none match, `matches` is false and the pipeline skips the step without
+ * allocating anything. Matching hooks run in parallel, de-duplicated by
+ * (type, shell, command|url, if) with the last one winning, and their
+ * judgements are aggregated deny > ask > allow.
+ */
+import type { Logger } from 'pino';
+import type { HookEvent, HookHandler, HooksConfig } from '../config/schema.js';
+import { HOOK_EVENTS } from '../config/schema.js';
+import { parseRule } from '../permissions/rule-parser.js';
+import type { Behavior } from '../permissions/types.js';
+import type { ToolInput } from '../tool/types.js';
+import { runChild } from '../util/child.js';
+import { interpretHookRun, type HookJudgement, type HookRun } from './interpret.js';
+import { compileMatcher, type ToolNameMatcher } from './matcher.js';
+import { emptyOutcome, type HookOutcome, type HookPayload, type HookRunner } from './types.js';
+
+/** Claude Code's default hook timeout (TOOL_HOOK_EXECUTION_TIMEOUT_MS). */
+export const DEFAULT_HOOK_TIMEOUT_S = 600;
+/** Bytes kept from each of a hook's stdout and stderr. */
+export const HOOK_OUTPUT_CAP_BYTES = 1024 * 1024;
+
+/** Decides a handler's `if` condition (permission-rule syntax) for a call. */
+export type IfMatcher = (rule: string, toolName: string, input: ToolInput) => boolean;
+
+/** Without a richer matcher, `if` compares the tool name and runs the hook on any content. */
+export const toolNameIfMatcher: IfMatcher = (rule, toolName) => {
+  const p = parseRule(rule);
+  if ('error' in p) return true;
+  return p.toolName === toolName;
+};
+
+export interface HookRunnerOptions {
+  hooks: HooksConfig;
+  disableAll?: boolean;
+  projectDir: string;
+  childEnv: NodeJS.ProcessEnv;
+  log: Logger;
+  ifMatcher?: IfMatcher;
+  /** The service's environment, for http hooks' allowedEnvVars. */
+  env?: NodeJS.ProcessEnv;
+}
+
+interface Group {
+  match: ToolNameMatcher;
+  handlers: HookHandler[];
+}
+
+const RANK: Record<Behavior, number> = { allow: 1, ask: 2, deny: 3 };
+const NO_HANDLERS: readonly HookHandler[] = Object.freeze([]);
+
+function handlerKey(h: HookHandler): string {
+  return h.type === 'command'
+    ? `command\u0000${h.shell ?? ''}\u0000${h.command}\u0000${h.if ?? ''}`
+    : `http\u0000${h.url}\u0000${h.if ?? ''}`;
+}
+
+function handlerName(h: HookHandler): string {
+  return h.type === 'command' ? h.command : h.url;
+}
+
+export class ConfiguredHookRunner implements HookRunner {
+  private readonly groups = new Map<HookEvent, Group[]>();
+  private readonly cache = new Map<string, readonly HookHandler[]>();
+  private readonly ifMatcher: IfMatcher;
+
+  constructor(private readonly opts: HookRunnerOptions) {
+    this.ifMatcher = opts.ifMatcher ?? toolNameIfMatcher;
+    if (opts.disableAll) return;
+    for (const event of HOOK_EVENTS) {
+      const groups = opts.hooks[event];
+      if (!groups || groups.length === 0) continue;
+      this.groups.set(
+        event,
+        groups.map((g) => ({ match: compileMatcher(g.matcher), handlers: g.hooks })),
+      );
+    }
+  }
+
+  /** The de-duplicated handlers for an event and tool, computed once. */
+  handlersFor(event: HookEvent, toolName: string): readonly HookHandler[] {
+    const groups = this.groups.get(event);
+    if (!groups) return NO_HANDLERS;
+    const key = `${event}\u0000${toolName}`;
+    const hit = this.cache.get(key);
+    if (hit) return hit;
+    const byKey = new Map<string, HookHandler>();
+    for (const g of groups) {
+      if (!g.match(toolName)) continue;
+      for (const h of g.handlers) {
+        const k = handlerKey(h);
+        byKey.delete(k); // last wins, and keeps its position last
+        byKey.set(k, h);
+      }
+    }
+    const list = byKey.size === 0 ? NO_HANDLERS : Object.freeze([...byKey.values()]);
+    if (this.cache.size < 10_000) this.cache.set(key, list);
+    return list;
+  }
+
+  matches(event: HookEvent, toolName: string): boolean {
+    return this.handlersFor(event, toolName).length > 0;
+  }
+
+  async run(event: HookEvent, payload: HookPayload, signal: AbortSignal): Promise<HookOutcome> {
+    const handlers = this.handlersFor(event, payload.tool_name).filter(
+      (h) => h.if === undefined || this.ifMatcher(h.if, payload.tool_name, payload.tool_input),
+    );
+    if (handlers.length === 0) return emptyOutcome();
+    const body = JSON.stringify(payload);
+    const runs = await Promise.all(handlers.map((h) => this.exec(h, body, payload.cwd, signal)));
+    const judgements = runs.map((r) => interpretHookRun(event, payload.tool_name, r));
+    const outcome = aggregate(judgements);
+    outcome.ran = handlers.length;
+    return outcome;
+  }
+
+  private async exec(h: HookHandler, body: string, cwd: string, signal: AbortSignal): Promise<HookRun> {
+    const timeoutMs = (h.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000;
+    if (h.type === 'command') {
+      const r = await runChild({
+        file: h.shell && h.shell !== 'bash' && h.shell !== 'sh' ? h.shell : h.shell === 'bash' ? 'bash' : '/bin/sh',
+        args: ['-c', h.command],
+        cwd,
+        env: { ...this.opts.childEnv, CLAUDE_PROJECT_DIR: this.opts.projectDir },
+        stdin: body,
+        timeoutMs,
+        signal,
+        maxOutputBytes: HOOK_OUTPUT_CAP_BYTES,
+        killGraceMs: 1000,
+      });
+      return {
+        hook: h.command,
+        exitCode: r.exitCode ?? (r.signal ? 128 : null),
+        stdout: r.stdout,
+        stderr: r.stderr,
+        timedOut: r.timedOut,
+        durationMs: r.durationMs,
+        error: r.spawnError ?? (r.aborted ? 'cancelled' : undefined),
+      };
+    }
+    return this.execHttp(h, body, timeoutMs, signal);
+  }
+
+  private async execHttp(
+    h: Extract<HookHandler, { type: 'http' }>,
+    body: string,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<HookRun> {
+    const started = performance.now();
+    const base = { hook: h.url, stdout: '', stderr: '', timedOut: false, error: undefined } as const;
+    const env = this.opts.env ?? process.env;
+    const allowed = new Set(h.allowedEnvVars ?? []);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    for (const [k, v] of Object.entries(h.headers ?? {})) {
+      headers[k] = v.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (m, a?: string, b?: string) => {
+        const name = a ?? b ?? '';
+        return allowed.has(name) ? (env[name] ?? '') : m;
+      });
+    }
+    const timeout = AbortSignal.timeout(timeoutMs);
+    try {
+      const res = await fetch(h.url, {
+        method: 'POST',
+        headers,
+        body,
+        signal: AbortSignal.any([signal, timeout]),
+        redirect: 'error',
+      });
+      const text = await readCapped(res, HOOK_OUTPUT_CAP_BYTES);
+      const durationMs = performance.now() - started;
+      if (res.status < 200 || res.status >= 300) {
+        return { ...base, exitCode: 1, stderr: `HTTP ${res.status}: ${text.slice(0, 500)}`, durationMs };
+      }
+      let json: unknown;
+      if (text.trim().startsWith('{')) {
+        try {
+          json = JSON.parse(text);
+        } catch {
+          return { ...base, exitCode: 0, stdout: text, durationMs };
+        }
+      }
+      return json === undefined ? { ...base, exitCode: 0, durationMs } : { ...base, exitCode: 0, json, durationMs };
+    } catch (e) {
+      const durationMs = performance.now() - started;
+      if (timeout.aborted) return { ...base, exitCode: null, timedOut: true, durationMs };
+      return { ...base, exitCode: null, durationMs, error: signal.aborted ? 'cancelled' : (e as Error).message };
+    }
+  }
+}
+
+async function readCapped(res: Response, max: number): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let n = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (n + value.length > max) {
+      chunks.push(value.subarray(0, max - n));
+      await reader.cancel();
+      break;
+    }
+    chunks.push(value);
+    n += value.length;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** deny > ask > allow across hooks; contexts and messages kept in hook order. */
+export function aggregate(judgements: readonly HookJudgement[]): HookOutcome {
+  const o = emptyOutcome();
+  const sources: Record<Behavior, string[]> = { allow: [], ask: [], deny: [] };
+  const reasons: Record<Behavior, string[]> = { allow: [], ask: [], deny: [] };
+  let best: Behavior | undefined;
+  judgements.forEach((j) => {
+    for (const m of j.messages) o.messages.push(m);
+    if (j.permission) {
+      const b = j.permission.behavior;
+      const hook = j.hook;
+      sources[b].push(hook);
+      if (j.permission.reason) reasons[b].push(j.permission.reason);
+      if (!best || RANK[b] > RANK[best]) best = b;
+    }
+    if (j.updatedInput) o.updatedInput = j.updatedInput;
+    if (j.additionalContext) o.additionalContext.push(j.additionalContext);
+    if (j.blockingError) o.blockingErrors.push(j.blockingError);
+    if (j.stop && !o.stop) o.stop = j.stop;
+    if (j.permissionRequest) {
+      if (!o.permissionRequest || (j.permissionRequest.behavior === 'deny' && o.permissionRequest.behavior === 'allow')) {
+        o.permissionRequest = j.permissionRequest;
+      }
+    }
+  });
+  if (best) {
+    o.permission = {
+      behavior: best,
+      reason: reasons[best].length > 0 ? reasons[best].join('\n') : undefined,
+      source: sources[best].join(', '),
+    };
+  }
+  return o;
+}

@@ -1,0 +1,83 @@
+/**
+ * The hook-runner interface the pipeline's steps 4 and 7 use, and the shapes
+ * of Claude Code's hook protocol (stdin JSON, outcomes).
+ */
+import type { HookEvent, PermissionMode } from '../config/schema.js';
+import type { HookPermission } from '../permissions/engine.js';
+import type { ToolInput } from '../tool/types.js';
+
+/** The JSON a hook receives on stdin (or as the HTTP body). */
+export interface HookPayload {
+  session_id: string;
+  transcript_path: string;
+  cwd: string;
+  permission_mode: PermissionMode;
+  hook_event_name: HookEvent;
+  tool_name: string;
+  tool_input: ToolInput;
+  tool_use_id?: string;
+  tool_response?: unknown;
+  error?: string;
+  is_interrupt?: boolean;
+  permission_suggestions?: unknown[];
+}
+
+export type HookMessageKind =
+  | 'non_blocking_error'
+  | 'blocking_error'
+  | 'system_message'
+  | 'additional_context'
+  | 'stopped';
+
+/** Something a hook said that a person (or the model) should see. */
+export interface HookMessage {
+  event: HookEvent;
+  hook: string;
+  kind: HookMessageKind;
+  text: string;
+  exitCode?: number | null;
+  durationMs?: number;
+}
+
+/** The decision of a PermissionRequest hook. */
+export type PermissionRequestDecision =
+  | { behavior: 'allow'; updatedInput?: ToolInput; hook: string }
+  | { behavior: 'deny'; message?: string; interrupt?: boolean; hook: string };
+
+/** All matching hooks of one event, aggregated (deny > ask > allow). */
+export interface HookOutcome {
+  /** PreToolUse: the aggregated permission opinion. */
+  permission: HookPermission | undefined;
+  /** PreToolUse: a replacement input (the last hook that gave one wins). */
+  updatedInput: ToolInput | undefined;
+  /** Text appended to what the model receives. */
+  additionalContext: string[];
+  /** PostToolUse exit 2 / decision "block": text the model receives beside the result. */
+  blockingErrors: string[];
+  /** continue:false: stop with this reason. */
+  stop: { reason: string } | undefined;
+  /** PermissionRequest: the first deny, else the first allow. */
+  permissionRequest: PermissionRequestDecision | undefined;
+  messages: HookMessage[];
+  /** How many hooks ran. */
+  ran: number;
+}
+
+export interface HookRunner {
+  /** Whether any hook is registered for this event and tool (precomputed, cheap). */
+  matches(event: HookEvent, toolName: string): boolean;
+  run(event: HookEvent, payload: HookPayload, signal: AbortSignal): Promise<HookOutcome>;
+}
+
+export function emptyOutcome(): HookOutcome {
+  return {
+    permission: undefined,
+    updatedInput: undefined,
+    additionalContext: [],
+    blockingErrors: [],
+    stop: undefined,
+    permissionRequest: undefined,
+    messages: [],
+    ran: 0,
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * Bearer tokens with scopes (contract §10). Tokens come from
+ * `server.tokens` or `TOOLEXEC_TOKEN` (one token with every scope). Each
+ * presented token is compared with every configured one in constant time
+ * (over SHA-256 digests, so lengths do not leak either). Without tokens the
+ * service is open, and serve() refuses to listen anywhere but loopback.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import type { Scope, TokenConfig } from '../config/schema.js';
+import { ToolexecError } from '../errors.js';
+
+export interface Principal {
+  name: string;
+  scopes: ReadonlySet<Scope>;
+}
+
+interface Entry {
+  digest: Buffer;
+  principal: Principal;
+}
+
+const ALL_SCOPES: readonly Scope[] = ['execute', 'read', 'approve', 'admin'];
+const ANONYMOUS: Principal = Object.freeze({ name: 'anonymous', scopes: new Set<Scope>(ALL_SCOPES) });
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s, 'utf8').digest();
+}
+
+export class Authenticator {
+  private readonly entries: Entry[];
+
+  constructor(tokens: readonly TokenConfig[], envToken: string | undefined) {
+    this.entries = tokens.map((t) => ({ digest: digest(t.token), principal: { name: t.name, scopes: new Set(t.scopes) } }));
+    if (envToken) this.entries.push({ digest: digest(envToken), principal: { name: 'env', scopes: new Set(ALL_SCOPES) } });
+  }
+
+  get enabled(): boolean {
+    return this.entries.length > 0;
+  }
+
+  /** The principal a token names, or undefined; every entry is compared, whatever matches. */
+  identify(token: string): Principal | undefined {
+    const d = digest(token);
+    let found: Principal | undefined;
+    for (const e of this.entries) {
+      if (timingSafeEqual(d, e.digest) && !found) found = e.principal;
+    }
+    return found;
+  }
+
+  /** Authenticates a request for a scope; throws 401/403 errors with codes. */
+  check(token: string | undefined, scope: Scope | undefined): Principal {
+    if (!this.enabled) return ANONYMOUS;
+    if (scope === undefined) return ANONYMOUS;
+    if (token === undefined || token.length === 0) throw new ToolexecError('TOOLEXEC_ERR_AUTH_MISSING');
+    const p = this.identify(token);
+    if (!p) throw new ToolexecError('TOOLEXEC_ERR_AUTH_INVALID');
+    if (!p.scopes.has(scope) && !p.scopes.has('admin')) {
+      throw new ToolexecError('TOOLEXEC_ERR_AUTH_SCOPE', `This route needs the scope "${scope}"; the token "${p.name}" lacks it`);
+    }
+    return p;
+  }
+}
+
+/** The bearer token of a request: `Authorization: Bearer …`, `x-api-key`, or `?token=` (websocket). */
+export function tokenOf(req: FastifyRequest, allowQuery: boolean): string | undefined {
+  const h = req.headers.authorization;
+  if (typeof h === 'string') {
+    const m = /^Bearer\s+(.+)$/i.exec(h.trim());
+    if (m) return m[1]!.trim();
+  }
+  const k = req.headers['x-api-key'];
+  if (typeof k === 'string' && k.length > 0) return k;
+  if (allowQuery) {
+    const q = (req.query as Record<string, unknown> | undefined)?.token;
+    if (typeof q === 'string') return q;
+  }
+  return undefined;
+}

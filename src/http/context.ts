@@ -1,0 +1,38 @@
+/**
+ * Request-scoped typing: each route names the scope it needs in its config;
+ * the auth hook puts the caller's principal on the request.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Scope } from '../config/schema.js';
+import type { Services } from '../services.js';
+import { Authenticator, tokenOf, type Principal } from './auth.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a route needs; undefined = open (health, metrics). */
+    scope?: Scope | 'any';
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+  interface FastifyInstance {
+    toolexec: Services;
+    authenticator: Authenticator;
+  }
+}
+
+export function installAuth(app: FastifyInstance, auth: Authenticator): void {
+  app.decorate('authenticator', auth);
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (req: FastifyRequest) => {
+    const scope = req.routeOptions.config?.scope;
+    if (scope === undefined) return;
+    const token = tokenOf(req, scope === 'any');
+    req.principal = auth.check(token, scope === 'any' ? 'read' : scope);
+  });
+}
+
+/** The name the audit log records for the caller. */
+export function actorOf(req: FastifyRequest): string | null {
+  return req.principal && req.principal.name !== 'anonymous' ? req.principal.name : null;
+}

@@ -1,0 +1,97 @@
+/**
+ * POST /execute: a batch of tool uses in, `tool_result` blocks out, in
+ * request order. `wait: false` answers 202 at once with the executions. A
+ * client that disconnects while waiting cancels its calls.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { ToolexecError, isToolexecError } from '../../errors.js';
+import { summaryOfRow, type BatchItem, type ExecutionSummary } from '../../executions/executor.js';
+import type { Services } from '../../services.js';
+import type { ToolResultBlock } from '../../tool/types.js';
+import { actorOf } from '../context.js';
+import { ExecuteRequest, readToolUses, toOpenAIMessage } from '../tool-uses.js';
+
+export function newSessionId(): string {
+  return `s_${randomUUID().replace(/-/g, '')}`;
+}
+
+function queuedSummary(item: BatchItem, svc: Services): ExecutionSummary {
+  if (item.queued) {
+    return {
+      id: item.executionId,
+      session_id: item.queued.sessionId,
+      tool_use_id: item.use.id,
+      tool: item.use.name,
+      status: 'queued',
+      decision: null,
+      duration_ms: null,
+      error_class: null,
+      result_id: null,
+    };
+  }
+  const live = svc.registry.get(item.executionId);
+  if (live) {
+    return {
+      id: live.call.id,
+      session_id: live.call.sessionId,
+      tool_use_id: live.call.toolUseId,
+      tool: live.call.name,
+      status: live.call.status,
+      decision: null,
+      duration_ms: null,
+      error_class: null,
+      result_id: null,
+      replayed: true,
+    };
+  }
+  const row = svc.executions.get(item.executionId);
+  if (!row) throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_FOUND');
+  return { ...summaryOfRow(row), replayed: true };
+}
+
+export function executeRoutes(app: FastifyInstance, svc: Services): void {
+  app.post('/execute', { config: { scope: 'execute' } }, async (req, reply) => {
+    const body = ExecuteRequest.safeParse(req.body);
+    if (!body.success) {
+      const i = body.error.issues[0];
+      throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || 'body'}: ${i.message}` : 'invalid body');
+    }
+    const uses = readToolUses(body.data.tool_uses);
+    const sessionId = body.data.session_id ?? newSessionId();
+    const session = svc.sessions.get(sessionId);
+    const wait = body.data.wait ?? true;
+
+    let signal: AbortSignal | undefined;
+    if (wait) {
+      const ac = new AbortController();
+      // A response closed before it was written means the client went away.
+      reply.raw.on('close', () => {
+        if (!reply.raw.writableFinished) ac.abort();
+      });
+      signal = ac.signal;
+    }
+    const items = svc.executor.start(session, uses, actorOf(req), signal);
+
+    if (!wait) {
+      return reply.status(202).send({ session_id: sessionId, executions: items.map((i) => queuedSummary(i, svc)) });
+    }
+
+    const settled = await Promise.allSettled(items.map((i) => i.done));
+    const toolResults: ToolResultBlock[] = [];
+    const executions: ExecutionSummary[] = [];
+    const messages: ReturnType<typeof toOpenAIMessage>[] = [];
+    settled.forEach((s, idx) => {
+      if (s.status === 'rejected') {
+        throw isToolexecError(s.reason) ? s.reason : new ToolexecError('TOOLEXEC_ERR_INTERNAL');
+      }
+      const item = items[idx]!;
+      // The block answers the tool_use id as the caller sent it.
+      const block = s.value.block.tool_use_id === item.use.id ? s.value.block : { ...s.value.block, tool_use_id: item.use.id };
+      toolResults.push(block);
+      executions.push(s.value.summary);
+      if (item.use.format === 'openai') messages.push(toOpenAIMessage(block));
+    });
+    return reply.send({ session_id: sessionId, tool_results: toolResults, messages, executions });
+  });
+}

@@ -1,0 +1,34 @@
+/** GET /tools (the catalog, with ETag) and GET /tools/search. */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ToolexecError } from '../../errors.js';
+import type { Services } from '../../services.js';
+
+export const ToolsQuery = z.object({
+  format: z.enum(['anthropic', 'openai', 'mcp']).default('anthropic'),
+  session_id: z.string().min(1).max(256).optional(),
+  deferred: z.enum(['include', 'exclude']).optional(),
+});
+
+function badQuery(e: z.ZodError): ToolexecError {
+  const i = e.issues[0];
+  return new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.')}: ${i.message}` : 'invalid query');
+}
+
+export function toolsRoutes(app: FastifyInstance, svc: Services): void {
+  app.get('/tools', { config: { scope: 'execute' } }, async (req, reply) => {
+    const q = ToolsQuery.safeParse(req.query);
+    if (!q.success) throw badQuery(q.error);
+    const session = q.data.session_id ? svc.sessions.find(q.data.session_id) : undefined;
+    const mode = session?.mode ?? svc.config.permissions.defaultMode;
+    const catalog = svc.catalogs().get(q.data.format, mode, q.data.deferred === 'include');
+    reply.header('etag', catalog.etag);
+    reply.header('cache-control', 'no-cache');
+    const inm = req.headers['if-none-match'];
+    if (typeof inm === 'string' && inm.split(',').some((t) => t.trim() === catalog.etag || t.trim() === `W/${catalog.etag}`)) {
+      return reply.status(304).send();
+    }
+    reply.type('application/json; charset=utf-8');
+    return reply.send(catalog.json);
+  });
+}

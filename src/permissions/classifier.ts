@@ -1,0 +1,58 @@
+/**
+ * The classifier layer (mode `auto`): an HTTP endpoint from the config judges
+ * the tool's toAutoClassifierInput text. A timeout, an error or an answer it
+ * cannot read means `ask`, never `allow`.
+ */
+import { z } from 'zod';
+import type { Behavior } from './types.js';
+
+export interface ClassifierVerdict {
+  behavior: Behavior;
+  reason: string;
+}
+
+export interface ClassifierRequest {
+  sessionId: string;
+  tool: string;
+  text: string;
+  input: unknown;
+}
+
+export interface Classifier {
+  classify(req: ClassifierRequest, signal: AbortSignal): Promise<ClassifierVerdict>;
+}
+
+const Answer = z.looseObject({
+  decision: z.enum(['allow', 'deny', 'ask']).optional(),
+  behavior: z.enum(['allow', 'deny', 'ask']).optional(),
+  reason: z.string().optional(),
+});
+
+export class HttpClassifier implements Classifier {
+  constructor(
+    private readonly opts: { url: string; timeoutMs: number; headers?: Record<string, string> | undefined },
+  ) {}
+
+  async classify(req: ClassifierRequest, signal: AbortSignal): Promise<ClassifierVerdict> {
+    const timeout = AbortSignal.timeout(this.opts.timeoutMs);
+    try {
+      const res = await fetch(this.opts.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(this.opts.headers ?? {}) },
+        body: JSON.stringify({ session_id: req.sessionId, tool: req.tool, input: req.text, tool_input: req.input }),
+        signal: AbortSignal.any([signal, timeout]),
+        redirect: 'error',
+      });
+      if (!res.ok) return { behavior: 'ask', reason: `classifier answered HTTP ${res.status}` };
+      const text = await res.text();
+      const parsed = Answer.safeParse(JSON.parse(text));
+      if (!parsed.success) return { behavior: 'ask', reason: 'classifier answer not understood' };
+      const behavior = parsed.data.decision ?? parsed.data.behavior;
+      if (!behavior) return { behavior: 'ask', reason: 'classifier gave no decision' };
+      return { behavior, reason: parsed.data.reason ?? `classifier: ${behavior}` };
+    } catch (e) {
+      if (timeout.aborted) return { behavior: 'ask', reason: `classifier timed out after ${this.opts.timeoutMs} ms` };
+      return { behavior: 'ask', reason: `classifier unavailable: ${(e as Error).message}` };
+    }
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The file tools' permission check: Read and Edit path rules, protected
+ * paths, and the working directories (Claude Code's filesystem.ts).
+ *
+ *   deny rule → protected path (edits ask, even in bypass) → ask rule
+ *   → allow rule → outside the working directories: ask (working_dir)
+ *   → reads inside: allow → edits inside: allow in acceptEdits, else
+ *   undecided (ask).
+ */
+import path from 'node:path';
+import type { PermissionResult, ToolContext } from '../tool/types.js';
+import { messages } from './messages.js';
+
+/** Claude Code's safety paths (case-insensitive), plus toolexec's own data directory. */
+export const PROTECTED_FILES: ReadonlySet<string> = new Set([
+  '.gitconfig',
+  '.gitmodules',
+  '.bashrc',
+  '.bash_profile',
+  '.zshrc',
+  '.zprofile',
+  '.profile',
+  '.ripgreprc',
+  '.mcp.json',
+  '.claude.json',
+]);
+export const PROTECTED_DIRS: ReadonlySet<string> = new Set(['.git', '.vscode', '.idea', '.claude', '.toolexec']);
+
+/** Why a path is protected, or undefined. */
+export function protectedPathReason(absPath: string): string | undefined {
+  const parts = path.normalize(absPath).split(path.sep).filter((p) => p.length > 0);
+  for (let i = 0; i < parts.length; i++) {
+    const seg = parts[i]!.toLowerCase();
+    const last = i === parts.length - 1;
+    if (!last && PROTECTED_DIRS.has(seg)) {
+      if (seg === '.claude' && parts[i + 1]?.toLowerCase() === 'worktrees') return undefined;
+      return `${seg}/ is a protected directory`;
+    }
+    if (last && PROTECTED_DIRS.has(seg)) return `${seg} is a protected directory`;
+    if (last && PROTECTED_FILES.has(seg)) return `${seg} is a protected file`;
+  }
+  return undefined;
+}
+
+/** The spellings of a path a rule is matched against: canonical first, then as resolved. */
+export function pathSpellings(filePath: string, ctx: ToolContext): { abs: string; canonical: string; all: string[] } {
+  const abs = ctx.workspace.resolve(filePath, ctx.session.cwd);
+  const canonical = ctx.workspace.canonical(filePath, ctx.session.cwd);
+  return { abs, canonical, all: abs === canonical ? [canonical] : [canonical, abs] };
+}
+
+export function checkPathPermission(
+  kind: 'read' | 'edit',
+  toolName: string,
+  filePath: string,
+  ctx: ToolContext,
+): PermissionResult {
+  const q = ctx.permissions;
+  const { canonical, all } = pathSpellings(filePath, ctx);
+  const deny = q.pathRule(kind, 'deny', all);
+  if (deny) {
+    return { behavior: 'deny', message: messages.ruleDenied(toolName), type: 'rule', detail: deny.raw };
+  }
+  if (kind === 'edit') {
+    const why = protectedPathReason(canonical) ?? (all[1] ? protectedPathReason(all[1]) : undefined);
+    if (why) {
+      return {
+        behavior: 'ask',
+        message: `${toolName} wants to modify ${canonical}: ${why}, which always needs a person's approval.`,
+        type: 'safety',
+        detail: why,
+      };
+    }
+  }
+  const ask = q.pathRule(kind, 'ask', all);
+  if (ask) return { behavior: 'ask', message: messages.notGranted(toolName), type: 'rule', detail: ask.raw };
+  const allow = q.pathRule(kind, 'allow', all);
+  if (allow) return { behavior: 'allow', type: 'rule', detail: allow.raw };
+  if (!ctx.workspace.contains(filePath, ctx.session.cwd)) {
+    return {
+      behavior: 'ask',
+      message: `${toolName} wants to access ${canonical}, which is outside the working directories (${ctx.workspace.roots.join(', ')}).`,
+      type: 'working_dir',
+      detail: canonical,
+    };
+  }
+  if (kind === 'read') return { behavior: 'allow', type: 'working_dir', detail: 'read inside the working directories' };
+  if (q.mode === 'acceptEdits') return { behavior: 'allow', type: 'mode', detail: 'acceptEdits: edit inside the working directories' };
+  return { behavior: 'passthrough' };
+}

@@ -1,0 +1,37 @@
+/**
+ * The read-only view of a session's rules that tools receive as
+ * `ctx.permissions`.
+ */
+import type { PermissionMode } from '../config/schema.js';
+import type { Workspace } from '../workspace.js';
+import type { PathKind, RuleIndex } from './rule-index.js';
+import type { Behavior, PermissionQuery, PermissionRule } from './types.js';
+
+export class SessionPermissionQuery implements PermissionQuery {
+  private readonly readDenyRules: boolean;
+  private readonly readDeniedWhole: boolean;
+
+  constructor(
+    private readonly rules: RuleIndex,
+    readonly mode: PermissionMode,
+    private readonly workspace: Workspace,
+  ) {
+    this.readDenyRules = rules.hasPathRules('read', 'deny');
+    this.readDeniedWhole = rules.wholeToolByName('Read', 'deny') !== undefined;
+  }
+
+  contentRules(toolName: string, behavior: Behavior): readonly PermissionRule[] {
+    return this.rules.contentRules(toolName, behavior);
+  }
+
+  pathRule(kind: PathKind, behavior: Behavior, paths: readonly string[]): PermissionRule | undefined {
+    return this.rules.pathRule(kind, behavior, paths);
+  }
+
+  isReadDenied(absPath: string): boolean {
+    if (this.readDeniedWhole) return true;
+    if (!this.readDenyRules) return false;
+    const canonical = this.workspace.canonical(absPath);
+    return this.rules.pathRule('read', 'deny', canonical === absPath ? [absPath] : [canonical, absPath]) !== undefined;
+  }
+}

@@ -1,0 +1,237 @@
+/**
+ * One tool use through the seven steps:
+ *   1 lookup → 2 parse → 3 validate → 4 PreToolUse hooks → 5 permission
+ *   → 6 call → 7 PostToolUse hooks.
+ * Each step lives in its own module and takes the call in one state and
+ * returns the next; this file only sequences them, records the time of each,
+ * publishes state changes, and commits the execution row (after the audit
+ * row) before the result is handed back.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { decide } from '../permissions/engine.js';
+import { SessionPermissionQuery } from '../permissions/query.js';
+import type { RuleIndex } from '../permissions/rule-index.js';
+import type { Session } from '../sessions/session.js';
+import type { CanUseTool, ProgressEvent, ToolContext } from '../tool/types.js';
+import { ToolexecError } from '../errors.js';
+import { makeContext } from './context.js';
+import { errorText } from './error-class.js';
+import { errorBlock, finished } from './finish.js';
+import { lookup } from './step1-lookup.js';
+import { parse } from './step2-parse.js';
+import { validate } from './step3-validate.js';
+import { preHooks } from './step4-pre-hooks.js';
+import { permission } from './step5-permission.js';
+import { callTool } from './step6-call.js';
+import { appendText, postHooks } from './step7-post-hooks.js';
+import type { Call, FinishedCall, PipelineDeps, QueuedCall, StepName, ToolUse } from './types.js';
+import { messages } from '../permissions/messages.js';
+
+export function newExecutionId(): string {
+  return `ex_${randomUUID().replace(/-/g, '')}`;
+}
+
+export interface RunOptions {
+  executionId: string;
+  signal: AbortSignal;
+  actor: string | null;
+  /** Set when the call is created before it runs (wait:false). */
+  queued?: QueuedCall | undefined;
+}
+
+/** A stable digest of the input as received. */
+export function digestInput(json: string): string {
+  return createHash('sha256').update(json).digest('hex');
+}
+
+function safeStringify(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? 'null';
+  } catch {
+    return '"<unserialisable input>"';
+  }
+}
+
+/** Builds the queued state of a call and writes its row. */
+export function queueCall(use: ToolUse, session: Session, deps: PipelineDeps, executionId: string, actor: string | null): QueuedCall {
+  const json = safeStringify(use.input);
+  const call: QueuedCall = {
+    status: 'queued',
+    id: executionId,
+    toolUseId: use.id,
+    sessionId: session.id,
+    name: use.name,
+    rawInput: use.input,
+    inputDigest: digestInput(json),
+    createdAt: Date.now(),
+    startedPerf: performance.now(),
+    actor,
+    timings: {},
+    hookMessages: [],
+  };
+  deps.executions.start({
+    id: executionId,
+    sessionId: session.id,
+    toolUseId: use.id,
+    tool: use.name,
+    status: 'queued',
+    inputDigest: call.inputDigest,
+    input: json,
+    actor,
+    createdAt: call.createdAt,
+  });
+  deps.observer.onState(call);
+  return call;
+}
+
+export async function runToolUse(
+  use: ToolUse,
+  session: Session,
+  deps: PipelineDeps,
+  opts: RunOptions,
+): Promise<FinishedCall> {
+  const queued = opts.queued ?? queueCall(use, session, deps, opts.executionId, opts.actor);
+  session.active += 1;
+  let result: FinishedCall;
+  try {
+    result = await steps(queued, use, session, deps, opts.signal);
+  } catch (e) {
+    // Ours, not the tool's: logged with its stack, reported to the model without one.
+    deps.log.error({ err: e, execution_id: queued.id, tool: use.name }, 'pipeline error');
+    result = finished(queued, 'failed', errorBlock(queued.toolUseId, `Internal error: ${errorText(e)}`), 'internal');
+  } finally {
+    session.active -= 1;
+  }
+  await persist(result, deps);
+  deps.observer.onState(result);
+  return result;
+}
+
+async function persist(f: FinishedCall, deps: PipelineDeps): Promise<void> {
+  const content = f.block.content;
+  const preview =
+    typeof content === 'string'
+      ? content.slice(0, 1000)
+      : content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n').slice(0, 1000);
+  try {
+    await deps.executions.finish({
+      id: f.id,
+      tool: f.tool?.name ?? f.name,
+      status: f.status,
+      decision: f.decision ? JSON.stringify({ behavior: f.decision.behavior, reason: f.decision.reason, chain: f.decision.chain, actor: f.decision.actor }) : null,
+      errorClass: f.errorClass,
+      isError: f.block.is_error === true,
+      resultId: f.resultId,
+      resultBlock: JSON.stringify(f.block),
+      preview,
+      hookMessages: f.hookMessages.length > 0 ? JSON.stringify(f.hookMessages) : null,
+      timings: JSON.stringify(f.timings),
+      finishedAt: f.finishedAt,
+      durationMs: f.durationMs,
+    });
+  } catch (e) {
+    deps.log.error({ err: e, execution_id: f.id }, 'could not commit the execution and its audit row');
+    throw new ToolexecError(
+      'TOOLEXEC_ERR_STORAGE_UNAVAILABLE',
+      'The call ran, but its record could not be committed to the database; its result is withheld',
+      { execution_id: f.id },
+    );
+  }
+}
+
+function timed<T>(timings: Call['timings'], step: StepName, t0: number, v: T): T {
+  timings[step] = performance.now() - t0;
+  return v;
+}
+
+async function steps(queued: QueuedCall, use: ToolUse, session: Session, deps: PipelineDeps, signal: AbortSignal): Promise<FinishedCall> {
+  const { timings } = queued;
+  if (signal.aborted) return finished(queued, 'cancelled', errorBlock(queued.toolUseId, messages.cancelled), 'cancelled');
+
+  // 1. Lookup.
+  let t = performance.now();
+  const found = timed(timings, 'lookup', t, lookup(queued, deps.pool()));
+  if (found.status !== 'validating') return found;
+  deps.observer.onState(found);
+
+  // 2. Parse.
+  t = performance.now();
+  const parsed = timed(timings, 'parse', t, parse(found, use.input, use.inputError));
+  if (parsed.status !== 'validating') return parsed;
+  const tool = parsed.tool;
+
+  const log: Logger = deps.log;
+  const rules: RuleIndex = deps.rulesFor(session);
+  const permissionQuery = new SessionPermissionQuery(rules, session.mode, deps.workspace);
+  const ctx: ToolContext = makeContext(deps, session, tool, { executionId: queued.id, toolUseId: queued.toolUseId }, signal, permissionQuery, log);
+
+  // 3. Validate.
+  t = performance.now();
+  const valid = timed(timings, 'validate', t, await validate(parsed as typeof parsed & { input: Record<string, unknown> }, ctx));
+  if (valid.status !== 'validating') return valid;
+
+  // 4. PreToolUse hooks.
+  t = performance.now();
+  const pre = await preHooks(valid, ctx, deps, session, signal);
+  timings.pre_hooks = performance.now() - t;
+  if (pre.call.status !== 'validating') return pre.call;
+  if (signal.aborted) return finished(pre.call, 'cancelled', errorBlock(queued.toolUseId, messages.cancelled), 'cancelled');
+
+  // 5. Permission.
+  t = performance.now();
+  const allowed = await permission(pre.call, ctx, session, rules, pre.permission, deps, signal, (c) => deps.observer.onState(c));
+  timings.permission = performance.now() - t;
+  if (allowed.status !== 'running') return allowed;
+  if (signal.aborted) return finished(allowed, 'cancelled', errorBlock(queued.toolUseId, messages.cancelled), 'cancelled');
+  deps.observer.onState(allowed);
+
+  // 6. Call.
+  const canUseTool: CanUseTool = async (name, input) => {
+    const other = deps.pool().lookup(name);
+    if (!other) return { behavior: 'deny', message: `No such tool available: ${name}` };
+    const d = await decide({ tool: other, input, ctx, mode: session.mode, rules, hook: undefined });
+    return { behavior: d.behavior, message: d.message };
+  };
+  const onProgress = (e: ProgressEvent): void => deps.observer.onProgress(allowed, e);
+  const callCtx = allowed.input === parsed.input && pre.call.input === parsed.input
+    ? ctx
+    : makeContext(deps, session, tool, { executionId: queued.id, toolUseId: queued.toolUseId }, signal, permissionQuery, log, true);
+  t = performance.now();
+  const out = await callTool(allowed, callCtx, deps, canUseTool, use, onProgress, signal);
+  timings.call = performance.now() - t;
+
+  // 7. PostToolUse / PostToolUseFailure hooks.
+  t = performance.now();
+  let result: FinishedCall;
+  if (out.ok) {
+    let block = await postHooks(
+      { call: allowed, toolName: tool.name, input: allowed.input, block: out.block, response: out.data, failed: false, interrupted: false },
+      deps,
+      session,
+      signal,
+    );
+    for (const c of pre.additionalContext) block = appendText(block, c);
+    result = finished(allowed, out.errorClass ? 'failed' : 'succeeded', block, out.errorClass, { resultId: out.resultId });
+  } else {
+    // Failure hooks still run after a cancel, bounded by their own timeouts.
+    const hookSignal = out.errorClass === 'cancelled' ? new AbortController().signal : signal;
+    const block = await postHooks(
+      {
+        call: allowed,
+        toolName: tool.name,
+        input: allowed.input,
+        block: out.finished.block,
+        response: out.error,
+        failed: true,
+        interrupted: out.errorClass === 'cancelled',
+      },
+      deps,
+      session,
+      hookSignal,
+    );
+    result = block === out.finished.block ? out.finished : { ...out.finished, block };
+  }
+  timings.post_hooks = performance.now() - t;
+  return result;
+}

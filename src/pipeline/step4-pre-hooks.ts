@@ -1,0 +1,58 @@
+/**
+ * Step 4: the PreToolUse hooks registered for the tool. Their aggregated
+ * permission opinion goes to step 5; an `updatedInput` replaces the input and
+ * is parsed and validated again, so that step 5 judges what will really run.
+ * `continue: false` stops the call as a hook denial.
+ */
+import type { HookPermission } from '../permissions/engine.js';
+import type { Session } from '../sessions/session.js';
+import type { ToolContext, ToolInput } from '../tool/types.js';
+import { parse } from './step2-parse.js';
+import { validate } from './step3-validate.js';
+import type { FinishedCall, PipelineDeps, ValidatingCall } from './types.js';
+
+type Parsed = ValidatingCall & { input: ToolInput };
+
+export interface PreHookResult {
+  call: Parsed | FinishedCall;
+  permission: HookPermission | undefined;
+  additionalContext: readonly string[];
+}
+
+const NONE: readonly string[] = Object.freeze([]);
+
+export async function preHooks(
+  call: Parsed,
+  ctx: ToolContext,
+  deps: PipelineDeps,
+  session: Session,
+  signal: AbortSignal,
+): Promise<PreHookResult> {
+  if (!deps.hooks.matches('PreToolUse', call.tool.name)) return { call, permission: undefined, additionalContext: NONE };
+  const outcome = await deps.hooks.run(
+    'PreToolUse',
+    {
+      session_id: session.id,
+      transcript_path: '',
+      cwd: session.cwd,
+      permission_mode: session.mode,
+      hook_event_name: 'PreToolUse',
+      tool_name: call.tool.name,
+      tool_input: call.input,
+      tool_use_id: call.toolUseId,
+    },
+    signal,
+  );
+  for (const m of outcome.messages) call.hookMessages.push(m);
+  let permission = outcome.permission;
+  if (outcome.stop) {
+    permission = { behavior: 'deny', reason: `A PreToolUse hook stopped the call: ${outcome.stop.reason}`, source: 'continue:false' };
+  }
+  if (outcome.updatedInput && permission?.behavior !== 'deny') {
+    const reparsed = parse({ ...call, input: undefined }, outcome.updatedInput);
+    if (reparsed.status !== 'validating') return { call: reparsed, permission, additionalContext: outcome.additionalContext };
+    const revalidated = await validate(reparsed as Parsed, ctx);
+    return { call: revalidated, permission, additionalContext: outcome.additionalContext };
+  }
+  return { call, permission, additionalContext: outcome.additionalContext };
+}

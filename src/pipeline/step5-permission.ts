@@ -1,0 +1,211 @@
+/**
+ * Step 5: the permission decision in five layers. Rules, mode and hooks are
+ * the engine's (permissions/engine.ts); what is still `ask` then goes to the
+ * classifier (mode auto), to PermissionRequest hooks, and to a person
+ * (approvals), or is denied as headless or on timeout. The final decision is
+ * audited with its reason type and detail before anything runs.
+ */
+import { decide, type HookPermission } from '../permissions/engine.js';
+import { messages } from '../permissions/messages.js';
+import type { RuleIndex } from '../permissions/rule-index.js';
+import type { Decision } from '../permissions/types.js';
+import type { Session } from '../sessions/session.js';
+import type { ToolContext, ToolInput } from '../tool/types.js';
+import { errorText } from './error-class.js';
+import { finished, plainErrorBlock } from './finish.js';
+import { parse } from './step2-parse.js';
+import { validate } from './step3-validate.js';
+import type { AwaitingPermissionCall, FinishedCall, PipelineDeps, RunningCall, ValidatingCall } from './types.js';
+
+type Parsed = ValidatingCall & { input: ToolInput };
+
+/** Claude Code's DENIAL_LIMITS: after these, auto mode asks a person instead. */
+export const CLASSIFIER_DENIAL_LIMITS = { maxConsecutive: 3, maxTotal: 20 } as const;
+
+export async function permission(
+  call: Parsed,
+  ctx: ToolContext,
+  session: Session,
+  rules: RuleIndex,
+  hook: HookPermission | undefined,
+  deps: PipelineDeps,
+  signal: AbortSignal,
+  onAwaiting: (c: AwaitingPermissionCall) => void,
+): Promise<RunningCall | FinishedCall> {
+  const { tool } = call;
+  let input = call.input;
+  let d: Decision = await decide({ tool, input, ctx, mode: session.mode, rules, hook });
+
+  if (d.behavior === 'ask' && session.mode === 'auto') d = await classifierLayer(d, call, session, deps, signal);
+  if (d.behavior === 'ask' && deps.hooks.matches('PermissionRequest', tool.name)) {
+    d = await permissionRequestHooks(d, call, session, deps, signal);
+    if (d.updatedInput) input = d.updatedInput;
+  }
+  if (d.behavior === 'ask') {
+    onAwaiting({ ...call, status: 'awaiting_permission', requestId: undefined });
+    const outcome = await deps.approvals.request({
+      executionId: call.id,
+      sessionId: call.sessionId,
+      toolUseId: call.toolUseId,
+      tool,
+      input,
+      inputDigest: call.inputDigest,
+      summary: safeSummary(tool, input),
+      decision: d,
+      signal,
+    });
+    const chain = d.chain;
+    chain.push({ layer: 'user', outcome: outcome.behavior, detail: outcome.actor ?? outcome.reason });
+    if (outcome.behavior === 'allow') {
+      d = { behavior: 'allow', reason: { type: 'user', detail: outcome.actor }, message: undefined, chain, actor: outcome.actor };
+      if (outcome.updatedInput) {
+        d.updatedInput = outcome.updatedInput;
+        input = outcome.updatedInput;
+      }
+    } else {
+      const message =
+        outcome.reason === 'headless'
+          ? messages.headless(tool.name)
+          : outcome.reason === 'timeout'
+            ? messages.timeout(tool.name)
+            : outcome.message
+              ? `${messages.userRejected}\nThe user said: ${outcome.message}`
+              : messages.userRejected;
+      d = {
+        behavior: 'deny',
+        reason: { type: outcome.reason, detail: outcome.actor ?? (outcome.reason === 'headless' ? 'no approver subscribed' : outcome.reason) },
+        message,
+        chain,
+        actor: outcome.actor,
+      };
+    }
+  } else if (d.updatedInput) {
+    input = d.updatedInput;
+  }
+
+  deps.audit.record({
+    ts: Date.now(),
+    sessionId: call.sessionId,
+    toolUseId: call.toolUseId,
+    executionId: call.id,
+    tool: tool.name,
+    behavior: d.behavior,
+    reasonType: d.reason.type,
+    reasonDetail: d.reason.detail,
+    actor: d.actor ?? call.actor,
+    inputDigest: call.inputDigest,
+  });
+
+  if (d.behavior !== 'allow') {
+    return finished(call, 'denied', plainErrorBlock(call.toolUseId, d.message ?? messages.ruleDenied(tool.name)), 'permission', {
+      decision: d,
+    });
+  }
+  if (input !== call.input) {
+    // An approver's or PermissionRequest hook's input runs only if it is still valid.
+    const reparsed = parse({ ...call, input: undefined }, input);
+    if (reparsed.status !== 'validating') return { ...reparsed, decision: d };
+    const revalidated = await validate(reparsed as Parsed, ctx);
+    if (revalidated.status !== 'validating') return { ...revalidated, decision: d };
+    input = revalidated.input;
+  }
+  return { ...call, status: 'running', input, decision: d };
+}
+
+function safeSummary(tool: Parsed['tool'], input: ToolInput): string {
+  try {
+    return tool.renderToolUseMessage(input);
+  } catch (e) {
+    return `${tool.name} (${errorText(e)})`;
+  }
+}
+
+async function classifierLayer(
+  d: Decision,
+  call: Parsed,
+  session: Session,
+  deps: PipelineDeps,
+  signal: AbortSignal,
+): Promise<Decision> {
+  const counters = session.classifierDenials;
+  if (!deps.classifier) {
+    d.chain.push({ layer: 'classifier', outcome: 'skip', detail: 'no classifier configured' });
+    return d;
+  }
+  if (
+    counters.consecutive >= CLASSIFIER_DENIAL_LIMITS.maxConsecutive ||
+    counters.total >= CLASSIFIER_DENIAL_LIMITS.maxTotal
+  ) {
+    d.chain.push({
+      layer: 'classifier',
+      outcome: 'skip',
+      detail: `denial limit reached (${counters.consecutive} in a row, ${counters.total} in all): asking a person`,
+    });
+    return d;
+  }
+  let text = '';
+  try {
+    text = call.tool.toAutoClassifierInput(call.input);
+  } catch {
+    text = '';
+  }
+  if (text === '') {
+    d.chain.push({ layer: 'classifier', outcome: 'skip', detail: 'the tool gives the classifier nothing to judge' });
+    return d;
+  }
+  const v = await deps.classifier.classify({ sessionId: session.id, tool: call.tool.name, text, input: call.input }, signal);
+  d.chain.push({ layer: 'classifier', outcome: v.behavior, detail: v.reason });
+  if (v.behavior === 'allow') {
+    counters.consecutive = 0;
+    return { behavior: 'allow', reason: { type: 'classifier', detail: v.reason }, message: undefined, chain: d.chain };
+  }
+  if (v.behavior === 'deny') {
+    counters.consecutive += 1;
+    counters.total += 1;
+    return {
+      behavior: 'deny',
+      reason: { type: 'classifier', detail: v.reason },
+      message: messages.classifierDenied(call.tool.name, v.reason),
+      chain: d.chain,
+    };
+  }
+  return d;
+}
+
+async function permissionRequestHooks(
+  d: Decision,
+  call: Parsed,
+  session: Session,
+  deps: PipelineDeps,
+  signal: AbortSignal,
+): Promise<Decision> {
+  const outcome = await deps.hooks.run(
+    'PermissionRequest',
+    {
+      session_id: session.id,
+      transcript_path: '',
+      cwd: session.cwd,
+      permission_mode: session.mode,
+      hook_event_name: 'PermissionRequest',
+      tool_name: call.tool.name,
+      tool_input: call.input,
+      permission_suggestions: [],
+    },
+    signal,
+  );
+  for (const m of outcome.messages) call.hookMessages.push(m);
+  const pr = outcome.permissionRequest;
+  if (!pr) return d;
+  d.chain.push({ layer: 'hooks', outcome: pr.behavior, detail: `PermissionRequest: ${pr.hook}` });
+  if (pr.behavior === 'allow') {
+    const allowed: Decision = { behavior: 'allow', reason: { type: 'hook', detail: pr.hook }, message: undefined, chain: d.chain };
+    if (pr.updatedInput) allowed.updatedInput = pr.updatedInput;
+    return allowed;
+  }
+  return {
+    behavior: 'deny',
+    reason: { type: 'hook', detail: pr.hook },
+    message: pr.message ?? messages.hookDenied('PermissionRequest', call.tool.name),
+    chain: d.chain,
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * Step 6: the call itself, with an AbortSignal and a progress callback. A
+ * cancel ends the call at once even if the tool ignores its signal. The
+ * output is mapped to a `tool_result` block and sized: a result longer than
+ * min(tool.maxResultSizeChars, results.persistThresholdChars) is stored in
+ * SQLite and replaced by its preview and a result:// reference.
+ */
+import { formatPersisted } from '../results/output-sink.js';
+import type { CanUseTool, ContentBlock, OnProgress, ToolContext, ToolResultBlock } from '../tool/types.js';
+import { classifyError, errorText, type ErrorClass } from './error-class.js';
+import { persistThreshold } from './context.js';
+import { errorBlock, finished } from './finish.js';
+import { messages } from '../permissions/messages.js';
+import type { FinishedCall, PipelineDeps, RunningCall } from './types.js';
+
+export interface CallSucceeded {
+  ok: true;
+  block: ToolResultBlock;
+  resultId: string | null;
+  /** The tool's output, for PostToolUse hooks. */
+  data: unknown;
+  /** A failure the tool reported in its result (the block has is_error). */
+  errorClass: ErrorClass | null;
+}
+export interface CallFailed {
+  ok: false;
+  finished: FinishedCall;
+  error: string;
+  errorClass: ErrorClass;
+}
+
+const CANCELLED = Symbol('cancelled');
+
+export async function callTool(
+  call: RunningCall,
+  ctx: ToolContext,
+  deps: PipelineDeps,
+  canUseTool: CanUseTool,
+  parentMessage: unknown,
+  onProgress: OnProgress,
+  signal: AbortSignal,
+): Promise<CallSucceeded | CallFailed> {
+  const { tool } = call;
+  const cancelled = (): CallFailed => ({
+    ok: false,
+    finished: finished(call, 'cancelled', errorBlock(call.toolUseId, messages.interrupted), 'cancelled'),
+    error: messages.interrupted,
+    errorClass: 'cancelled',
+  });
+  if (signal.aborted) return cancelled();
+
+  let onAbort: (() => void) | undefined;
+  const abortPromise = new Promise<typeof CANCELLED>((resolve) => {
+    onAbort = () => resolve(CANCELLED);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  let out: Awaited<ReturnType<typeof tool.call>> | typeof CANCELLED;
+  try {
+    out = await Promise.race([tool.call(call.input, ctx, canUseTool, parentMessage, onProgress), abortPromise]);
+  } catch (e) {
+    if (signal.aborted) return cancelled();
+    const cls = classifyError(e);
+    const text = errorText(e);
+    return {
+      ok: false,
+      finished: finished(call, cls === 'cancelled' ? 'cancelled' : 'failed', errorBlock(call.toolUseId, `Error: ${text}`), cls),
+      error: text,
+      errorClass: cls,
+    };
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+  if (out === CANCELLED || signal.aborted) return cancelled();
+
+  let block: ToolResultBlock;
+  try {
+    block = tool.mapToolResultToToolResultBlockParam(out.data, call.toolUseId);
+  } catch (e) {
+    const text = `Could not map the tool's result: ${errorText(e)}`;
+    return { ok: false, finished: finished(call, 'failed', errorBlock(call.toolUseId, text), 'internal'), error: text, errorClass: 'internal' };
+  }
+  const sized = sizeBlock(block, call, ctx, deps);
+  const errorClass = sized.block.is_error ? (out.errorClass ?? 'tool_error') : null;
+  return { ok: true, block: sized.block, resultId: out.resultId ?? sized.resultId, data: out.data, errorClass };
+}
+
+function textOf(content: ToolResultBlock['content']): { text: string; others: ContentBlock[] } {
+  if (typeof content === 'string') return { text: content, others: [] };
+  let text = '';
+  const others: ContentBlock[] = [];
+  for (const b of content) {
+    if (b.type === 'text') text += text.length > 0 ? `\n${b.text}` : b.text;
+    else others.push(b);
+  }
+  return { text, others };
+}
+
+/** Empty output gets Claude Code's marker; oversized text is persisted. */
+export function sizeBlock(
+  block: ToolResultBlock,
+  call: RunningCall,
+  ctx: ToolContext,
+  deps: PipelineDeps,
+): { block: ToolResultBlock; resultId: string | null } {
+  const { text, others } = textOf(block.content);
+  if (text.length === 0 && others.length === 0) {
+    return { block: { ...block, content: `(${call.tool.name} completed with no output)` }, resultId: null };
+  }
+  const threshold = persistThreshold(call.tool, deps);
+  if (!Number.isFinite(threshold) || text.length <= threshold) return { block, resultId: null };
+  const meta = deps.results.put({ sessionId: ctx.session.id, executionId: call.id, tool: call.tool.name }, text);
+  const persisted = formatPersisted({
+    id: meta.id,
+    totalChars: meta.total_chars,
+    totalBytes: meta.total_bytes,
+    preview: text.slice(0, deps.previewChars),
+  });
+  const content: ToolResultBlock['content'] =
+    others.length === 0 ? persisted : [{ type: 'text', text: persisted }, ...others];
+  return { block: { ...block, content }, resultId: meta.id };
+}

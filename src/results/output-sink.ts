@@ -1,0 +1,113 @@
+/**
+ * A text output that a tool produces piece by piece (Bash's stdout, an MCP
+ * tool's text). It stays in memory up to the call's persist threshold; past
+ * it, everything goes to the result store in chunks, and only the preview is
+ * kept. Memory per call is therefore bounded by threshold + one chunk,
+ * whatever the output's size.
+ */
+import type { ResultStore, ResultWriter } from './store.js';
+
+export type SinkResult =
+  | { kind: 'inline'; text: string }
+  | { kind: 'persisted'; id: string; totalChars: number; totalBytes: number; preview: string };
+
+export interface OutputSink {
+  write(text: string): void;
+  /** Characters written so far. */
+  readonly length: number;
+  finish(): SinkResult;
+  abort(): void;
+}
+
+export interface SinkOptions {
+  store: ResultStore;
+  thresholdChars: number;
+  previewChars: number;
+  sessionId: string;
+  executionId: string;
+  tool: string;
+}
+
+export class SpillingOutputSink implements OutputSink {
+  private parts: string[] = [];
+  private inMemory = 0;
+  private total = 0;
+  private writer: ResultWriter | undefined;
+  private preview = '';
+
+  constructor(private readonly opts: SinkOptions) {}
+
+  write(text: string): void {
+    if (text.length === 0) return;
+    this.total += text.length;
+    if (this.writer) {
+      this.writer.write(text);
+      return;
+    }
+    this.parts.push(text);
+    this.inMemory += text.length;
+    if (this.inMemory > this.opts.thresholdChars) this.spill();
+  }
+
+  private spill(): void {
+    const all = this.parts.join('');
+    this.parts = [];
+    this.inMemory = 0;
+    this.preview = all.slice(0, this.opts.previewChars);
+    this.writer = this.opts.store.create({
+      sessionId: this.opts.sessionId,
+      executionId: this.opts.executionId,
+      tool: this.opts.tool,
+    });
+    this.writer.write(all);
+  }
+
+  get length(): number {
+    return this.total;
+  }
+
+  finish(): SinkResult {
+    if (!this.writer) {
+      const text = this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
+      this.parts = [];
+      return { kind: 'inline', text };
+    }
+    const meta = this.writer.finish();
+    return {
+      kind: 'persisted',
+      id: meta.id,
+      totalChars: meta.total_chars,
+      totalBytes: meta.total_bytes,
+      preview: this.preview,
+    };
+  }
+
+  abort(): void {
+    this.parts = [];
+    this.writer?.abort();
+  }
+}
+
+/** Human size: 1.2 MB. */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  if (bytes < 1024 * 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  return `${(bytes / (1024 * 1024 * 1024)).toFixed(2)} GB`;
+}
+
+/**
+ * What the model receives in place of a persisted result: the preview and a
+ * line naming result://<id>, which Read accepts as file_path.
+ */
+export function formatPersisted(r: { id: string; totalChars: number; totalBytes: number; preview: string }): string {
+  return (
+    `<persisted-output>\n` +
+    `Output too large (${r.totalChars.toLocaleString('en-US')} characters, ${formatSize(r.totalBytes)}). ` +
+    `Full output saved to: result://${r.id}\n` +
+    `Read it with the Read tool (file_path "result://${r.id}", with offset and limit in lines).\n\n` +
+    `Preview (first ${r.preview.length.toLocaleString('en-US')} characters):\n` +
+    `${r.preview}\n...\n` +
+    `</persisted-output>`
+  );
+}

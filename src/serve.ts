@@ -1,0 +1,76 @@
+/**
+ * `toolexec serve`: load the configuration, refuse an unsafe bind, listen,
+ * and shut down gracefully on SIGTERM and SIGINT: new requests get 503,
+ * running calls get a grace period to finish, the rest are cancelled (with
+ * their audit rows), SQLite is closed cleanly, and the process exits 0.
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildApp, createLogger } from './app.js';
+import type { Config } from './config/schema.js';
+import type { RuleInput } from './permissions/rule-index.js';
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost', '::ffff:127.0.0.1']);
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Without tokens, only loopback: returns the reason to refuse, or undefined. */
+export function unsafeBindReason(config: Config, env: NodeJS.ProcessEnv): string | undefined {
+  const hasTokens = config.server.tokens.length > 0 || Boolean(env.TOOLEXEC_TOKEN);
+  if (hasTokens || isLoopbackHost(config.server.host)) return undefined;
+  return `refusing to listen on ${config.server.host} without tokens: set server.tokens in the configuration or TOOLEXEC_TOKEN, or listen on 127.0.0.1`;
+}
+
+export interface ServeOptions {
+  config: Config;
+  rules: RuleInput[];
+  env?: NodeJS.ProcessEnv;
+  /** Exit the process after shutdown (the CLI); tests keep it alive. */
+  exitOnShutdown?: boolean;
+}
+
+/** Cancels what is still running after `graceMs`, then closes the app. */
+export async function shutdown(app: FastifyInstance, graceMs: number): Promise<void> {
+  const svc = app.toolexec;
+  const closing = app.close();
+  const deadline = Date.now() + graceMs;
+  while (svc.registry.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  for (const e of svc.registry.all()) e.controller.abort();
+  // Cancelled calls commit their rows before they leave the registry.
+  const hard = Date.now() + 5000;
+  while (svc.registry.size > 0 && Date.now() < hard) await new Promise((r) => setTimeout(r, 10));
+  await closing;
+}
+
+export async function serve(opts: ServeOptions): Promise<FastifyInstance> {
+  const env = opts.env ?? process.env;
+  const { config } = opts;
+  const refuse = unsafeBindReason(config, env);
+  if (refuse) throw new Error(refuse);
+  const log = createLogger(config.logging.level, config.server.redact);
+  const app = await buildApp({ config, logger: log, rules: opts.rules, env });
+  let stopping = false;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal: sig }, 'shutting down');
+    shutdown(app, config.server.shutdownGraceMs)
+      .then(() => {
+        log.info('stopped');
+        if (opts.exitOnShutdown) process.exit(0);
+      })
+      .catch((e: unknown) => {
+        log.error({ err: e }, 'shutdown failed');
+        if (opts.exitOnShutdown) process.exit(1);
+      });
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  app.server.on('close', () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  });
+  await app.listen({ host: config.server.host, port: config.server.port });
+  return app;
+}

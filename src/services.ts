@@ -1,0 +1,173 @@
+/**
+ * The composition root: builds every part of the service from the config
+ * once, and hands each part only what it uses. `buildApp` puts the HTTP
+ * surface on top; tests build the same services.
+ */
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config/schema.js';
+import { Executor } from './executions/executor.js';
+import { ExecutionRegistry } from './executions/registry.js';
+import { ConfiguredHookRunner } from './hooks/runner.js';
+import type { HookRunner } from './hooks/types.js';
+import { headlessApprovals, type Approvals } from './permissions/approvals.js';
+import { HttpClassifier, type Classifier } from './permissions/classifier.js';
+import { compileRules, RuleIndex, type RuleError, type RuleInput } from './permissions/rule-index.js';
+import type { PermissionRule } from './permissions/types.js';
+import type { PipelineDeps } from './pipeline/types.js';
+import { CatalogCache } from './pool/catalog.js';
+import { ToolPool } from './pool/pool.js';
+import { ResultStore } from './results/store.js';
+import type { Session } from './sessions/session.js';
+import { SessionStore } from './sessions/store.js';
+import { AuditLog } from './storage/audit.js';
+import { GroupCommitWriter, openDatabase, type Db } from './storage/db.js';
+import { ExecutionLog } from './storage/executions.js';
+import type { AnyTool } from './tool/types.js';
+import { builtinTools } from './tools/index.js';
+import { childEnvironment } from './util/env.js';
+import { Workspace } from './workspace.js';
+
+export interface ServiceOptions {
+  config: Config;
+  logger?: Logger | undefined;
+  /** Replaces the built-in tool list (tests). */
+  builtins?: AnyTool[] | undefined;
+  /** Added to the built-in tools (tests, embedders). */
+  extraTools?: AnyTool[] | undefined;
+  /** Stage-3 tools (MCP tools already wrapped as tools). */
+  mcpTools?: AnyTool[] | undefined;
+  hookRunner?: HookRunner | undefined;
+  classifier?: Classifier | undefined;
+  approvals?: Approvals | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
+  /** Extra rules (e.g. from a Claude Code settings file), with their sources. */
+  rules?: RuleInput[] | undefined;
+}
+
+export interface Services {
+  config: Config;
+  log: Logger;
+  db: Db;
+  writer: GroupCommitWriter;
+  workspace: Workspace;
+  results: ResultStore;
+  executions: ExecutionLog;
+  audit: AuditLog;
+  sessions: SessionStore;
+  registry: ExecutionRegistry;
+  executor: Executor;
+  hooks: HookRunner;
+  deps: PipelineDeps;
+  configuredRules: readonly PermissionRule[];
+  ruleErrors: readonly RuleError[];
+  pool(): ToolPool;
+  catalogs(): CatalogCache;
+  /** Replaces the MCP part of the pool (stage 3); the catalog and its ETag follow. */
+  setMcpTools(tools: readonly AnyTool[]): void;
+  close(): void;
+}
+
+export function createServices(opts: ServiceOptions): Services {
+  const { config } = opts;
+  const log = opts.logger ?? pino({ level: config.logging.level });
+  const env = opts.env ?? process.env;
+  const workspace = new Workspace(config.workspace.root, [
+    ...config.workspace.additionalDirectories,
+    ...config.permissions.additionalDirectories,
+  ]);
+  const db = openDatabase({ path: config.storage.path === ':memory:' ? ':memory:' : path.resolve(config.storage.path) });
+  const writer = new GroupCommitWriter(db);
+  const results = new ResultStore(db);
+  const executions = new ExecutionLog(db, writer);
+  const audit = new AuditLog(db, writer);
+  const interrupted = executions.recoverInterrupted();
+  if (interrupted.length > 0) log.warn({ count: interrupted.length }, 'calls left unfinished by a previous process were marked cancelled');
+  const sessions = new SessionStore(db, writer, { mode: config.permissions.defaultMode, cwd: workspace.root });
+
+  const ruleInputs: RuleInput[] = [
+    ...config.permissions.deny.map((raw) => ({ raw, behavior: 'deny' as const, source: 'config' as const })),
+    ...config.permissions.ask.map((raw) => ({ raw, behavior: 'ask' as const, source: 'config' as const })),
+    ...config.permissions.allow.map((raw) => ({ raw, behavior: 'allow' as const, source: 'config' as const })),
+    ...(opts.rules ?? []),
+  ];
+  const compiled = compileRules(ruleInputs);
+  for (const e of compiled.errors) log.warn({ rule: e.raw, source: e.source, error: e.error }, 'permission rule ignored');
+  const pathBase = { root: workspace.root, cwd: workspace.root, home: workspace.home, caseInsensitive: workspace.caseInsensitive };
+  const rules = new RuleIndex(compiled.rules, pathBase);
+
+  const secrets = config.server.tokens.map((t) => t.token);
+  if (env.TOOLEXEC_TOKEN) secrets.push(env.TOOLEXEC_TOKEN);
+  const childEnv = childEnvironment(env, secrets, config.server.redact);
+
+  const hooks =
+    opts.hookRunner ??
+    new ConfiguredHookRunner({
+      hooks: config.hooks,
+      disableAll: config.disableAllHooks,
+      projectDir: workspace.root,
+      childEnv,
+      log,
+      env,
+    });
+  const classifier =
+    opts.classifier ?? (config.classifier ? new HttpClassifier({ url: config.classifier.url, timeoutMs: config.classifier.timeoutMs, headers: config.classifier.headers }) : undefined);
+
+  const builtins = [...(opts.builtins ?? builtinTools()), ...(opts.extraTools ?? [])];
+  let mcpTools: readonly AnyTool[] = opts.mcpTools ?? [];
+  let pool = new ToolPool({ builtins, features: config.features, rules, mcpTools });
+  let catalogs = new CatalogCache(pool);
+  const logProblems = (p: ToolPool): void => {
+    for (const problem of p.problems) log.warn({ problem }, problem.message);
+  };
+  logProblems(pool);
+
+  const registry = new ExecutionRegistry();
+  const deps: PipelineDeps = {
+    pool: () => pool,
+    rulesFor: (_s: Session) => rules,
+    hooks,
+    approvals: opts.approvals ?? headlessApprovals,
+    classifier,
+    executions,
+    audit,
+    results,
+    workspace,
+    childEnv,
+    persistThresholdChars: config.results.persistThresholdChars,
+    previewChars: config.results.previewChars,
+    log,
+    observer: registry,
+  };
+  const executor = new Executor({ deps, registry, maxConcurrency: config.execution.maxConcurrency });
+
+  return {
+    config,
+    log,
+    db,
+    writer,
+    workspace,
+    results,
+    executions,
+    audit,
+    sessions,
+    registry,
+    executor,
+    hooks,
+    deps,
+    configuredRules: compiled.rules,
+    ruleErrors: compiled.errors,
+    pool: () => pool,
+    catalogs: () => catalogs,
+    setMcpTools(tools) {
+      mcpTools = tools;
+      pool = new ToolPool({ builtins, features: config.features, rules, mcpTools });
+      catalogs = new CatalogCache(pool);
+      logProblems(pool);
+    },
+    close() {
+      writer.flushNow();
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * Sessions are created on first use, kept in memory (least recently used
+ * first out, never one with calls running) and persisted to SQLite, so that a
+ * restart keeps each session's mode, working directory and todo list. The
+ * FileStateCache is memory only: after a restart or an eviction, Edit asks for
+ * a new Read, which is the safe direction.
+ */
+import type { Statement } from 'better-sqlite3';
+import type { PermissionMode } from '../config/schema.js';
+import type { Db, GroupCommitWriter } from '../storage/db.js';
+import { Session, type SessionRecord } from './session.js';
+
+export const MAX_SESSIONS_IN_MEMORY = 1000;
+
+interface Row {
+  id: string;
+  mode: string;
+  cwd: string;
+  todos: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export class SessionStore {
+  private readonly live = new Map<string, Session>();
+  private readonly getRow: Statement<[string]>;
+  private readonly upsert: Statement<[string, string, string, string, number, number]>;
+
+  constructor(
+    db: Db,
+    private readonly writer: GroupCommitWriter,
+    private readonly defaults: { mode: PermissionMode; cwd: string },
+    private readonly maxInMemory = MAX_SESSIONS_IN_MEMORY,
+  ) {
+    this.getRow = db.prepare('SELECT * FROM sessions WHERE id = ?');
+    this.upsert = db.prepare(
+      `INSERT INTO sessions (id, mode, cwd, todos, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT(id) DO UPDATE SET mode = excluded.mode, cwd = excluded.cwd, todos = excluded.todos, updated_at = excluded.updated_at`,
+    );
+  }
+
+  private readonly persist = (s: Session): void => {
+    this.writer.writeLater(() => {
+      const r = s.toRecord();
+      this.upsert.run(r.id, r.mode, r.cwd, JSON.stringify(r.todos), r.created_at, r.updated_at);
+      s.clean();
+    });
+  };
+
+  /** The session, created with the defaults when it does not exist yet. */
+  get(id: string): Session {
+    const hit = this.live.get(id);
+    if (hit) {
+      this.live.delete(id);
+      this.live.set(id, hit);
+      return hit;
+    }
+    const row = this.getRow.get(id) as Row | undefined;
+    let s: Session;
+    if (row) {
+      s = new Session(
+        {
+          id: row.id,
+          mode: row.mode as PermissionMode,
+          cwd: row.cwd,
+          todos: safeJsonArray(row.todos),
+          created_at: row.created_at,
+          updated_at: row.updated_at,
+        },
+        this.persist,
+      );
+    } else {
+      const now = Date.now();
+      const rec: SessionRecord = {
+        id,
+        mode: this.defaults.mode,
+        cwd: this.defaults.cwd,
+        todos: [],
+        created_at: now,
+        updated_at: now,
+      };
+      s = new Session(rec, this.persist);
+      s.touch();
+    }
+    this.live.set(id, s);
+    this.evict();
+    return s;
+  }
+
+  /** The session if it was ever used, without creating it. */
+  find(id: string): Session | undefined {
+    if (this.live.has(id)) return this.get(id);
+    return this.getRow.get(id) ? this.get(id) : undefined;
+  }
+
+  private evict(): void {
+    if (this.live.size <= this.maxInMemory) return;
+    for (const [id, s] of this.live) {
+      if (this.live.size <= this.maxInMemory) return;
+      if (s.active > 0) continue;
+      this.live.delete(id);
+    }
+  }
+
+  get size(): number {
+    return this.live.size;
+  }
+}
+
+function safeJsonArray(s: string): unknown[] {
+  try {
+    const v: unknown = JSON.parse(s);
+    return Array.isArray(v) ? v : [];
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,308 @@
+/**
+ * Read: a file's text with line numbers (cat -n), an image as an image block,
+ * a notebook as its cells, or a persisted result (`result://<id>`). Records
+ * what it read in the session's FileStateCache for Edit and Write.
+ * Limits as in Claude Code: 2,000 lines by default; 256 KB without
+ * offset/limit; 25,000 tokens of output. Only regular files are opened, and
+ * without blocking, so a FIFO or a device is a quick error, never a hang.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { z } from 'zod';
+import { ToolError } from '../pipeline/error-class.js';
+import { checkPathPermission } from '../permissions/filesystem.js';
+import { estimateTokens } from '../pool/tokens.js';
+import { buildTool } from '../tool/build-tool.js';
+import type { ContentBlock, ToolContext, ToolResultBlock } from '../tool/types.js';
+import { loadPrompt } from './prompt.js';
+
+export const MAX_LINES_TO_READ = 2000;
+export const MAX_OUTPUT_SIZE_BYTES = 256 * 1024;
+export const MAX_OUTPUT_TOKENS = 25_000;
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+/** Files up to this size are read whole; larger ones are streamed line by line. */
+const WHOLE_READ_MAX_BYTES = 16 * 1024 * 1024;
+
+const IMAGE_TYPES: Readonly<Record<string, string>> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+};
+
+const RESULT_PREFIX = 'result://';
+
+export const ReadInput = z.strictObject({
+  file_path: z.string().min(1).describe('The absolute path to the file to read, or a result://<id> reference'),
+  offset: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('The line number to start reading from. Only provide if the file is too large to read at once'),
+  limit: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('The number of lines to read. Only provide if the file is too large to read at once.'),
+});
+export type ReadInput = z.infer<typeof ReadInput>;
+
+export type ReadOutput =
+  | { type: 'text'; filePath: string; content: string; numLines: number; startLine: number; totalLines: number | null }
+  | { type: 'empty'; filePath: string; message: string }
+  | { type: 'image'; filePath: string; mediaType: string; base64: string; bytes: number }
+  | { type: 'notebook'; filePath: string; cells: string };
+
+function numbered(lines: readonly string[], startLine: number): string {
+  let out = '';
+  for (let i = 0; i < lines.length; i++) {
+    if (i > 0) out += '\n';
+    out += `${String(startLine + i).padStart(6)}\t${lines[i]}`;
+  }
+  return out;
+}
+
+function tooManyTokens(tokens: number): ToolError {
+  return new ToolError(
+    `File content (${tokens} tokens) exceeds maximum allowed tokens (${MAX_OUTPUT_TOKENS}). Please use offset and limit parameters to read specific portions of the file, or use the Grep tool to search for specific content.`,
+    'tool_error',
+  );
+}
+
+/** Opens a regular file without ever blocking on a FIFO or a device. */
+function openRegular(abs: string): { fd: number; stat: fs.Stats } {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(abs);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new ToolError(`File does not exist: ${abs}`, 'not_found');
+    throw e;
+  }
+  if (st.isDirectory()) {
+    throw new ToolError(`${abs} is a directory, not a file. Use the Glob tool, or ls through the Bash tool, to list it.`, 'io');
+  }
+  if (!st.isFile()) throw new ToolError(`${abs} is not a regular file (a FIFO, socket or device); it cannot be read.`, 'io');
+  const fd = fs.openSync(abs, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  const fst = fs.fstatSync(fd);
+  if (!fst.isFile()) {
+    fs.closeSync(fd);
+    throw new ToolError(`${abs} is not a regular file; it cannot be read.`, 'io');
+  }
+  return { fd, stat: fst };
+}
+
+function looksBinary(buf: Buffer): boolean {
+  const n = Math.min(buf.length, 8192);
+  for (let i = 0; i < n; i++) if (buf[i] === 0) return true;
+  return false;
+}
+
+function splitLines(text: string): string[] {
+  const lines = text.split('\n');
+  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  for (let i = 0; i < lines.length; i++) if (lines[i]!.endsWith('\r')) lines[i] = lines[i]!.slice(0, -1);
+  return lines;
+}
+
+async function readWindowStreaming(fd: number, start: number, limit: number, signal: AbortSignal): Promise<string[]> {
+  // The already-opened (regular, non-blocking) descriptor: the path is not opened twice.
+  const stream = fs.createReadStream('', { fd, encoding: 'utf8', autoClose: false, start: 0 });
+  const rl = readline.createInterface({ input: stream, crlfDelay: Infinity });
+  const out: string[] = [];
+  let n = 0;
+  try {
+    for await (const line of rl) {
+      if (signal.aborted) break;
+      if (n >= start) out.push(line);
+      n++;
+      if (out.length >= limit) break;
+    }
+  } finally {
+    rl.close();
+    stream.destroy();
+  }
+  return out;
+}
+
+function renderNotebook(text: string, abs: string): string {
+  let nb: { cells?: Array<{ cell_type?: string; id?: string; source?: string | string[]; outputs?: unknown[] }> };
+  try {
+    nb = JSON.parse(text) as typeof nb;
+  } catch {
+    throw new ToolError(`${abs} is not a valid Jupyter notebook (its JSON does not parse)`, 'tool_error');
+  }
+  const cells = Array.isArray(nb.cells) ? nb.cells : [];
+  const src = (s: unknown): string => (Array.isArray(s) ? s.join('') : typeof s === 'string' ? s : '');
+  return cells
+    .map((c, i) => {
+      const outputs = Array.isArray(c.outputs)
+        ? c.outputs
+            .map((o) => {
+              const x = o as { text?: unknown; data?: Record<string, unknown>; ename?: string; evalue?: string };
+              if (x.text !== undefined) return src(x.text);
+              if (x.data && x.data['text/plain'] !== undefined) return src(x.data['text/plain']);
+              if (x.data && x.data['image/png'] !== undefined) return '[image/png output]';
+              if (x.ename) return `${x.ename}: ${x.evalue ?? ''}`;
+              return '';
+            })
+            .filter((s) => s.length > 0)
+        : [];
+      const id = c.id ?? `cell-${i}`;
+      return (
+        `<cell id="${id}"><cell_type>${c.cell_type ?? 'code'}</cell_type>${src(c.source)}</cell>` +
+        (outputs.length > 0 ? `\n<outputs id="${id}">${outputs.join('\n')}</outputs>` : '')
+      );
+    })
+    .join('\n');
+}
+
+async function readResult(input: ReadInput, ctx: ToolContext): Promise<ReadOutput> {
+  const id = input.file_path.slice(RESULT_PREFIX.length);
+  const start = Math.max(0, (input.offset ?? 1) - 1);
+  const limit = input.limit ?? MAX_LINES_TO_READ;
+  const r = ctx.results.readLines(id, start, limit);
+  if (!r) throw new ToolError(`No stored result ${input.file_path}`, 'not_found');
+  if (r.lines.length === 0) {
+    return {
+      type: 'empty',
+      filePath: input.file_path,
+      message:
+        r.totalLines === 0
+          ? '<system-reminder>Warning: the stored result is empty.</system-reminder>'
+          : `<system-reminder>Warning: the stored result is shorter than the provided offset (${input.offset}). It has ${r.totalLines} lines.</system-reminder>`,
+    };
+  }
+  const content = numbered(r.lines, start + 1);
+  const tokens = estimateTokens(content);
+  if (tokens > MAX_OUTPUT_TOKENS) throw tooManyTokens(tokens);
+  return { type: 'text', filePath: input.file_path, content, numLines: r.lines.length, startLine: start + 1, totalLines: r.totalLines };
+}
+
+async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput> {
+  const abs = ctx.workspace.resolve(input.file_path, ctx.session.cwd);
+  const ext = path.extname(abs).toLowerCase();
+  const { fd, stat } = openRegular(abs);
+  const timestamp = Math.floor(stat.mtimeMs);
+  try {
+    const media = IMAGE_TYPES[ext];
+    if (media) {
+      if (stat.size > MAX_IMAGE_BYTES) {
+        throw new ToolError(`Image ${abs} is ${stat.size} bytes; at most ${MAX_IMAGE_BYTES} bytes can be read.`, 'tool_error');
+      }
+      const buf = fs.readFileSync(fd);
+      return { type: 'image', filePath: abs, mediaType: media, base64: buf.toString('base64'), bytes: buf.length };
+    }
+    const partial = input.offset !== undefined || input.limit !== undefined;
+    if (!partial && stat.size > MAX_OUTPUT_SIZE_BYTES) {
+      throw new ToolError(
+        `File content (${Math.round(stat.size / 1024)}KB) exceeds maximum allowed size (${MAX_OUTPUT_SIZE_BYTES / 1024}KB). Please use offset and limit parameters to read specific portions of the file, or use the Grep tool to search for specific content.`,
+        'tool_error',
+      );
+    }
+    const start = Math.max(0, (input.offset ?? 1) - 1);
+    const limit = input.limit ?? MAX_LINES_TO_READ;
+    let window: string[];
+    let totalLines: number | null;
+    let whole: string | undefined;
+    if (stat.size <= WHOLE_READ_MAX_BYTES) {
+      const buf = fs.readFileSync(fd);
+      if (looksBinary(buf)) throw new ToolError(`${abs} appears to be a binary file; this tool cannot read binary files.`, 'tool_error');
+      whole = buf.toString('utf8');
+      if (ext === '.ipynb') {
+        const cells = renderNotebook(whole, abs);
+        const tokens = estimateTokens(cells);
+        if (tokens > MAX_OUTPUT_TOKENS) throw tooManyTokens(tokens);
+        ctx.session.fileState.set(abs, { content: whole, timestamp, offset: undefined, limit: undefined, isPartialView: false });
+        return { type: 'notebook', filePath: abs, cells };
+      }
+      const lines = splitLines(whole);
+      totalLines = lines.length;
+      window = lines.slice(start, start + limit);
+    } else {
+      const head = Buffer.alloc(8192);
+      const n = fs.readSync(fd, head, 0, head.length, 0);
+      if (looksBinary(head.subarray(0, n))) {
+        throw new ToolError(`${abs} appears to be a binary file; this tool cannot read binary files.`, 'tool_error');
+      }
+      window = await readWindowStreaming(fd, start, limit, ctx.signal);
+      totalLines = null;
+    }
+    if (whole !== undefined && whole.length === 0) {
+      ctx.session.fileState.set(abs, { content: '', timestamp, offset: undefined, limit: undefined, isPartialView: false });
+      return { type: 'empty', filePath: abs, message: '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>' };
+    }
+    if (window.length === 0) {
+      return {
+        type: 'empty',
+        filePath: abs,
+        message: `<system-reminder>Warning: the file exists but is shorter than the provided offset (${input.offset}). The file has ${totalLines ?? 'fewer'} lines.</system-reminder>`,
+      };
+    }
+    const content = numbered(window, start + 1);
+    const tokens = estimateTokens(content);
+    if (tokens > MAX_OUTPUT_TOKENS) throw tooManyTokens(tokens);
+    const complete = whole !== undefined && start === 0 && totalLines !== null && window.length === totalLines;
+    ctx.session.fileState.set(abs, {
+      // A complete read keeps the content for Edit's content-equality fallback.
+      content: complete ? whole! : window.join('\n'),
+      timestamp,
+      offset: input.offset,
+      limit: input.limit,
+      isPartialView: false,
+    });
+    return { type: 'text', filePath: abs, content, numLines: window.length, startLine: start + 1, totalLines };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export const readTool = buildTool({
+  name: 'Read',
+  searchHint: 'read file contents with line numbers',
+  description: loadPrompt(new URL('./read.md', import.meta.url)),
+  inputSchema: ReadInput,
+  maxResultSizeChars: Number.POSITIVE_INFINITY,
+  mayBeReadOnly: true,
+  isConcurrencySafe: () => true,
+  isReadOnly: () => true,
+  getPath: (input) => input.file_path,
+  validateInput: async (input, ctx) => {
+    if (input.file_path.startsWith(RESULT_PREFIX) && !ctx.results.exists(input.file_path.slice(RESULT_PREFIX.length))) {
+      return { ok: false, message: `No stored result ${input.file_path}`, code: 1 };
+    }
+    return { ok: true };
+  },
+  checkPermissions: async (input, ctx) => {
+    if (input.file_path.startsWith(RESULT_PREFIX)) {
+      return { behavior: 'allow', type: 'tool', detail: 'stored results of this service' };
+    }
+    return checkPathPermission('read', 'Read', input.file_path, ctx);
+  },
+  call: async (input, ctx) => ({
+    data: input.file_path.startsWith(RESULT_PREFIX) ? await readResult(input, ctx) : await readFile(input, ctx),
+  }),
+  renderToolUseMessage: (input) => `Read(${input.file_path})`,
+  getToolUseSummary: (input) => input.file_path,
+  renderToolResultMessage: (out) =>
+    out.type === 'text' ? `Read ${out.numLines} lines` : out.type === 'image' ? `Read image (${out.bytes} bytes)` : out.type === 'notebook' ? 'Read notebook' : 'Empty',
+  toAutoClassifierInput: (input) => input.file_path,
+  mapToolResultToToolResultBlockParam: (out, toolUseId): ToolResultBlock => {
+    switch (out.type) {
+      case 'image': {
+        const content: ContentBlock[] = [{ type: 'image', source: { type: 'base64', media_type: out.mediaType, data: out.base64 } }];
+        return { type: 'tool_result', tool_use_id: toolUseId, content };
+      }
+      case 'notebook':
+        return { type: 'tool_result', tool_use_id: toolUseId, content: out.cells };
+      case 'empty':
+        return { type: 'tool_result', tool_use_id: toolUseId, content: out.message };
+      default:
+        return { type: 'tool_result', tool_use_id: toolUseId, content: out.content };
+    }
+  },
+});

@@ -1,0 +1,221 @@
+/**
+ * Child processes for hooks and Bash: each runs in its own process group so
+ * that a timeout or a cancel kills the whole tree (SIGTERM, then SIGKILL after
+ * a grace), output is capped, and a background child that keeps the pipes
+ * open never holds the call open: the call ends when the main process exits.
+ */
+import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
+
+export interface RunOptions {
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdin?: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Bytes kept per stream when it is collected (not when streamed). */
+  maxOutputBytes?: number;
+  killGraceMs?: number;
+  /** Stream stdout instead of collecting it. */
+  onStdout?: (text: string) => void;
+  /** Stream stderr instead of collecting it. */
+  onStderr?: (text: string) => void;
+  /** How long to wait for the pipes to drain after the main process exits. */
+  drainMs?: number;
+}
+
+export interface RunResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  aborted: boolean;
+  truncated: boolean;
+  durationMs: number;
+  spawnError: string | undefined;
+}
+
+export const DEFAULT_KILL_GRACE_MS = 2000;
+
+/** Signals a whole process group; ignores groups that are already gone. */
+export function killGroup(pid: number | undefined, sig: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+class Capture {
+  private chunks: string[] = [];
+  private bytes = 0;
+  truncated = false;
+  private readonly decoder = new StringDecoder('utf8');
+  constructor(
+    private readonly max: number,
+    private readonly sink: ((s: string) => void) | undefined,
+  ) {}
+  push(b: Buffer): void {
+    if (this.sink) {
+      const s = this.decoder.write(b);
+      if (s) this.sink(s);
+      return;
+    }
+    if (this.bytes >= this.max) {
+      this.truncated = true;
+      return;
+    }
+    const room = this.max - this.bytes;
+    const part = b.length > room ? b.subarray(0, room) : b;
+    if (part.length < b.length) this.truncated = true;
+    this.bytes += part.length;
+    const s = this.decoder.write(part);
+    if (s) this.chunks.push(s);
+  }
+  end(): string {
+    const tail = this.decoder.end();
+    if (this.sink) {
+      if (tail) this.sink(tail);
+      return '';
+    }
+    if (tail) this.chunks.push(tail);
+    return this.chunks.join('');
+  }
+}
+
+export function runChild(opts: RunOptions): Promise<RunResult> {
+  const started = performance.now();
+  const grace = opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const max = opts.maxOutputBytes ?? 1024 * 1024;
+  return new Promise<RunResult>((resolve) => {
+    const out = new Capture(max, opts.onStdout);
+    const err = new Capture(max, opts.onStderr);
+    let timedOut = false;
+    let aborted = false;
+    let settled = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    let drainTimer: NodeJS.Timeout | undefined;
+    let exitCode: number | null = null;
+    let exitSignal: NodeJS.Signals | null = null;
+
+    if (opts.signal?.aborted) {
+      resolve({
+        exitCode: null,
+        signal: null,
+        stdout: '',
+        stderr: '',
+        timedOut: false,
+        aborted: true,
+        truncated: false,
+        durationMs: 0,
+        spawnError: undefined,
+      });
+      return;
+    }
+
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(opts.file, opts.args as string[], {
+        cwd: opts.cwd,
+        env: opts.env,
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+    } catch (e) {
+      resolve({
+        exitCode: null,
+        signal: null,
+        stdout: '',
+        stderr: '',
+        timedOut: false,
+        aborted: false,
+        truncated: false,
+        durationMs: performance.now() - started,
+        spawnError: (e as Error).message,
+      });
+      return;
+    }
+    const pid = child.pid;
+
+    const terminate = (): void => {
+      killGroup(pid, 'SIGTERM');
+      if (!killTimer) {
+        killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), grace);
+        killTimer.unref();
+      }
+    };
+
+    const timer = setTimeout(() => {
+      timedOut = true;
+      terminate();
+    }, opts.timeoutMs);
+    timer.unref();
+
+    const onAbort = (): void => {
+      aborted = true;
+      terminate();
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+    const finish = (spawnError?: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (drainTimer) clearTimeout(drainTimer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      // Whatever is left in the group (background children) goes with the call.
+      killGroup(pid, 'SIGTERM');
+      const k = setTimeout(() => killGroup(pid, 'SIGKILL'), grace);
+      k.unref();
+      if (killTimer) clearTimeout(killTimer);
+      resolve({
+        exitCode,
+        signal: exitSignal,
+        stdout: out.end(),
+        stderr: err.end(),
+        timedOut,
+        aborted,
+        truncated: out.truncated || err.truncated,
+        durationMs: performance.now() - started,
+        spawnError,
+      });
+    };
+
+    child.stdout?.on('data', (b: Buffer) => out.push(b));
+    child.stderr?.on('data', (b: Buffer) => err.push(b));
+    child.on('error', (e) => finish(e.message));
+    let openStreams = 2;
+    const streamDone = (): void => {
+      openStreams -= 1;
+      if (openStreams === 0 && exitCode !== null) finish();
+      if (openStreams === 0 && exitSignal !== null) finish();
+    };
+    child.stdout?.on('close', streamDone);
+    child.stderr?.on('close', streamDone);
+    child.on('exit', (code, sig) => {
+      exitCode = code;
+      exitSignal = sig;
+      if (openStreams === 0) finish();
+      // Background children may hold the pipes open: give them a moment, then stop reading.
+      else drainTimer = setTimeout(() => finish(), opts.drainMs ?? 100);
+    });
+
+    if (child.stdin) {
+      child.stdin.on('error', () => {
+        /* the child may exit without reading its input (EPIPE) */
+      });
+      child.stdin.end(opts.stdin ?? '');
+    }
+  });
+}

@@ -1,0 +1,150 @@
+/**
+ * The seven steps' contract, through POST /execute on a real app with a real
+ * SQLite file: lookup, parse, validate, hooks, permission, call, results.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { cleanupTmp, execute, makeApp, probeTool, textOf, tmpDir, use, type TestApp } from './helpers.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+describe('step 1: lookup', () => {
+  it('answers an unknown tool with an is_error result naming it', async () => {
+    t = await makeApp();
+    const r = await execute(t.app, { tool_uses: [use('NoSuchTool', {}, 'a')] });
+    expect(r.status).toBe(200);
+    expect(r.body.tool_results[0]).toMatchObject({ tool_use_id: 'a', is_error: true });
+    expect(textOf(r.body.tool_results[0]!.content)).toContain('No such tool available: NoSuchTool');
+    expect(r.body.executions[0]).toMatchObject({ status: 'failed', error_class: 'not_found' });
+  });
+
+  it('finds a tool by an alias and runs it under its real name', async () => {
+    const calls: unknown[] = [];
+    t = await makeApp({ permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({ aliases: ['OldProbe'], calls })] });
+    const r = await execute(t.app, { tool_uses: [use('OldProbe', { value: 'x' })] });
+    expect(r.body.tool_results[0]!.is_error).toBeFalsy();
+    expect(r.body.executions[0]!.tool).toBe('Probe');
+    expect(calls).toEqual([{ value: 'x' }]);
+  });
+
+  it('resolves an MCP tool name spelt with characters the normalisation replaces', async () => {
+    const calls: unknown[] = [];
+    const mcp = { ...probeTool({ name: 'mcp__my_server__do_it', calls }), mcpInfo: { serverName: 'my.server', toolName: 'do it' } };
+    t = await makeApp({ permissions: { allow: ['mcp__my_server'] } }, { mcpTools: [mcp] });
+    const r = await execute(t.app, { tool_uses: [use('mcp__my.server__do it', { value: 'v' })] });
+    expect(r.body.executions[0]).toMatchObject({ tool: 'mcp__my_server__do_it', status: 'succeeded' });
+  });
+});
+
+describe('step 2: parse', () => {
+  it('lists each issue in words a model can act on, and runs nothing later', async () => {
+    const root = tmpDir();
+    const marker = path.join(root, 'hook-ran');
+    const validations: unknown[] = [];
+    const calls: unknown[] = [];
+    t = await makeApp(
+      {
+        permissions: { allow: ['Probe'] },
+        hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: `touch ${marker}` }] }] },
+      },
+      { extraTools: [probeTool({ validations, calls })] },
+    );
+    const r = await execute(t.app, { tool_uses: [use('Probe', { count: 'three', extra: true }, 'p1')] });
+    const text = textOf(r.body.tool_results[0]!.content);
+    expect(r.body.tool_results[0]!.is_error).toBe(true);
+    expect(text).toContain('InputValidationError');
+    expect(text).toContain('The required parameter `value` is missing');
+    expect(text).toContain('The parameter `count` type is expected as `number` but provided as `string`');
+    expect(text).toContain('An unexpected parameter `extra` was provided');
+    expect(r.body.executions[0]).toMatchObject({ status: 'failed', error_class: 'validation', decision: null });
+    expect(validations).toHaveLength(0);
+    expect(calls).toHaveLength(0);
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  it('treats OpenAI arguments that are not JSON as a validation error of that call only', async () => {
+    t = await makeApp({ permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({})] });
+    const r = await execute(t.app, {
+      tool_uses: [
+        { id: 'c1', type: 'function', function: { name: 'Probe', arguments: '{"value":' } },
+        { id: 'c2', type: 'function', function: { name: 'Probe', arguments: '{"value":"ok"}' } },
+      ],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.executions.map((e) => e.status)).toEqual(['failed', 'succeeded']);
+    expect(r.body.messages.map((m) => m.tool_call_id)).toEqual(['c1', 'c2']);
+    expect(r.body.messages[1]!.content).toBe('value=ok');
+  });
+});
+
+describe('step 3: validate', () => {
+  it('returns the tool’s own message and stops before hooks and permission', async () => {
+    const root = tmpDir();
+    const marker = path.join(root, 'hook-ran');
+    const calls: unknown[] = [];
+    t = await makeApp(
+      { permissions: { allow: ['Probe'] }, hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: `touch ${marker}` }] }] } },
+      { extraTools: [probeTool({ calls, invalid: (i) => (i.value === 'bad' ? 'The value may not be "bad".' : undefined) })] },
+    );
+    const r = await execute(t.app, { tool_uses: [use('Probe', { value: 'bad' })] });
+    expect(textOf(r.body.tool_results[0]!.content)).toBe('<tool_use_error>The value may not be "bad".</tool_use_error>');
+    expect(r.body.executions[0]).toMatchObject({ status: 'failed', error_class: 'validation', decision: null });
+    expect(calls).toHaveLength(0);
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+});
+
+describe('envelope', () => {
+  it('accepts a whole assistant content array and ignores its non-tool blocks', async () => {
+    t = await makeApp({ permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({})] });
+    const r = await execute(t.app, {
+      session_id: 's',
+      tool_uses: { role: 'assistant', content: [{ type: 'text', text: 'let me look' }, use('Probe', { value: 'a' }, 'u1'), { type: 'thinking', thinking: '…' }] },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.tool_results.map((b) => b.tool_use_id)).toEqual(['u1']);
+    expect(r.body.messages).toEqual([]);
+  });
+
+  it('answers a malformed envelope with 400 and an error code', async () => {
+    t = await makeApp();
+    for (const payload of [
+      { tool_uses: 'nope' },
+      { tool_uses: [{ type: 'tool_use', name: 'Read', input: {} }] },
+      { tool_uses: [42] },
+      { session_id: 5, tool_uses: [] },
+    ]) {
+      const res = await t.app.inject({ method: 'POST', url: '/execute', payload });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.code).toBe('TOOLEXEC_ERR_REQUEST_INVALID');
+    }
+    const notJson = await t.app.inject({ method: 'POST', url: '/execute', payload: '{"tool_uses": [', headers: { 'content-type': 'application/json' } });
+    expect(notJson.statusCode).toBe(400);
+    expect(notJson.json().error.code).toBe('TOOLEXEC_ERR_REQUEST_INVALID');
+    const deep = await t.app.inject({ method: 'POST', url: '/execute', payload: `{"tool_uses":${'['.repeat(200)}${']'.repeat(200)}}`, headers: { 'content-type': 'application/json' } });
+    expect(deep.statusCode).toBe(400);
+    expect(deep.json().error.code).toBe('TOOLEXEC_ERR_REQUEST_TOO_DEEP');
+    const text = await t.app.inject({ method: 'POST', url: '/execute', payload: 'hello', headers: { 'content-type': 'text/plain' } });
+    expect(text.statusCode).toBe(415);
+    expect(text.json().error.code).toBe('TOOLEXEC_ERR_REQUEST_UNSUPPORTED_MEDIA');
+  });
+
+  it('returns the first outcome for a repeated tool_use id, marked replayed, without running it twice', async () => {
+    const calls: unknown[] = [];
+    t = await makeApp({ permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({ calls })] });
+    const first = await execute(t.app, { session_id: 's', tool_uses: [use('Probe', { value: 'one' }, 'same')] });
+    const again = await execute(t.app, { session_id: 's', tool_uses: [use('Probe', { value: 'two' }, 'same')] });
+    expect(calls).toEqual([{ value: 'one' }]);
+    expect(again.body.executions[0]).toMatchObject({ id: first.body.executions[0]!.id, replayed: true, status: 'succeeded' });
+    expect(again.body.tool_results[0]!.content).toBe('value=one');
+    const other = await execute(t.app, { session_id: 'other', tool_uses: [use('Probe', { value: 'three' }, 'same')] });
+    expect(other.body.executions[0]!.replayed).toBeUndefined();
+    expect(calls).toHaveLength(2);
+  });
+});

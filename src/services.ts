@@ -138,6 +138,7 @@ export function createServices(opts: ServiceOptions): Services {
     previewChars: config.results.previewChars,
     log,
     observer: registry,
+    config,
   };
   const executor = new Executor({ deps, registry, maxConcurrency: config.execution.maxConcurrency });
 

@@ -139,6 +139,33 @@ export const Config = z.object({
       maxConcurrency: z.number().int().positive().max(256).default(10),
     })
     .prefault({}),
+  bash: z
+    .object({
+      defaultTimeoutMs: z.number().int().positive().default(120_000),
+      maxTimeoutMs: z.number().int().positive().default(600_000),
+      /** Optional OS sandbox for Bash (bubblewrap); "auto" uses it where available. */
+      sandbox: z
+        .object({
+          mode: z.enum(['off', 'auto', 'bubblewrap']).default('off'),
+          allowNetwork: z.boolean().default(true),
+          writablePaths: z.array(z.string()).default([]),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  webFetch: z
+    .object({
+      maxBytes: z.number().int().positive().default(10 * 1024 * 1024),
+      timeoutMs: z.number().int().positive().default(30_000),
+      /** Loopback and private addresses are refused unless allowed (SSRF). */
+      allowPrivateNetwork: z.boolean().default(false),
+    })
+    .prefault({}),
+  grep: z
+    .object({
+      engine: z.enum(['auto', 'rg', 'js']).default('auto'),
+    })
+    .prefault({}),
   results: z
     .object({
       persistThresholdChars: z.number().int().positive().default(20_000),

@@ -43,5 +43,7 @@ export function makeContext(
     results: deps.results,
     permissions,
     childEnv: deps.childEnv,
+    listTools: () => deps.pool().view(session.mode),
+    config: deps.config,
   };
 }

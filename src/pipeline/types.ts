@@ -5,6 +5,7 @@
  * service. Each step takes the call in one state and returns the next.
  */
 import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
 import type { HookMessage, HookRunner } from '../hooks/types.js';
 import type { Approvals } from '../permissions/approvals.js';
 import type { Classifier } from '../permissions/classifier.js';
@@ -102,6 +103,7 @@ export interface PipelineDeps {
   previewChars: number;
   log: Logger;
   observer: CallObserver;
+  config: Config;
 }
 
 /** Live state for dashboards and the websocket. */

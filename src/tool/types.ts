@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { Logger } from 'pino';
-import type { PermissionMode } from '../config/schema.js';
+import type { Config, PermissionMode } from '../config/schema.js';
 import type { FileStateCache } from '../file-state/cache.js';
 import type { OutputSink } from '../results/output-sink.js';
 import type { Workspace } from '../workspace.js';
@@ -88,6 +88,10 @@ export interface ToolContext {
   readonly permissions: PermissionQuery;
   /** Environment for child processes, without the service's secrets. */
   readonly childEnv: NodeJS.ProcessEnv;
+  /** The tools this session's catalog lists (ToolSearch searches the deferred ones). */
+  listTools(): readonly AnyTool[];
+  /** The service's configuration, read-only (tools read their own section). */
+  readonly config: Readonly<Config>;
 }
 
 /** What a tool's call returns. */

@@ -78,7 +78,7 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
   executeRoutes(app, services);
 
   app.addHook('onClose', async () => {
-    services.close();
+    await services.close();
   });
   await app.ready();
   return app;

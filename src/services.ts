@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
-import type { Config } from './config/schema.js';
+import { configProblems, type Config } from './config/schema.js';
 import { Executor } from './executions/executor.js';
 import { ExecutionRegistry } from './executions/registry.js';
 import { ConfiguredHookRunner } from './hooks/runner.js';
@@ -22,6 +22,7 @@ import type { Session } from './sessions/session.js';
 import { SessionStore } from './sessions/store.js';
 import { AuditLog } from './storage/audit.js';
 import { GroupCommitWriter, openDatabase, type Db } from './storage/db.js';
+import { Checkpointer } from './storage/checkpointer.js';
 import { ExecutionLog } from './storage/executions.js';
 import type { AnyTool } from './tool/types.js';
 import { builtinTools } from './tools/index.js';
@@ -65,25 +66,31 @@ export interface Services {
   catalogs(): CatalogCache;
   /** Replaces the MCP part of the pool (stage 3); the catalog and its ETag follow. */
   setMcpTools(tools: readonly AnyTool[]): void;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export function createServices(opts: ServiceOptions): Services {
   const { config } = opts;
+  const problems = configProblems(config);
+  if (problems.length > 0) throw new Error(`invalid configuration: ${problems[0]}`);
   const log = opts.logger ?? pino({ level: config.logging.level });
   const env = opts.env ?? process.env;
   const workspace = new Workspace(config.workspace.root, [
     ...config.workspace.additionalDirectories,
     ...config.permissions.additionalDirectories,
   ]);
-  const db = openDatabase({ path: config.storage.path === ':memory:' ? ':memory:' : path.resolve(config.storage.path) });
+  const dbPath = config.storage.path === ':memory:' ? ':memory:' : path.resolve(config.storage.path);
+  const db = openDatabase({ path: dbPath });
+  const checkpointer = dbPath === ':memory:' ? undefined : new Checkpointer(db, dbPath);
   const writer = new GroupCommitWriter(db);
   const results = new ResultStore(db);
-  const executions = new ExecutionLog(db, writer);
+  const executions = new ExecutionLog(db, writer, (id, e) => log.error({ err: e, execution_id: id }, 'could not write an execution row'));
   const audit = new AuditLog(db, writer);
   const interrupted = executions.recoverInterrupted();
   if (interrupted.length > 0) log.warn({ count: interrupted.length }, 'calls left unfinished by a previous process were marked cancelled');
-  const sessions = new SessionStore(db, writer, { mode: config.permissions.defaultMode, cwd: workspace.root });
+  const sessions = new SessionStore(db, writer, { mode: config.permissions.defaultMode, cwd: workspace.root }, (id) =>
+    executions.toolUsesOf(id),
+  );
 
   const ruleInputs: RuleInput[] = [
     ...config.permissions.deny.map((raw) => ({ raw, behavior: 'deny' as const, source: 'config' as const })),
@@ -142,7 +149,7 @@ export function createServices(opts: ServiceOptions): Services {
   };
   const executor = new Executor({ deps, registry, maxConcurrency: config.execution.maxConcurrency });
 
-  return {
+  const services: Services = {
     config,
     log,
     db,
@@ -166,9 +173,11 @@ export function createServices(opts: ServiceOptions): Services {
       catalogs = new CatalogCache(pool);
       logProblems(pool);
     },
-    close() {
+    async close() {
       writer.flushNow();
+      await checkpointer?.stop();
       db.close();
     },
   };
+  return services;
 }

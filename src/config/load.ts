@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { RuleInput } from '../permissions/rule-index.js';
-import { Config } from './schema.js';
+import { Config, configProblems } from './schema.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -187,6 +187,9 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
       else config.mcpServers[name] = s;
     }
   }
+
+  const problems = configProblems(config);
+  if (problems.length > 0) throw new ConfigError(`${configPath ? path.resolve(cwd, configPath) : 'configuration'}: ${problems[0]}`, configPath);
 
   const o = opts.overrides ?? {};
   if (o.workspace) config.workspace.root = path.resolve(cwd, o.workspace);

@@ -188,6 +188,16 @@ export const Config = z.object({
     .prefault({}),
 });
 export type Config = z.infer<typeof Config>;
+
+/** Cross-field rules the object schema cannot say field by field. */
+export function configProblems(c: Config): string[] {
+  const out: string[] = [];
+  if (c.permissions.defaultMode === 'bypassPermissions' && (!c.permissions.allowBypass || c.permissions.disableBypassPermissionsMode === 'disable')) {
+    out.push('permissions.defaultMode: "bypassPermissions" needs permissions.allowBypass: true');
+  }
+  if (c.bash.defaultTimeoutMs > c.bash.maxTimeoutMs) out.push('bash.defaultTimeoutMs: must not exceed bash.maxTimeoutMs');
+  return out;
+}
 export type ConfigInput = z.input<typeof Config>;
 
 export function defaultConfig(): Config {

@@ -81,7 +81,7 @@ function blockOfRow(r: ExecutionRow): ToolResultBlock {
       /* fall through */
     }
   }
-  return { type: 'tool_result', tool_use_id: r.tool_use_id, content: r.preview ?? '', is_error: r.is_error === 1 };
+  return { type: 'tool_result', tool_use_id: r.tool_use_id, content: '', is_error: r.is_error === 1 };
 }
 
 export interface ExecutorOptions {
@@ -126,7 +126,8 @@ export class Executor {
         seen.set(use.id, item);
         continue;
       }
-      const row = deps.executions.findByToolUse(session.id, use.id);
+      const earlier = session.toolUses.get(use.id);
+      const row = earlier === undefined ? undefined : deps.executions.get(earlier);
       if (row) {
         const item: BatchItem = {
           use,
@@ -145,6 +146,7 @@ export class Executor {
         else signal.addEventListener('abort', () => controller.abort(), { once: true });
       }
       const id = newExecutionId();
+      session.toolUses.set(use.id, id);
       const queued = queueCall(use, session, deps, id, actor);
       const entry = registry.add(queued, controller);
       let resolve!: (f: FinishedCall) => void;

@@ -8,6 +8,8 @@ import type { PipelineDeps } from './types.js';
 
 /** The threshold above which this tool's results are persisted (contract §6). */
 export function persistThreshold(tool: AnyTool, deps: Pick<PipelineDeps, 'persistThresholdChars'>): number {
+  // Infinity (Read) means never: its own line and token limits bound it.
+  if (!Number.isFinite(tool.maxResultSizeChars)) return Number.POSITIVE_INFINITY;
   return Math.min(tool.maxResultSizeChars, deps.persistThresholdChars);
 }
 

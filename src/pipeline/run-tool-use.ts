@@ -7,7 +7,7 @@
  * publishes state changes, and commits the execution row (after the audit
  * row) before the result is handed back.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { decide } from '../permissions/engine.js';
 import { SessionPermissionQuery } from '../permissions/query.js';
@@ -28,9 +28,7 @@ import { appendText, postHooks } from './step7-post-hooks.js';
 import type { Call, FinishedCall, PipelineDeps, QueuedCall, StepName, ToolUse } from './types.js';
 import { messages } from '../permissions/messages.js';
 
-export function newExecutionId(): string {
-  return `ex_${randomUUID().replace(/-/g, '')}`;
-}
+export { newExecutionId } from '../storage/executions.js';
 
 export interface RunOptions {
   executionId: string;
@@ -109,11 +107,6 @@ export async function runToolUse(
 }
 
 async function persist(f: FinishedCall, deps: PipelineDeps): Promise<void> {
-  const content = f.block.content;
-  const preview =
-    typeof content === 'string'
-      ? content.slice(0, 1000)
-      : content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n').slice(0, 1000);
   try {
     await deps.executions.finish({
       id: f.id,
@@ -124,7 +117,6 @@ async function persist(f: FinishedCall, deps: PipelineDeps): Promise<void> {
       isError: f.block.is_error === true,
       resultId: f.resultId,
       resultBlock: JSON.stringify(f.block),
-      preview,
       hookMessages: f.hookMessages.length > 0 ? JSON.stringify(f.hookMessages) : null,
       timings: JSON.stringify(f.timings),
       finishedAt: f.finishedAt,

@@ -28,9 +28,19 @@ export class Session implements SessionView {
   classifierDenials = { consecutive: 0, total: 0 };
   /** Calls running now (a session is never evicted while it has some). */
   active = 0;
+  /**
+   * tool_use id → execution id of every call of this session: idempotency is
+   * checked here, not through a database index (see storage/migrations.ts).
+   */
+  readonly toolUses: Map<string, string>;
   private dirty = false;
 
-  constructor(rec: SessionRecord, private readonly onTouch: (s: Session) => void) {
+  constructor(
+    rec: SessionRecord,
+    private readonly onTouch: (s: Session) => void,
+    toolUses: Map<string, string> = new Map(),
+  ) {
+    this.toolUses = toolUses;
     this.id = rec.id;
     this.mode = rec.mode;
     this.cwd = rec.cwd;

@@ -30,6 +30,8 @@ export class SessionStore {
     db: Db,
     private readonly writer: GroupCommitWriter,
     private readonly defaults: { mode: PermissionMode; cwd: string },
+    /** Loads a session's tool_use ids (idempotency) when it comes back into memory. */
+    private readonly loadToolUses: (sessionId: string) => Array<{ tool_use_id: string; id: string }> = () => [],
     private readonly maxInMemory = MAX_SESSIONS_IN_MEMORY,
   ) {
     this.getRow = db.prepare('SELECT * FROM sessions WHERE id = ?');
@@ -68,6 +70,7 @@ export class SessionStore {
           updated_at: row.updated_at,
         },
         this.persist,
+        this.toolUseMap(row.id),
       );
     } else {
       const now = Date.now();
@@ -79,12 +82,19 @@ export class SessionStore {
         created_at: now,
         updated_at: now,
       };
-      s = new Session(rec, this.persist);
+      // A session unknown to the sessions table may still have calls (its row is written behind).
+      s = new Session(rec, this.persist, this.toolUseMap(id));
       s.touch();
     }
     this.live.set(id, s);
     this.evict();
     return s;
+  }
+
+  private toolUseMap(id: string): Map<string, string> {
+    const m = new Map<string, string>();
+    for (const r of this.loadToolUses(id)) if (!m.has(r.tool_use_id)) m.set(r.tool_use_id, r.id);
+    return m;
   }
 
   /** The session if it was ever used, without creating it. */

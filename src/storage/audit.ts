@@ -61,12 +61,16 @@ export class AuditLog {
 
   /** Queues the row; it commits before (or with) the execution's final row. */
   record(e: AuditEntry): void {
-    this.writer.writeLater(() => this.insert.run(e));
+    this.writer.writeLater(() => {
+      this.insert.run(e);
+    });
   }
 
   /** Writes the row and resolves once it is committed. */
   recordNow(e: AuditEntry): Promise<void> {
-    return this.writer.write(() => this.insert.run(e));
+    return this.writer.write(() => {
+      this.insert.run(e);
+    });
   }
 
   query(f: AuditFilter): AuditRow[] {

@@ -49,25 +49,35 @@ export function migrate(db: Db): void {
   }
 }
 
-type Entry = { op: () => void; resolve?: () => void; reject?: (e: unknown) => void };
+/**
+ * A queued write. It may return a function to run once its transaction has
+ * committed (write-behind caches use it to forget what is now durable).
+ */
+export type WriteOp = () => void | (() => void);
+type Entry = { op: WriteOp; resolve?: () => void; reject?: (e: unknown) => void };
 
 /** Queues writes and commits them together; see the file comment. */
 export class GroupCommitWriter {
   private queue: Entry[] = [];
   private scheduled = false;
   private lastError: unknown = undefined;
-  private readonly runBatch: (ops: Entry[]) => void;
-  private readonly runOne: (op: () => void) => void;
+  private readonly runBatch: (ops: Entry[]) => Array<() => void>;
+  private readonly runOne: (op: WriteOp) => void | (() => void);
 
   constructor(db: Db) {
     this.runBatch = db.transaction((entries: Entry[]) => {
-      for (const e of entries) e.op();
+      const after: Array<() => void> = [];
+      for (const e of entries) {
+        const cb = e.op();
+        if (typeof cb === 'function') after.push(cb);
+      }
+      return after;
     });
-    this.runOne = db.transaction((op: () => void) => op());
+    this.runOne = db.transaction((op: WriteOp) => op());
   }
 
   /** Queues one write; the promise settles when its transaction commits. */
-  write(op: () => void): Promise<void> {
+  write(op: WriteOp): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ op, resolve, reject });
       this.schedule();
@@ -75,7 +85,7 @@ export class GroupCommitWriter {
   }
 
   /** Queues a write whose commit nobody waits for (it still commits in order). */
-  writeLater(op: () => void): void {
+  writeLater(op: WriteOp): void {
     this.queue.push({ op });
     this.schedule();
   }
@@ -93,8 +103,9 @@ export class GroupCommitWriter {
     if (entries.length === 0) return;
     this.queue = [];
     try {
-      this.runBatch(entries);
+      const after = this.runBatch(entries);
       this.lastError = undefined;
+      for (const cb of after) cb();
       for (const e of entries) e.resolve?.();
       return;
     } catch (e) {
@@ -108,7 +119,8 @@ export class GroupCommitWriter {
     let failed: unknown = undefined;
     for (const e of entries) {
       try {
-        this.runOne(e.op);
+        const cb = this.runOne(e.op);
+        if (typeof cb === 'function') cb();
         e.resolve?.();
       } catch (err) {
         failed = err;

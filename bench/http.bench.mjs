@@ -1,0 +1,58 @@
+// POST /execute with a no-op tool (auth, audit and metrics on) against a bare
+// Fastify route returning the same JSON, in the same run, at 1, 10 and 100
+// connections. Ratios matter, not absolute figures: the machine is shared.
+import path from 'node:path';
+import { benchDir, cannon, quick, startServer, summarise, table, writeResult } from './lib.mjs';
+
+const TOKEN = 'bench-token-0123456789abcdef';
+const duration = quick ? 3 : 10;
+const body = JSON.stringify({ session_id: 'bench', tool_uses: [{ type: 'tool_use', id: 'toolu_[<id>]', name: 'Noop', input: {} }] });
+
+async function run(port, connections, auth) {
+  return summarise(
+    await cannon({
+      url: `http://127.0.0.1:${port}/execute`,
+      method: 'POST',
+      connections,
+      duration,
+      idReplacement: true,
+      headers: { 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${TOKEN}` } : {}) },
+      body,
+    }),
+  );
+}
+
+export async function httpBench() {
+  const bare = await startServer(path.join(benchDir, 'servers/bare.mjs'));
+  const tx = await startServer(path.join(benchDir, 'servers/toolexec.mjs'));
+  const rows = [];
+  try {
+    for (const c of quick ? [10] : [1, 10, 100]) {
+      // Warm both, then measure bare and toolexec back to back.
+      await run(bare.port, c, false);
+      await run(tx.port, c, true);
+      const b = await run(bare.port, c, false);
+      const t = await run(tx.port, c, true);
+      rows.push({
+        connections: c,
+        bare_rps: b.rps,
+        toolexec_rps: t.rps,
+        ratio: +(t.rps / b.rps).toFixed(3),
+        bare_p50_ms: b.p50_ms,
+        bare_p99_ms: b.p99_ms,
+        toolexec_p50_ms: t.p50_ms,
+        toolexec_p99_ms: t.p99_ms,
+        errors: b.errors + t.errors,
+      });
+    }
+  } finally {
+    await bare.stop();
+    await tx.stop();
+  }
+  console.log('\nPOST /execute (no-op tool, auth + audit + metrics) vs bare Fastify route');
+  table(rows);
+  writeResult('http-execute', { target: 'ratio >= 0.6', rows });
+  return rows;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await httpBench();

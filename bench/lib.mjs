@@ -1,0 +1,63 @@
+// Shared helpers for the benchmarks: child servers, autocannon runs, reports.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+export const benchDir = path.dirname(fileURLToPath(import.meta.url));
+export const root = path.resolve(benchDir, '..');
+export const quick = process.env.BENCH_QUICK === '1';
+
+/** Starts `node file args` and resolves once it prints `LISTENING <port>`. */
+export async function startServer(file, args = [], env = {}) {
+  const child = spawn(process.execPath, [file, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const port = await new Promise((resolve, reject) => {
+    let buf = '';
+    child.stdout.on('data', (b) => {
+      buf += b.toString();
+      const m = /LISTENING (\d+)/.exec(buf);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
+  });
+  return {
+    port,
+    child,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)));
+    },
+  };
+}
+
+export function cannon(opts) {
+  return new Promise((resolve, reject) => {
+    autocannon({ ...opts }, (err, res) => (err ? reject(err) : resolve(res)));
+  });
+}
+
+export function summarise(r) {
+  return {
+    rps: Math.round(r.requests.average),
+    p50_ms: r.latency.p50,
+    p99_ms: r.latency.p99,
+    errors: r.errors + r.timeouts + (r.non2xx ?? 0),
+  };
+}
+
+export function writeResult(name, data) {
+  fs.mkdirSync(path.join(benchDir, 'results'), { recursive: true });
+  const file = path.join(benchDir, 'results', `${name}.json`);
+  fs.writeFileSync(file, JSON.stringify({ name, at: new Date().toISOString(), node: process.version, quick, ...data }, null, 2) + '\n');
+  return file;
+}
+
+export function table(rows) {
+  const cols = Object.keys(rows[0] ?? {});
+  const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)));
+  const line = (vals) => vals.map((v, i) => String(v).padEnd(widths[i])).join('  ');
+  console.log(line(cols));
+  console.log(line(widths.map((w) => '-'.repeat(w))));
+  for (const r of rows) console.log(line(cols.map((c) => r[c])));
+}

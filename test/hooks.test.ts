@@ -1,0 +1,267 @@
+/**
+ * Steps 4 and 7 with real command hooks (shell scripts as child processes):
+ * ordering, blocking, input rewriting re-checked by parse, validate and
+ * permission, non-blocking errors, JSON output, timeouts, PostToolUse.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { buildTool } from '../src/tool/build-tool.js';
+import { cleanupTmp, execute, makeApp, probeTool, textOf, tmpDir, use, type TestApp } from './helpers.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+function script(dir: string, name: string, body: string): string {
+  const p = path.join(dir, name);
+  fs.writeFileSync(p, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  return p;
+}
+
+/** A tool that appends "call" to a log file, and denies itself for value "forbidden". */
+function loggingTool(logFile: string) {
+  return buildTool({
+    name: 'Logged',
+    description: 'Appends to a log',
+    inputSchema: z.strictObject({ value: z.string().max(20) }),
+    maxResultSizeChars: 100_000,
+    validateInput: async (input) => (input.value === 'invalid' ? { ok: false, message: 'value "invalid" refused by validateInput', code: 1 } : { ok: true }),
+    checkPermissions: async (input) =>
+      input.value === 'forbidden'
+        ? { behavior: 'deny', message: 'forbidden value', type: 'tool', detail: 'value is forbidden' }
+        : { behavior: 'passthrough' },
+    call: async (input) => {
+      fs.appendFileSync(logFile, `call:${input.value}\n`);
+      if (input.value === 'boom') throw new Error('the tool blew up');
+      return { data: `ran with ${input.value}` };
+    },
+  });
+}
+
+describe('PreToolUse and PostToolUse ordering', () => {
+  it('runs pre hooks, then the call, then post hooks, each seeing Claude Code’s stdin fields', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const pre = script(dir, 'pre.sh', `cat > ${dir}/pre-stdin.json; echo pre >> ${log}`);
+    const post = script(dir, 'post.sh', `cat > ${dir}/post-stdin.json; echo post >> ${log}`);
+    t = await makeApp(
+      {
+        permissions: { allow: ['Logged'] },
+        hooks: {
+          PreToolUse: [{ matcher: 'Logged', hooks: [{ type: 'command', command: pre }] }],
+          PostToolUse: [{ matcher: 'Log.*', hooks: [{ type: 'command', command: post }] }],
+        },
+      },
+      { extraTools: [loggingTool(log)] },
+    );
+    const r = await execute(t.app, { session_id: 'sess-1', tool_uses: [use('Logged', { value: 'a' }, 'tu1')] });
+    expect(r.body.executions[0]!.status).toBe('succeeded');
+    expect(fs.readFileSync(log, 'utf8')).toBe('pre\ncall:a\npost\n');
+    const preIn = JSON.parse(fs.readFileSync(path.join(dir, 'pre-stdin.json'), 'utf8'));
+    expect(preIn).toMatchObject({
+      session_id: 'sess-1',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Logged',
+      tool_input: { value: 'a' },
+      tool_use_id: 'tu1',
+      permission_mode: 'default',
+      cwd: t.workspace,
+    });
+    expect(typeof preIn.transcript_path).toBe('string');
+    const postIn = JSON.parse(fs.readFileSync(path.join(dir, 'post-stdin.json'), 'utf8'));
+    expect(postIn).toMatchObject({ hook_event_name: 'PostToolUse', tool_response: 'ran with a', tool_input: { value: 'a' } });
+  });
+
+  it('exit 2 blocks the call with stderr as the reason, audited as a hook decision', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const pre = script(dir, 'block.sh', 'echo "rm is not allowed here" >&2; exit 2');
+    t = await makeApp(
+      { permissions: { allow: ['Logged'] }, hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: pre }] }] } },
+      { extraTools: [loggingTool(log)] },
+    );
+    const r = await execute(t.app, { tool_uses: [use('Logged', { value: 'a' })] });
+    expect(r.body.executions[0]).toMatchObject({ status: 'denied', error_class: 'permission', decision: { behavior: 'deny', reason: { type: 'hook' } } });
+    expect(textOf(r.body.tool_results[0]!.content)).toContain('rm is not allowed here');
+    expect(textOf(r.body.tool_results[0]!.content)).toContain('PreToolUse:Logged hook error');
+    expect(fs.existsSync(log)).toBe(false);
+    const audit = t.app.toolexec.audit.query({ limit: 5 });
+    expect(audit[0]).toMatchObject({ behavior: 'deny', reason_type: 'hook', reason_detail: pre });
+  });
+
+  it('a non-blocking error (exit 1) is recorded and the call goes on', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const pre = script(dir, 'warn.sh', 'echo "lint unavailable" >&2; exit 1');
+    t = await makeApp(
+      { permissions: { allow: ['Logged'] }, hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: pre }] }] } },
+      { extraTools: [loggingTool(log)] },
+    );
+    const r = await execute(t.app, { tool_uses: [use('Logged', { value: 'a' })] });
+    expect(r.body.executions[0]!.status).toBe('succeeded');
+    const row = t.app.toolexec.executions.get(r.body.executions[0]!.id)!;
+    const msgs = JSON.parse(row.hook_messages!);
+    expect(msgs[0]).toMatchObject({ event: 'PreToolUse', kind: 'non_blocking_error', exitCode: 1 });
+    expect(msgs[0].text).toContain('lint unavailable');
+  });
+
+  it('a hook that hangs is killed at its timeout with its whole process group, and the call goes on', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const pidFile = path.join(dir, 'grandchild.pid');
+    const pre = script(dir, 'hang.sh', `sleep 300 & echo $! > ${pidFile}; wait`);
+    t = await makeApp(
+      { permissions: { allow: ['Logged'] }, hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: pre, timeout: 1 }] }] } },
+      { extraTools: [loggingTool(log)] },
+    );
+    const r = await execute(t.app, { tool_uses: [use('Logged', { value: 'a' })] });
+    expect(r.body.executions[0]!.status).toBe('succeeded');
+    const row = t.app.toolexec.executions.get(r.body.executions[0]!.id)!;
+    expect(JSON.parse(row.hook_messages!)[0].text).toContain('timed out');
+    const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+    let alive = true;
+    for (let i = 0; i < 100 && alive; i++) {
+      try {
+        process.kill(pid, 0);
+        await new Promise((res) => setTimeout(res, 50));
+      } catch {
+        alive = false;
+      }
+    }
+    expect(alive).toBe(false);
+  });
+});
+
+describe('updatedInput', () => {
+  it('rewrites the input the tool receives', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const pre = script(
+      dir,
+      'rewrite.sh',
+      `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"value":"rewritten"}}}'`,
+    );
+    t = await makeApp(
+      { permissions: { allow: ['Logged'] }, hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: pre }] }] } },
+      { extraTools: [loggingTool(log)] },
+    );
+    const r = await execute(t.app, { tool_uses: [use('Logged', { value: 'orig' })] });
+    expect(r.body.tool_results[0]!.content).toBe('ran with rewritten');
+    expect(fs.readFileSync(log, 'utf8')).toBe('call:rewritten\n');
+  });
+
+  it('parses, validates and judges the updated input again', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const make = (value: unknown) =>
+      script(dir, `rw-${String(value).length}-${Math.random().toString(36).slice(2)}.sh`, `cat >/dev/null; echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { value } } })}'`);
+    for (const [value, status, cls] of [
+      [12345, 'failed', 'validation'],
+      ['invalid', 'failed', 'validation'],
+      ['forbidden', 'denied', 'permission'],
+    ] as const) {
+      const hook = make(value);
+      t = await makeApp(
+        { permissions: { allow: ['Logged'] }, hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: hook }] }] } },
+        { extraTools: [loggingTool(log)] },
+      );
+      const r = await execute(t.app, { tool_uses: [use('Logged', { value: 'fine' })] });
+      expect(r.body.executions[0]).toMatchObject({ status, error_class: cls });
+      await t.close();
+      t = undefined;
+    }
+    expect(fs.existsSync(log)).toBe(false);
+  });
+});
+
+describe('hook decisions against rules', () => {
+  const allowHook = (dir: string) =>
+    script(dir, 'allow.sh', `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"looks fine"}}'`);
+
+  it('a hook’s allow runs a call nobody else allowed (skips the prompt)', async () => {
+    const dir = tmpDir();
+    t = await makeApp({ hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: allowHook(dir) }] }] } }, { extraTools: [probeTool({})] });
+    const r = await execute(t.app, { tool_uses: [use('Probe', { value: 'x' })] });
+    expect(r.body.executions[0]).toMatchObject({ status: 'succeeded', decision: { behavior: 'allow', reason: { type: 'hook' } } });
+  });
+
+  it('a hook’s allow never beats a deny rule', async () => {
+    const dir = tmpDir();
+    t = await makeApp(
+      { permissions: { deny: ['Probe'] }, hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: allowHook(dir) }] }] } },
+      { extraTools: [probeTool({})] },
+    );
+    const r = await execute(t.app, { tool_uses: [use('Probe', { value: 'x' })] });
+    expect(r.body.executions[0]).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Probe' } } });
+  });
+
+  it('a hook’s allow never beats an ask rule: the call still asks (and headless denies)', async () => {
+    const dir = tmpDir();
+    t = await makeApp(
+      { permissions: { ask: ['Probe'] }, hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: allowHook(dir) }] }] } },
+      { extraTools: [probeTool({})] },
+    );
+    const r = await execute(t.app, { tool_uses: [use('Probe', { value: 'x' })] });
+    expect(r.body.executions[0]).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'headless' } } });
+    const row = t.app.toolexec.executions.get(r.body.executions[0]!.id)!;
+    const chain = JSON.parse(row.decision!).chain as Array<{ layer: string; outcome: string; detail: string }>;
+    expect(chain).toContainEqual({ layer: 'rules', outcome: 'ask', detail: 'Probe' });
+  });
+
+  it('deny > ask > allow across hooks', async () => {
+    const dir = tmpDir();
+    const ask = script(dir, 'ask.sh', `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}'`);
+    const deny = script(dir, 'deny.sh', `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no way"}}'`);
+    t = await makeApp(
+      { permissions: { allow: ['Probe'] }, hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: allowHook(dir) }, { type: 'command', command: ask }, { type: 'command', command: deny }] }] } },
+      { extraTools: [probeTool({})] },
+    );
+    const r = await execute(t.app, { tool_uses: [use('Probe', { value: 'x' })] });
+    expect(r.body.executions[0]).toMatchObject({ status: 'denied', decision: { reason: { type: 'hook', detail: deny } } });
+    expect(textOf(r.body.tool_results[0]!.content)).toBe('no way');
+  });
+});
+
+describe('PostToolUse', () => {
+  it('exit 2 sends stderr to the model beside the result; additionalContext is appended', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const block = script(dir, 'post-block.sh', 'cat >/dev/null; echo "formatting failed" >&2; exit 2');
+    const ctx = script(dir, 'post-ctx.sh', `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"remember to run the tests"}}'`);
+    t = await makeApp(
+      { permissions: { allow: ['Logged'] }, hooks: { PostToolUse: [{ hooks: [{ type: 'command', command: block }, { type: 'command', command: ctx }] }] } },
+      { extraTools: [loggingTool(log)] },
+    );
+    const r = await execute(t.app, { tool_uses: [use('Logged', { value: 'a' })] });
+    const text = textOf(r.body.tool_results[0]!.content);
+    expect(r.body.executions[0]!.status).toBe('succeeded');
+    expect(text.startsWith('ran with a')).toBe(true);
+    expect(text).toContain('PostToolUse:Logged hook error');
+    expect(text).toContain('formatting failed');
+    expect(text).toContain('remember to run the tests');
+    expect(fs.readFileSync(log, 'utf8')).toBe('call:a\n');
+  });
+
+  it('PostToolUseFailure hooks receive the error of a failed call', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const fail = script(dir, 'fail.sh', `cat > ${dir}/fail-stdin.json`);
+    t = await makeApp(
+      { permissions: { allow: ['Logged'] }, hooks: { PostToolUseFailure: [{ hooks: [{ type: 'command', command: fail }] }] } },
+      { extraTools: [loggingTool(log)] },
+    );
+    const r = await execute(t.app, { tool_uses: [use('Logged', { value: 'boom' })] });
+    expect(r.body.executions[0]).toMatchObject({ status: 'failed', error_class: 'tool_error' });
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'fail-stdin.json'), 'utf8'))).toMatchObject({
+      hook_event_name: 'PostToolUseFailure',
+      tool_name: 'Logged',
+      error: 'the tool blew up',
+      is_interrupt: false,
+    });
+  });
+});

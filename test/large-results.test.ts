@@ -1,0 +1,110 @@
+/**
+ * Large results (contract §6): over min(tool.maxResultSizeChars, 20,000) the
+ * result is stored in SQLite in chunks; the model gets the first 4,096
+ * characters and a result://<id> line; Read serves it back by lines.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { SpillingOutputSink } from '../src/results/output-sink.js';
+import { CHUNK_CHARS } from '../src/results/store.js';
+import { buildTool } from '../src/tool/build-tool.js';
+import { cleanupTmp, execute, makeApp, textOf, use, type TestApp } from './helpers.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1} ${'x'.repeat(40)}`).join('\n') + '\n';
+
+const bigTool = (maxResultSizeChars: number, streamed = false) =>
+  buildTool({
+    name: 'Big',
+    description: 'Prints n lines',
+    inputSchema: z.strictObject({ n: z.number().int() }),
+    maxResultSizeChars,
+    checkPermissions: async () => ({ behavior: 'allow', type: 'tool', detail: 'test' }),
+    call: async (input, ctx) => {
+      if (!streamed) return { data: lines(input.n) };
+      const sink = ctx.createOutput();
+      for (let i = 0; i < input.n; i++) sink.write(`line ${i + 1} ${'x'.repeat(40)}\n`);
+      const r = sink.finish();
+      return r.kind === 'inline' ? { data: r.text } : { data: `[persisted ${r.id}]\n${r.preview}`, resultId: r.id };
+    },
+  });
+
+describe('persistence threshold', () => {
+  it('keeps a result at the threshold inline and persists one just over it', async () => {
+    t = await makeApp({ results: { persistThresholdChars: 1000 } }, { extraTools: [bigTool(100_000)] });
+    const small = await execute(t.app, { tool_uses: [use('Big', { n: 10 })] });
+    expect(small.body.executions[0]!.result_id).toBeNull();
+    const big = await execute(t.app, { tool_uses: [use('Big', { n: 100 })] });
+    expect(big.body.executions[0]!.result_id).toMatch(/^res_/);
+  });
+
+  it('uses the smaller of the tool’s maxResultSizeChars and the configured threshold', async () => {
+    t = await makeApp({}, { extraTools: [bigTool(500)] });
+    const r = await execute(t.app, { tool_uses: [use('Big', { n: 20 })] });
+    expect(r.body.executions[0]!.result_id).toMatch(/^res_/);
+  });
+
+  it('gives the model the preview and a result:// line, stores it whole, and Read serves it by lines', async () => {
+    t = await makeApp({ permissions: { allow: ['Read'] } }, { extraTools: [bigTool(100_000)] });
+    const n = 5000;
+    const r = await execute(t.app, { session_id: 'lr', tool_uses: [use('Big', { n })] });
+    const id = r.body.executions[0]!.result_id!;
+    const text = textOf(r.body.tool_results[0]!.content);
+    expect(text).toContain(`result://${id}`);
+    expect(text).toContain(lines(n).slice(0, 4096));
+    expect(text).not.toContain(lines(n).slice(0, 4097));
+    expect(text.length).toBeLessThan(4096 + 1000);
+    expect(t.app.toolexec.results.readAll(id)).toBe(lines(n));
+    const meta = t.app.toolexec.results.meta(id)!;
+    expect(meta.chunk_count).toBeGreaterThan(1);
+    expect(meta.total_lines).toBe(n);
+
+    const read = await execute(t.app, { session_id: 'lr', tool_uses: [use('Read', { file_path: `result://${id}`, offset: 4000, limit: 3 })] });
+    expect(textOf(read.body.tool_results[0]!.content)).toBe(
+      [4000, 4001, 4002].map((k) => `${String(k).padStart(6)}\tline ${k} ${'x'.repeat(40)}`).join('\n'),
+    );
+  });
+
+  it('never persists a tool whose maxResultSizeChars is Infinity', async () => {
+    t = await makeApp({ results: { persistThresholdChars: 100 } }, { extraTools: [bigTool(Number.POSITIVE_INFINITY)] });
+    const r = await execute(t.app, { tool_uses: [use('Big', { n: 50 })] });
+    expect(r.body.executions[0]!.result_id).toBeNull();
+    expect(textOf(r.body.tool_results[0]!.content)).toBe(lines(50));
+  });
+
+  it('a streamed output spills to the store past the threshold and keeps only the preview in memory', async () => {
+    t = await makeApp({}, { extraTools: [bigTool(100_000, true)] });
+    const r = await execute(t.app, { tool_uses: [use('Big', { n: 20_000 })] });
+    const id = r.body.executions[0]!.result_id!;
+    expect(t.app.toolexec.results.readAll(id)).toBe(lines(20_000));
+  });
+});
+
+describe('SpillingOutputSink', () => {
+  it('holds at most the threshold in memory, then writes chunks; multibyte text survives chunk edges', async () => {
+    t = await makeApp();
+    const store = t.app.toolexec.results;
+    const sink = new SpillingOutputSink({ store, thresholdChars: 100, previewChars: 10, sessionId: 's', executionId: 'e', tool: 'T' });
+    const piece = '日本語😀é';
+    let all = '';
+    for (let i = 0; i < CHUNK_CHARS; i++) {
+      sink.write(piece);
+      all += piece;
+    }
+    const r = sink.finish();
+    expect(r.kind).toBe('persisted');
+    if (r.kind !== 'persisted') return;
+    expect(r.preview).toBe(all.slice(0, 10));
+    expect(store.readAll(r.id)).toBe(all);
+    expect(r.totalBytes).toBe(Buffer.byteLength(all));
+    // Byte ranges across chunk edges concatenate to the exact bytes.
+    const bytes = Buffer.concat([...store.bytes(r.id, 100_000, 400_000)]);
+    expect(bytes.equals(Buffer.from(all).subarray(100_000, 400_001))).toBe(true);
+  });
+});

@@ -4,10 +4,17 @@
  * slashes resolved, symlinks followed (for the longest existing prefix, so a
  * file about to be created is judged by its real parent), Unicode folded to
  * NFC, and case folded where the file system folds it.
+ *
+ * Tools open the path `resolve()` returns (`..` resolved lexically), and the
+ * permission check judges the same string canonicalised, so what is checked
+ * is what is opened.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
+/** Symlink hops followed before giving up (the kernel's own limit is 40). */
+const MAX_SYMLINK_HOPS = 40;
 
 /** realpath of the longest existing prefix, with the rest appended. */
 export function realpathLoose(p: string): string {
@@ -28,6 +35,34 @@ export function realpathLoose(p: string): string {
   return abs;
 }
 
+/**
+ * Where an access to `abs` really lands: a symlink as the last component is
+ * followed even when it dangles (a write through it would create its target),
+ * and the parent is canonicalised. `viaSymlink` says whether any symlink was
+ * involved.
+ */
+export function resolveTarget(abs: string): { target: string; viaSymlink: boolean } {
+  let p = path.resolve(abs);
+  let viaSymlink = false;
+  for (let hop = 0; hop <= MAX_SYMLINK_HOPS; hop++) {
+    const parent = realpathLoose(path.dirname(p));
+    if (parent !== path.dirname(p)) viaSymlink = true;
+    p = path.join(parent, path.basename(p));
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(p);
+    } catch {
+      return { target: p, viaSymlink };
+    }
+    if (!st.isSymbolicLink()) return { target: p, viaSymlink };
+    viaSymlink = true;
+    p = path.resolve(path.dirname(p), fs.readlinkSync(p));
+  }
+  const err = new Error(`Too many levels of symbolic links: ${abs}`) as NodeJS.ErrnoException;
+  err.code = 'ELOOP';
+  throw err;
+}
+
 function probeCaseInsensitive(dir: string): boolean {
   const upper = dir.toUpperCase();
   const lower = dir.toLowerCase();
@@ -41,18 +76,31 @@ function probeCaseInsensitive(dir: string): boolean {
   }
 }
 
+export interface WorkspaceOptions {
+  /** Overrides the probe of the root's file system (tests; a FS the probe cannot judge). */
+  caseInsensitive?: boolean;
+}
+
 export class Workspace {
   readonly root: string;
   readonly roots: readonly string[];
   readonly caseInsensitive: boolean;
   readonly home: string;
+  /** The roots as `fold` leaves them, each with a trailing separator. */
+  private readonly foldedRoots: readonly string[];
+  /** The roots as configured (resolved, symlinks not followed), for lexical checks. */
+  private readonly lexicalRoots: readonly string[];
 
-  constructor(root: string, additional: readonly string[] = []) {
+  constructor(root: string, additional: readonly string[] = [], opts: WorkspaceOptions = {}) {
     this.root = realpathLoose(root);
-    const extra = additional.map((d) => realpathLoose(path.resolve(this.root, expandHome(d))));
-    this.roots = [this.root, ...extra.filter((d) => d !== this.root)];
-    this.caseInsensitive = probeCaseInsensitive(this.root);
+    const extraGiven = additional.map((d) => path.resolve(this.root, expandHome(d)));
+    const extra = extraGiven.map((d) => realpathLoose(d));
+    this.roots = [...new Set([this.root, ...extra])];
+    this.caseInsensitive = opts.caseInsensitive ?? probeCaseInsensitive(this.root);
     this.home = os.homedir();
+    const withSep = (r: string): string => (r.endsWith(path.sep) ? r : r + path.sep);
+    this.foldedRoots = this.roots.map((r) => withSep(this.fold(r)));
+    this.lexicalRoots = [...new Set([path.resolve(root), ...extraGiven, ...this.roots])].map((r) => withSep(this.fold(r)));
   }
 
   /** Absolute path of `p` seen from `cwd` (not canonical). */
@@ -60,20 +108,47 @@ export class Workspace {
     return path.resolve(cwd, expandHome(p));
   }
 
-  /** The canonical form used for every comparison. */
+  /** Unicode NFC, and lower case where the file system folds case. */
+  fold(p: string): string {
+    const n = p.normalize('NFC');
+    return this.caseInsensitive ? n.toLowerCase() : n;
+  }
+
+  /**
+   * The canonical form used for every comparison: where the path really
+   * leads, following a dangling symlink too (a write would create its target).
+   */
   canonical(p: string, cwd: string = this.root): string {
-    const real = realpathLoose(this.resolve(p, cwd)).normalize('NFC');
-    return this.caseInsensitive ? real.toLowerCase() : real;
+    const abs = this.resolve(p, cwd);
+    let real: string;
+    try {
+      real = resolveTarget(abs).target;
+    } catch {
+      real = realpathLoose(abs);
+    }
+    return this.fold(real);
   }
 
   /** Whether `p` (after canonicalising) lies in one of the roots. */
   contains(p: string, cwd: string = this.root): boolean {
-    const c = this.canonical(p, cwd);
-    for (const r of this.roots) {
-      const rc = this.caseInsensitive ? r.normalize('NFC').toLowerCase() : r.normalize('NFC');
-      if (c === rc || c.startsWith(rc.endsWith(path.sep) ? rc : rc + path.sep)) return true;
-    }
-    return false;
+    return this.containsCanonical(this.canonical(p, cwd));
+  }
+
+  /** Whether an already canonical path lies in one of the roots. */
+  containsCanonical(c: string): boolean {
+    const withSep = c.endsWith(path.sep) ? c : c + path.sep;
+    return this.foldedRoots.some((r) => withSep.startsWith(r));
+  }
+
+  /**
+   * Whether `p`, as spelt (`..` resolved, symlinks not followed), lies in one
+   * of the roots: a path that looks inside but really leads outside is what
+   * the file tools refuse to write through.
+   */
+  containsLexically(p: string, cwd: string = this.root): boolean {
+    const f = this.fold(this.resolve(p, cwd));
+    const withSep = f.endsWith(path.sep) ? f : f + path.sep;
+    return this.lexicalRoots.some((r) => withSep.startsWith(r));
   }
 
   /** Path relative to the root where inside it, for display. */

@@ -2,9 +2,11 @@
  * Step 5 with whole-tool rules and the six modes, through the pipeline, and
  * the audit rows each decision leaves (reason types and details).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Classifier } from '../src/permissions/classifier.js';
-import { cleanupTmp, execute, makeApp, probeTool, use, type TestApp } from './helpers.js';
+import { cleanupTmp, execute, makeApp, probeTool, tmpDir, use, type TestApp } from './helpers.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -74,6 +76,24 @@ describe('whole-tool rules', () => {
       await t.close();
       t = undefined;
     }
+  });
+});
+
+describe('working directories', () => {
+  it('a whole-tool allow rule does not reach outside the working directories; a path rule does', async () => {
+    const outside = tmpDir();
+    fs.writeFileSync(path.join(outside, 'secret.txt'), 'top secret\n');
+    t = await makeApp({ permissions: { allow: ['Read'] } });
+    const r = await execute(t.app, { tool_uses: [use('Read', { file_path: path.join(outside, 'secret.txt') })] });
+    expect(r.body.executions[0]).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(JSON.stringify(r.body.tool_results)).not.toContain('top secret');
+    const chain = JSON.parse(t.app.toolexec.executions.get(r.body.executions[0]!.id)!.decision!).chain;
+    expect(chain[0]).toMatchObject({ layer: 'tool', outcome: 'ask' });
+    expect(chain[0].detail).toMatch(/^working_dir:/);
+    await t.close();
+    t = await makeApp({ permissions: { allow: [`Read(/${outside}/**)`] } });
+    const ok = await execute(t.app, { tool_uses: [use('Read', { file_path: path.join(outside, 'secret.txt') })] });
+    expect(ok.body.executions[0]).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'rule' } } });
   });
 });
 

@@ -124,11 +124,12 @@ describe('catalog', () => {
   it('serves the anthropic, openai and mcp shapes', async () => {
     t = await makeApp();
     const a = (await t.app.inject({ url: '/tools' })).json();
-    expect(a.tools[0]).toEqual({ name: 'Glob', description: expect.any(String), input_schema: expect.objectContaining({ type: 'object' }) });
+    const name = a.tools[0].name as string;
+    expect(a.tools[0]).toEqual({ name, description: expect.any(String), input_schema: expect.objectContaining({ type: 'object' }) });
     const o = (await t.app.inject({ url: '/tools?format=openai' })).json();
-    expect(o.tools[0]).toEqual({ type: 'function', function: { name: 'Glob', description: expect.any(String), parameters: expect.objectContaining({ type: 'object' }) } });
+    expect(o.tools[0]).toEqual({ type: 'function', function: { name, description: expect.any(String), parameters: expect.objectContaining({ type: 'object' }) } });
     const m = (await t.app.inject({ url: '/tools?format=mcp' })).json();
-    expect(m.tools[0]).toEqual({ name: 'Glob', description: expect.any(String), inputSchema: expect.objectContaining({ type: 'object' }) });
+    expect(m.tools[0]).toEqual({ name, description: expect.any(String), inputSchema: expect.objectContaining({ type: 'object' }) });
     const bad = await t.app.inject({ url: '/tools?format=yaml' });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error.code).toBe('TOOLEXEC_ERR_REQUEST_INVALID');
@@ -149,7 +150,8 @@ describe('catalog', () => {
     t.app.toolexec.setMcpTools([mcp('srv', 'new')]);
     const changed = await t.app.inject({ url: '/tools', headers: { 'if-none-match': etag } });
     expect(changed.statusCode).toBe(200);
-    expect(changed.json().deferred_tools).toEqual(['mcp__srv__new']);
+    expect(changed.json().deferred_tools).toContain('mcp__srv__new');
+    expect(first.json().deferred_tools).not.toContain('mcp__srv__new');
   });
 
   it('gives every built-in tool a JSON Schema that lists its properties', () => {

@@ -3,8 +3,17 @@
  * modification time (floored to ms) and whether the read was partial. A bounded
  * LRU, like Claude Code's READ_FILE_STATE_CACHE (100 entries, 25 MB of content).
  * Edit and Write consult it to refuse files not read or changed since.
+ *
+ * The file tools key entries by the file's canonical path (`fileStateKey`),
+ * so a read through a symlink or another spelling counts for the file itself.
  */
 import path from 'node:path';
+import type { Workspace } from '../workspace.js';
+
+/** The key the file tools use: the canonical path (symlinks followed, Unicode and case folded). */
+export function fileStateKey(workspace: Workspace, absPath: string): string {
+  return workspace.canonical(absPath);
+}
 
 export interface FileState {
   content: string;
@@ -13,6 +22,29 @@ export interface FileState {
   offset: number | undefined;
   limit: number | undefined;
   isPartialView: boolean;
+}
+
+/** How a cached read relates to the file on disk now. */
+export type Freshness = 'unread' | 'partial' | 'stale' | 'fresh';
+
+/**
+ * Claude Code's checks: no entry, or a partial view → unread/partial; a
+ * modification time after the read → stale, unless `contentFallback` is on,
+ * the read was complete (no offset/limit) and the content is unchanged
+ * (Edit's fallback for file systems that touch mtimes without writing).
+ */
+export function freshness(
+  state: FileState | undefined,
+  mtimeMs: number,
+  currentContent: string | undefined,
+  contentFallback: boolean,
+): Freshness {
+  if (!state) return 'unread';
+  if (state.isPartialView) return 'partial';
+  if (Math.floor(mtimeMs) <= state.timestamp) return 'fresh';
+  const fullRead = state.offset === undefined && state.limit === undefined;
+  if (contentFallback && fullRead && currentContent !== undefined && currentContent === state.content) return 'fresh';
+  return 'stale';
 }
 
 export const FILE_STATE_MAX_ENTRIES = 100;

@@ -4,8 +4,8 @@
  *
  *   whole-tool deny rule → tool's own check (content rules, paths, safety)
  *   → hook deny → whole-tool ask rule / bypass-immune asks → hook ask
- *   → bypassPermissions → hook allow → whole-tool allow rule → tool allow
- *   → remaining asks → passthrough = ask
+ *   → bypassPermissions → outside the working directories: ask → hook allow
+ *   → whole-tool allow rule → tool allow → remaining asks → passthrough = ask
  *
  * then the mode's after-pass: plan denies what is not read-only, dontAsk turns
  * ask into deny. Net effect: deny beats ask beats allow, and a hook's allow
@@ -105,6 +105,13 @@ export async function decide(d: DecideInput): Promise<Decision> {
   if (mode === 'bypassPermissions') {
     chain.push({ layer: 'mode', outcome: 'allow', detail: 'bypassPermissions' });
     return planGate(d, decision('allow', 'mode', 'bypassPermissions', undefined, chain));
+  }
+
+  // A path outside the working directories is never allowed by a whole-tool
+  // rule or a hook: only a path rule (inside the tool's check), bypass mode,
+  // the classifier or a person can let it through.
+  if (own.behavior === 'ask' && ownType === 'working_dir') {
+    return finishAsk(d, decision('ask', ownType, ownDetail, own.message, chain));
   }
 
   if (hook?.behavior === 'allow') {

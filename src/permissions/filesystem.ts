@@ -6,6 +6,10 @@
  *   → allow rule → outside the working directories: ask (working_dir)
  *   → reads inside: allow → edits inside: allow in acceptEdits, else
  *   undecided (ask).
+ *
+ * Deny and ask rules match any spelling of the path (as given, or where it
+ * really leads); an allow rule must match where it really leads, so that a
+ * symlink under an allowed directory cannot carry an allowance elsewhere.
  */
 import path from 'node:path';
 import type { PermissionResult, ToolContext } from '../tool/types.js';
@@ -74,9 +78,9 @@ export function checkPathPermission(
   }
   const ask = q.pathRule(kind, 'ask', all);
   if (ask) return { behavior: 'ask', message: messages.notGranted(toolName), type: 'rule', detail: ask.raw };
-  const allow = q.pathRule(kind, 'allow', all);
+  const allow = q.pathRule(kind, 'allow', [canonical]);
   if (allow) return { behavior: 'allow', type: 'rule', detail: allow.raw };
-  if (!ctx.workspace.contains(filePath, ctx.session.cwd)) {
+  if (!ctx.workspace.containsCanonical(canonical)) {
     return {
       behavior: 'ask',
       message: `${toolName} wants to access ${canonical}, which is outside the working directories (${ctx.workspace.roots.join(', ')}).`,
@@ -87,4 +91,12 @@ export function checkPathPermission(
   if (kind === 'read') return { behavior: 'allow', type: 'working_dir', detail: 'read inside the working directories' };
   if (q.mode === 'acceptEdits') return { behavior: 'allow', type: 'mode', detail: 'acceptEdits: edit inside the working directories' };
   return { behavior: 'passthrough' };
+}
+
+/** Claude Code's validation message for a path an Edit deny rule covers. */
+export const EDIT_DENIED_MESSAGE = 'File is in a directory that is denied by your permission settings.';
+
+/** Whether an Edit deny rule (covering Edit, Write and NotebookEdit) matches any spelling of the path. */
+export function isEditDenied(filePath: string, ctx: ToolContext): boolean {
+  return ctx.permissions.pathRule('edit', 'deny', pathSpellings(filePath, ctx).all) !== undefined;
 }

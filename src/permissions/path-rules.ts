@@ -4,15 +4,20 @@
  *   `~/p`  relative to the home directory
  *   `/p`   relative to the settings file's root (the workspace root for
  *          configured rules)
- *   `./p`, `p`  relative to the working directory; a pattern without a `/`
- *          matches at any depth, as in .gitignore
+ *   `./p`  relative to the working directory
+ *   `p`    relative to the working directory; a pattern without an inner `/`
+ *          matches at any depth below it, as in .gitignore (`.env`,
+ *          `*.pem`)
  * A pattern that names a directory covers everything below it, and a
  * trailing `/**` also covers the directory itself. Paths are matched in their
  * canonical form (.., repeated slashes, symlinks, Unicode NFC, case where the
- * file system folds it) and in their spelling as given.
+ * file system folds it) and in their spelling as given; a rule whose fixed
+ * prefix runs through a symlink (a symlinked home, macOS's /tmp) is also
+ * matched with that prefix resolved.
  */
 import path from 'node:path';
 import picomatch from 'picomatch';
+import { realpathLoose } from '../workspace.js';
 
 export interface PathBase {
   /** Root for `/p` rules. */
@@ -43,25 +48,45 @@ export function specifierToGlob(spec: string, base: PathBase): string {
   } else if (s.startsWith('/')) {
     prefix = escapeGlob(base.root);
     rel = s;
+  } else if (s === '.' || s.startsWith('./')) {
+    prefix = escapeGlob(base.cwd);
+    rel = `/${s.slice(1)}`;
   } else {
-    if (s.startsWith('./')) s = s.slice(2);
     prefix = escapeGlob(base.cwd);
     const body = s.endsWith('/') ? s.slice(0, -1) : s;
     rel = body.includes('/') ? `/${s}` : `/**/${s}`;
   }
   let glob = prefix + rel;
-  glob = glob.replace(/\/{2,}/g, '/');
-  if (glob.endsWith('/')) glob += '**';
+  const dirOnly = glob.endsWith('/');
+  // `..` and `.` segments and repeated slashes are resolved, as they are in the paths matched.
+  glob = path.posix.normalize(glob);
+  if (glob.length > 1 && glob.endsWith('/')) glob = glob.slice(0, -1);
+  if (dirOnly || glob === '/') glob = glob === '/' ? '/**' : `${glob}/**`;
   return glob;
+}
+
+/** The glob with its fixed (wildcard-free) directory prefix resolved through symlinks, if that changes it. */
+function realPrefixVariant(glob: string): string | undefined {
+  const scan = picomatch.scan(glob);
+  const fixed = scan.base;
+  if (!fixed || fixed === '/' || !path.isAbsolute(fixed)) return undefined;
+  // picomatch's base keeps escapes; only unescaped prefixes are resolved.
+  if (fixed.includes('\\')) return undefined;
+  const real = realpathLoose(fixed).normalize('NFC');
+  if (real === fixed) return undefined;
+  return escapeGlob(real) + glob.slice(fixed.length);
 }
 
 export function compilePathRule(spec: string, base: PathBase): PathMatcher {
   const glob = specifierToGlob(spec, base);
   const opts = { dot: true, nocase: base.caseInsensitive };
-  const globs = [glob];
-  // A rule naming a directory covers what lies below it; `dir/**` covers the directory too.
-  if (glob.endsWith('/**')) globs.push(glob.slice(0, -3));
-  else globs.push(`${glob}/**`);
+  const globs: string[] = [];
+  for (const g of [glob, realPrefixVariant(glob)]) {
+    if (g === undefined) continue;
+    globs.push(g);
+    // A rule naming a directory covers what lies below it; `dir/**` covers the directory too.
+    globs.push(g.endsWith('/**') ? g.slice(0, -3) || '/' : `${g}/**`);
+  }
   const m = picomatch(globs, opts);
   return (p) => m(path.normalize(p).normalize('NFC'));
 }

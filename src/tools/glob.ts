@@ -1,9 +1,13 @@
 /**
  * Glob: files matching a glob pattern under a directory, newest first, at
  * most 100. Standard glob semantics (picomatch: `*` does not cross `/` or match
- * a leading dot; `**` crosses directories). Files hidden by Read deny rules
- * are left out; a symlinked directory is followed once (by its real path), so
- * a symlink loop is never walked twice. The walk is bounded and cancellable.
+ * a leading dot; `**` crosses directories). The pattern's literal prefix
+ * (`../x/*.ts`, `/abs/dir/**`) is part of the directory searched, and that
+ * directory is what the permission check judges, so a pattern cannot walk
+ * out of the working directories unasked. Files hidden by Read deny rules are
+ * left out; each directory is walked once (by device and inode), so a symlink
+ * loop ends; inside the working directories, a symlinked directory that leads
+ * outside them is not followed. The walk is bounded and cancellable.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,6 +17,7 @@ import { ToolError } from '../pipeline/error-class.js';
 import { checkPathPermission } from '../permissions/filesystem.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ToolContext } from '../tool/types.js';
+import type { Workspace } from '../workspace.js';
 import { loadPrompt } from './prompt.js';
 
 export const GLOB_MAX_RESULTS = 100;
@@ -28,11 +33,14 @@ export const GlobInput = z.strictObject({
 });
 export type GlobInput = z.infer<typeof GlobInput>;
 
+/** Claude Code's GlobOutput. */
 export interface GlobOutput {
   filenames: string[];
   numFiles: number;
   truncated: boolean;
   durationMs: number;
+  totalMatches: number;
+  countIsComplete: boolean;
 }
 
 interface Found {
@@ -40,50 +48,58 @@ interface Found {
   mtimeMs: number;
 }
 
+/** The directory walked and the pattern relative to it. */
+export function globSearch(input: GlobInput, cwd: string, workspace: Workspace): { dir: string; pattern: string } {
+  const root = workspace.resolve(input.path ?? '.', cwd);
+  const scan = picomatch.scan(input.pattern);
+  let base = scan.base.replace(/\\(.)/g, '$1');
+  let glob = scan.glob;
+  if (glob === '') {
+    // A literal path: search its directory for its name.
+    const literal = base.endsWith('/') ? base.slice(0, -1) : base;
+    base = path.dirname(literal);
+    glob = path.basename(literal);
+  }
+  return { dir: path.resolve(root, base), pattern: glob };
+}
+
 export async function globFiles(
   input: GlobInput,
   ctx: Pick<ToolContext, 'workspace' | 'session' | 'permissions' | 'signal'>,
 ): Promise<{ files: Found[]; visitedLimitHit: boolean }> {
-  const root = ctx.workspace.resolve(input.path ?? '.', ctx.session.cwd);
+  const { dir: start, pattern } = globSearch(input, ctx.session.cwd, ctx.workspace);
   let st: fs.Stats;
   try {
-    st = fs.statSync(root);
+    st = fs.statSync(start);
   } catch {
-    throw new ToolError(`Directory does not exist: ${root}`, 'not_found');
+    throw new ToolError(`Directory does not exist: ${start}`, 'not_found');
   }
-  if (!st.isDirectory()) throw new ToolError(`Path is not a directory: ${root}`, 'io');
+  if (!st.isDirectory()) throw new ToolError(`Path is not a directory: ${start}`, 'io');
 
-  let pattern = input.pattern;
-  if (path.isAbsolute(pattern)) {
-    const rel = path.relative(root, pattern);
-    if (rel.startsWith('..')) throw new ToolError(`The pattern ${pattern} lies outside the search path ${root}`, 'tool_error');
-    pattern = rel;
-  }
   const isMatch = picomatch(pattern, { dot: false });
-  const scan = picomatch.scan(pattern);
-  const deep = pattern.includes('**');
-  const maxDepth = deep ? Number.POSITIVE_INFINITY : pattern.split('/').length;
+  const maxDepth = pattern.includes('**') ? Number.POSITIVE_INFINITY : pattern.split('/').length;
   // Dot directories are entered only when the pattern names one.
   const wantsDot = /(^|\/)\.[^/]/.test(pattern);
-  const start = scan.base && scan.base !== '.' ? path.join(root, scan.base) : root;
+  // Searching inside the working directories, a symlink does not carry the walk outside them.
+  const confined = ctx.workspace.contains(start);
 
   const files: Found[] = [];
   const seenDirs = new Set<string>();
   let visited = 0;
   let limitHit = false;
-  const stack: { dir: string; depth: number }[] = [{ dir: start, depth: path.relative(root, start).split('/').filter(Boolean).length }];
+  const stack: { dir: string; depth: number }[] = [{ dir: start, depth: 0 }];
   while (stack.length > 0) {
     if (ctx.signal.aborted) break;
     const { dir, depth } = stack.pop()!;
-    let real: string;
+    let id: string;
     try {
       const s = fs.statSync(dir);
-      real = `${s.dev}:${s.ino}`;
+      id = `${s.dev}:${s.ino}`;
     } catch {
       continue;
     }
-    if (seenDirs.has(real)) continue;
-    seenDirs.add(real);
+    if (seenDirs.has(id)) continue;
+    seenDirs.add(id);
     let entries: fs.Dirent[];
     try {
       entries = await fs.promises.readdir(dir, { withFileTypes: true });
@@ -96,30 +112,33 @@ export async function globFiles(
         break;
       }
       const abs = path.join(dir, e.name);
-      const rel = path.relative(root, abs);
       let isDir = e.isDirectory();
       let isFile = e.isFile();
+      let mtimeMs: number | undefined;
       if (e.isSymbolicLink()) {
         try {
           const t = fs.statSync(abs);
           isDir = t.isDirectory();
           isFile = t.isFile();
+          mtimeMs = t.mtimeMs;
         } catch {
-          continue; // dangling
+          continue; // dangling, or a loop of links
         }
+        if (isDir && confined && !ctx.workspace.contains(abs)) continue;
       }
       if (isDir) {
         if (depth + 1 >= maxDepth) continue;
         if (e.name.startsWith('.') && !wantsDot) continue;
         if (ctx.permissions.isReadDenied(abs)) continue;
         stack.push({ dir: abs, depth: depth + 1 });
-      } else if (isFile && isMatch(rel)) {
+      } else if (isFile && isMatch(path.relative(start, abs))) {
         if (ctx.permissions.isReadDenied(abs)) continue;
-        let mtimeMs = 0;
-        try {
-          mtimeMs = fs.statSync(abs).mtimeMs;
-        } catch {
-          continue;
+        if (mtimeMs === undefined) {
+          try {
+            mtimeMs = fs.statSync(abs).mtimeMs;
+          } catch {
+            continue;
+          }
         }
         files.push({ abs, mtimeMs });
       }
@@ -140,13 +159,23 @@ export const globTool = buildTool({
   isConcurrencySafe: () => true,
   isReadOnly: () => true,
   getPath: (input) => input.path,
-  checkPermissions: async (input, ctx) => checkPathPermission('read', 'Glob', input.path ?? ctx.session.cwd, ctx),
+  checkPermissions: async (input, ctx) =>
+    checkPathPermission('read', 'Glob', globSearch(input, ctx.session.cwd, ctx.workspace).dir, ctx),
   call: async (input, ctx) => {
     const t0 = performance.now();
     const { files, visitedLimitHit } = await globFiles(input, ctx);
     const truncated = files.length > GLOB_MAX_RESULTS || visitedLimitHit;
     const filenames = files.slice(0, GLOB_MAX_RESULTS).map((f) => f.abs);
-    return { data: { filenames, numFiles: filenames.length, truncated, durationMs: performance.now() - t0 } };
+    return {
+      data: {
+        filenames,
+        numFiles: filenames.length,
+        truncated,
+        durationMs: performance.now() - t0,
+        totalMatches: files.length,
+        countIsComplete: !visitedLimitHit,
+      },
+    };
   },
   renderToolUseMessage: (input) => `Glob(${input.pattern}${input.path ? ` in ${input.path}` : ''})`,
   getToolUseSummary: (input) => input.pattern,

@@ -1,8 +1,12 @@
 /** The built-in tools, in no particular order (the pool sorts them). */
 import type { AnyTool } from '../tool/types.js';
+import { editTool } from './edit.js';
 import { globTool } from './glob.js';
+import { notebookEditTool } from './notebook-edit.js';
 import { readTool } from './read.js';
+import { todoWriteTool } from './todo-write.js';
+import { writeTool } from './write.js';
 
 export function builtinTools(): AnyTool[] {
-  return [readTool, globTool];
+  return [readTool, globTool, editTool, writeTool, notebookEditTool, todoWriteTool];
 }

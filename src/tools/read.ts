@@ -2,14 +2,16 @@
  * Read: a file's text with line numbers (cat -n), an image as an image block,
  * a notebook as its cells, or a persisted result (`result://<id>`). Records
  * what it read in the session's FileStateCache for Edit and Write.
- * Limits as in Claude Code: 2,000 lines by default; 256 KB without
- * offset/limit; 25,000 tokens of output. Only regular files are opened, and
+ * Limits as in Claude Code: 2,000 lines by default; 256 KB unless a limit
+ * is given; 25,000 tokens of output. Only regular files are opened, and
  * without blocking, so a FIFO or a device is a quick error, never a hang.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { z } from 'zod';
+import { fileStateKey } from '../file-state/cache.js';
+import { assertRegularFile, decodeText, fileNotFoundMessage, formatFileSize } from '../file-state/text-file.js';
 import { ToolError } from '../pipeline/error-class.js';
 import { checkPathPermission } from '../permissions/filesystem.js';
 import { estimateTokens } from '../pool/tokens.js';
@@ -74,31 +76,33 @@ function tooManyTokens(tokens: number): ToolError {
 }
 
 /** Opens a regular file without ever blocking on a FIFO or a device. */
-function openRegular(abs: string): { fd: number; stat: fs.Stats } {
+function openRegular(abs: string, cwd: string): { fd: number; stat: fs.Stats } {
   let st: fs.Stats;
   try {
     st = fs.statSync(abs);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new ToolError(`File does not exist: ${abs}`, 'not_found');
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new ToolError(fileNotFoundMessage(abs, cwd), 'not_found');
     throw e;
   }
-  if (st.isDirectory()) {
-    throw new ToolError(`${abs} is a directory, not a file. Use the Glob tool, or ls through the Bash tool, to list it.`, 'io');
-  }
-  if (!st.isFile()) throw new ToolError(`${abs} is not a regular file (a FIFO, socket or device); it cannot be read.`, 'io');
+  assertRegularFile(abs, st);
+  // O_NONBLOCK: should the path be swapped for a FIFO after the stat, open still returns at once.
   const fd = fs.openSync(abs, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-  const fst = fs.fstatSync(fd);
-  if (!fst.isFile()) {
+  try {
+    const fst = fs.fstatSync(fd);
+    assertRegularFile(abs, fst);
+    return { fd, stat: fst };
+  } catch (e) {
     fs.closeSync(fd);
-    throw new ToolError(`${abs} is not a regular file; it cannot be read.`, 'io');
+    throw e;
   }
-  return { fd, stat: fst };
 }
 
-function looksBinary(buf: Buffer): boolean {
-  const n = Math.min(buf.length, 8192);
-  for (let i = 0; i < n; i++) if (buf[i] === 0) return true;
+/** A NUL in the first 8 KB marks a binary file. */
+function looksBinary(data: Buffer | string): boolean {
+  const n = Math.min(data.length, 8192);
+  if (typeof data === 'string') return data.slice(0, n).includes('\u0000');
+  for (let i = 0; i < n; i++) if (data[i] === 0) return true;
   return false;
 }
 
@@ -186,8 +190,9 @@ async function readResult(input: ReadInput, ctx: ToolContext): Promise<ReadOutpu
 async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput> {
   const abs = ctx.workspace.resolve(input.file_path, ctx.session.cwd);
   const ext = path.extname(abs).toLowerCase();
-  const { fd, stat } = openRegular(abs);
+  const { fd, stat } = openRegular(abs, ctx.session.cwd);
   const timestamp = Math.floor(stat.mtimeMs);
+  const key = fileStateKey(ctx.workspace, abs);
   try {
     const media = IMAGE_TYPES[ext];
     if (media) {
@@ -197,10 +202,10 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
       const buf = fs.readFileSync(fd);
       return { type: 'image', filePath: abs, mediaType: media, base64: buf.toString('base64'), bytes: buf.length };
     }
-    const partial = input.offset !== undefined || input.limit !== undefined;
-    if (!partial && stat.size > MAX_OUTPUT_SIZE_BYTES) {
+    // As in Claude Code, the size limit applies only when no limit bounds the read.
+    if (input.limit === undefined && stat.size > MAX_OUTPUT_SIZE_BYTES) {
       throw new ToolError(
-        `File content (${Math.round(stat.size / 1024)}KB) exceeds maximum allowed size (${MAX_OUTPUT_SIZE_BYTES / 1024}KB). Please use offset and limit parameters to read specific portions of the file, or use the Grep tool to search for specific content.`,
+        `File content (${formatFileSize(stat.size)}) exceeds maximum allowed size (${formatFileSize(MAX_OUTPUT_SIZE_BYTES)}). Please use offset and limit parameters to read specific portions of the file, or use the Grep tool to search for specific content.`,
         'tool_error',
       );
     }
@@ -210,14 +215,16 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
     let totalLines: number | null;
     let whole: string | undefined;
     if (stat.size <= WHOLE_READ_MAX_BYTES) {
-      const buf = fs.readFileSync(fd);
-      if (looksBinary(buf)) throw new ToolError(`${abs} appears to be a binary file; this tool cannot read binary files.`, 'tool_error');
-      whole = buf.toString('utf8');
+      const decoded = decodeText(fs.readFileSync(fd));
+      if (decoded.encoding === 'utf8' && looksBinary(decoded.content)) {
+        throw new ToolError(`${abs} appears to be a binary file; this tool cannot read binary files.`, 'tool_error');
+      }
+      whole = decoded.content;
       if (ext === '.ipynb') {
         const cells = renderNotebook(whole, abs);
         const tokens = estimateTokens(cells);
         if (tokens > MAX_OUTPUT_TOKENS) throw tooManyTokens(tokens);
-        ctx.session.fileState.set(abs, { content: whole, timestamp, offset: undefined, limit: undefined, isPartialView: false });
+        ctx.session.fileState.set(key, { content: whole, timestamp, offset: undefined, limit: undefined, isPartialView: false });
         return { type: 'notebook', filePath: abs, cells };
       }
       const lines = splitLines(whole);
@@ -233,7 +240,7 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
       totalLines = null;
     }
     if (whole !== undefined && whole.length === 0) {
-      ctx.session.fileState.set(abs, { content: '', timestamp, offset: undefined, limit: undefined, isPartialView: false });
+      ctx.session.fileState.set(key, { content: '', timestamp, offset: undefined, limit: undefined, isPartialView: false });
       return { type: 'empty', filePath: abs, message: '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>' };
     }
     if (window.length === 0) {
@@ -247,7 +254,7 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
     const tokens = estimateTokens(content);
     if (tokens > MAX_OUTPUT_TOKENS) throw tooManyTokens(tokens);
     const complete = whole !== undefined && start === 0 && totalLines !== null && window.length === totalLines;
-    ctx.session.fileState.set(abs, {
+    ctx.session.fileState.set(key, {
       // A complete read keeps the content for Edit's content-equality fallback.
       content: complete ? whole! : window.join('\n'),
       timestamp,

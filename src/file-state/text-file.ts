@@ -1,0 +1,195 @@
+/**
+ * Reading text files for the file tools. Only regular files are opened, and
+ * without blocking, so a FIFO, socket or device is a quick error, never a
+ * hang. The encoding (UTF-8 with or without a BOM, UTF-16LE with a BOM) and
+ * the dominant line ending are detected, so that a write keeps them.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ToolError } from '../pipeline/error-class.js';
+
+export type TextEncoding = 'utf8' | 'utf16le';
+export type LineEndings = 'CRLF' | 'LF';
+
+export interface TextFile {
+  /** The decoded text, BOM removed, line endings untouched. */
+  content: string;
+  encoding: TextEncoding;
+  bom: boolean;
+  mtimeMs: number;
+  /** Permission bits, kept by an atomic rewrite. */
+  mode: number;
+  uid: number;
+  gid: number;
+  size: number;
+}
+
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+const UTF16LE_BOM = Buffer.from([0xff, 0xfe]);
+
+/** Claude Code's formatFileSize: `512 bytes`, `256KB`, `1.5MB`, `1GB`. */
+export function formatFileSize(bytes: number): string {
+  const trim = (n: number): string => n.toFixed(1).replace(/\.0$/, '');
+  if (bytes < 1024) return `${bytes} bytes`;
+  const kb = bytes / 1024;
+  if (kb < 1024) return `${trim(kb)}KB`;
+  const mb = kb / 1024;
+  if (mb < 1024) return `${trim(mb)}MB`;
+  return `${trim(mb / 1024)}GB`;
+}
+
+export function decodeText(buf: Buffer): { content: string; encoding: TextEncoding; bom: boolean } {
+  if (buf.length >= 2 && buf[0] === 0xff && buf[1] === 0xfe) {
+    return { content: buf.subarray(2).toString('utf16le'), encoding: 'utf16le', bom: true };
+  }
+  if (buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
+    return { content: buf.subarray(3).toString('utf8'), encoding: 'utf8', bom: true };
+  }
+  return { content: buf.toString('utf8'), encoding: 'utf8', bom: false };
+}
+
+export function encodeText(content: string, encoding: TextEncoding, bom: boolean): Buffer {
+  const body = Buffer.from(content, encoding);
+  if (!bom) return body;
+  return Buffer.concat([encoding === 'utf16le' ? UTF16LE_BOM : UTF8_BOM, body]);
+}
+
+/** Characters sampled to decide a file's line ending. */
+const LINE_ENDING_SAMPLE = 1 << 20;
+
+/** CRLF when most line breaks in the (sampled) text are CRLF. */
+export function detectLineEndings(content: string): LineEndings {
+  const n = Math.min(content.length, LINE_ENDING_SAMPLE);
+  let crlf = 0;
+  let lf = 0;
+  for (let i = content.indexOf('\n'); i !== -1 && i < n; i = content.indexOf('\n', i + 1)) {
+    if (i > 0 && content.charCodeAt(i - 1) === 13) crlf++;
+    else lf++;
+  }
+  return crlf > lf ? 'CRLF' : 'LF';
+}
+
+export function toCRLF(s: string): string {
+  return s.replace(/\r?\n/g, '\r\n');
+}
+
+/** `cat -n` numbering, as Read shows it: the number right-aligned in 6 columns, a tab, the line. */
+export function addLineNumbers(lines: readonly string[], startLine: number): string {
+  let out = '';
+  for (let i = 0; i < lines.length; i++) {
+    if (i > 0) out += '\n';
+    out += `${String(startLine + i).padStart(6)}\t${lines[i]}`;
+  }
+  return out;
+}
+
+/**
+ * Up to `count` lines of `text` from 0-based line `from`, as Read splits
+ * them (a final newline ends the last line rather than starting another; `\r`
+ * of CRLF dropped), without splitting the whole text.
+ */
+export function sliceLines(text: string, from: number, count: number): string[] {
+  const out: string[] = [];
+  let pos = 0;
+  let line = 0;
+  while (pos < text.length && out.length < count) {
+    const nl = text.indexOf('\n', pos);
+    const end = nl === -1 ? text.length : nl;
+    if (line >= from) {
+      const l = text.slice(pos, end);
+      out.push(l.endsWith('\r') ? l.slice(0, -1) : l);
+    }
+    line++;
+    if (nl === -1) break;
+    pos = nl + 1;
+  }
+  return out;
+}
+
+/** Number of `\n` in text[0, end). */
+export function countNewlines(text: string, end = text.length): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < end; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/** Claude Code's message for a missing file, with a guess at the file meant when one is near (and may be named). */
+export function fileNotFoundMessage(abs: string, cwd: string, suggest = true): string {
+  let msg = `File does not exist. Note: your current working directory is ${cwd}.`;
+  const similar = suggest ? findSimilarFile(abs) : undefined;
+  if (similar) msg += ` Did you mean ${similar}?`;
+  return msg;
+}
+
+/** Entries looked at when guessing a similar file name. */
+const SIMILAR_SCAN_MAX = 1000;
+
+/** A file in the same directory with the same name but another extension, or another case. */
+function findSimilarFile(abs: string): string | undefined {
+  const dir = path.dirname(abs);
+  const base = path.basename(abs);
+  const stem = base.slice(0, base.length - path.extname(base).length).toLowerCase();
+  let d: fs.Dir | undefined;
+  try {
+    d = fs.opendirSync(dir);
+    for (let i = 0; i < SIMILAR_SCAN_MAX; i++) {
+      const e = d.readSync();
+      if (!e) break;
+      if (!e.isFile() || e.name === base) continue;
+      const eStem = e.name.slice(0, e.name.length - path.extname(e.name).length).toLowerCase();
+      if (e.name.toLowerCase() === base.toLowerCase() || (stem.length > 0 && eStem === stem)) return path.join(dir, e.name);
+    }
+  } catch {
+    return undefined;
+  } finally {
+    try {
+      d?.closeSync();
+    } catch {
+      // already closed
+    }
+  }
+  return undefined;
+}
+
+/** stat that follows symlinks; undefined when nothing is there. */
+export async function statIfExists(abs: string): Promise<fs.Stats | undefined> {
+  try {
+    return await fs.promises.stat(abs);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw e;
+  }
+}
+
+/** Refuses what is not a regular file, with a message a model can act on. */
+export function assertRegularFile(abs: string, st: fs.Stats): void {
+  if (st.isDirectory()) {
+    throw new ToolError(`${abs} is a directory, not a file. Use the Glob tool, or ls through the Bash tool, to list it.`, 'io');
+  }
+  if (!st.isFile()) throw new ToolError(`${abs} is not a regular file (a FIFO, socket or device); it cannot be read or edited.`, 'io');
+}
+
+/**
+ * The file's text and metadata, or undefined when it does not exist.
+ * `maxBytes` refuses larger files before reading them.
+ */
+export async function readTextFile(abs: string, maxBytes = Number.POSITIVE_INFINITY): Promise<TextFile | undefined> {
+  const st = await statIfExists(abs);
+  if (!st) return undefined;
+  assertRegularFile(abs, st);
+  if (st.size > maxBytes) {
+    throw new ToolError(`File is too large (${formatFileSize(st.size)}); at most ${formatFileSize(maxBytes)} can be handled.`, 'tool_error');
+  }
+  // O_NONBLOCK: should the path be swapped for a FIFO after the stat, open still returns at once.
+  const fh = await fs.promises.open(abs, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  try {
+    const fst = await fh.stat();
+    assertRegularFile(abs, fst);
+    const buf = await fh.readFile();
+    const { content, encoding, bom } = decodeText(buf);
+    return { content, encoding, bom, mtimeMs: fst.mtimeMs, mode: fst.mode & 0o7777, uid: fst.uid, gid: fst.gid, size: fst.size };
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * Read against real files, through POST /execute: numbering, offset/limit,
+ * Claude Code's limits and messages, images, notebooks, stored results, the
+ * FileStateCache entries it leaves, and the files it must refuse quickly
+ * (devices, FIFOs, directories).
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { MAX_LINES_TO_READ, readTool } from '../src/tools/read.js';
+import { cleanupTmp, type TestApp } from './helpers.js';
+import { call, fileApp } from './helpers-files.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+const READ_ALLOWED = { permissions: { allow: ['Read'] } };
+/** A 1×1 transparent PNG. */
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
+
+function write(p: string, content: string | Buffer): string {
+  fs.mkdirSync(path.dirname(p), { recursive: true });
+  fs.writeFileSync(p, content);
+  return p;
+}
+
+const lines = (n: number, prefix = 'line'): string => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join('\n') + '\n';
+
+describe('Read: text', () => {
+  it('numbers lines like cat -n and strips CR of CRLF files', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const f = write(path.join(t.workspace, 'a.txt'), 'alpha\r\nbeta\r\n');
+    const r = await call(t, 'Read', { file_path: f });
+    expect(r.isError).toBe(false);
+    expect(r.text).toBe('     1\talpha\n     2\tbeta');
+  });
+
+  it('resolves a relative path against the session\u2019s working directory', async () => {
+    t = await fileApp(READ_ALLOWED);
+    write(path.join(t.workspace, 'sub', 'r.txt'), 'rel\n');
+    expect((await call(t, 'Read', { file_path: 'sub/r.txt' })).text).toBe('     1\trel');
+  });
+
+  it('reads offset/limit windows with the right line numbers', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const f = write(path.join(t.workspace, 'a.txt'), lines(10));
+    const r = await call(t, 'Read', { file_path: f, offset: 4, limit: 3 });
+    expect(r.text).toBe('     4\tline 4\n     5\tline 5\n     6\tline 6');
+  });
+
+  it('reads 2,000 lines by default', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const f = write(path.join(t.workspace, 'long.txt'), lines(2500, 'l'));
+    const r = await call(t, 'Read', { file_path: f });
+    const got = r.text.split('\n');
+    expect(got).toHaveLength(MAX_LINES_TO_READ);
+    expect(got.at(-1)).toBe('  2000\tl 2000');
+  });
+
+  it('refuses more than 256 KB without a limit, with Claude Code\u2019s message, and reads it with one', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const f = write(path.join(t.workspace, 'big.txt'), `${'x'.repeat(99)}\n`.repeat(3000));
+    const r = await call(t, 'Read', { file_path: f });
+    expect(r.isError).toBe(true);
+    expect(r.text).toContain('File content (293KB) exceeds maximum allowed size (256KB). Please use offset and limit parameters');
+    const ok = await call(t, 'Read', { file_path: f, offset: 2991, limit: 5 });
+    expect(ok.isError).toBe(false);
+    expect(ok.text.split('\n')).toHaveLength(5);
+  });
+
+  it('refuses output over 25,000 tokens with Claude Code\u2019s message', async () => {
+    t = await fileApp(READ_ALLOWED);
+    // 1,500 lines of 100 characters: under 256 KB, over 25,000 tokens.
+    const f = write(path.join(t.workspace, 'wide.txt'), `${'y'.repeat(99)}\n`.repeat(1500));
+    const r = await call(t, 'Read', { file_path: f });
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/File content \(\d+ tokens\) exceeds maximum allowed tokens \(25000\)\. Please use offset and limit parameters/);
+  });
+
+  it('warns about an empty file and about an offset past the end', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const empty = write(path.join(t.workspace, 'empty.txt'), '');
+    const short = write(path.join(t.workspace, 'short.txt'), 'a\nb\n');
+    expect((await call(t, 'Read', { file_path: empty })).text).toBe(
+      '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>',
+    );
+    expect((await call(t, 'Read', { file_path: short, offset: 10 })).text).toBe(
+      '<system-reminder>Warning: the file exists but is shorter than the provided offset (10). The file has 2 lines.</system-reminder>',
+    );
+  });
+
+  it('says a missing file does not exist, naming the working directory', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const r = await call(t, 'Read', { file_path: path.join(t.workspace, 'nope.txt') });
+    expect(r).toMatchObject({ isError: true, errorClass: 'not_found' });
+    expect(r.text).toContain(`File does not exist. Note: your current working directory is ${t.workspace}.`);
+  });
+
+  it('refuses a binary file and reads a UTF-16LE file with a BOM', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const bin = write(path.join(t.workspace, 'x.bin'), Buffer.from([1, 2, 0, 3]));
+    const u16 = write(path.join(t.workspace, 'u16.txt'), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('h\u00e9llo\n', 'utf16le')]));
+    expect((await call(t, 'Read', { file_path: bin })).text).toContain('appears to be a binary file');
+    expect((await call(t, 'Read', { file_path: u16 })).text).toBe('     1\th\u00e9llo');
+  });
+});
+
+describe('Read: other kinds of content', () => {
+  it('returns an image as an image block', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const f = write(path.join(t.workspace, 'dot.png'), PNG);
+    const r = await call(t, 'Read', { file_path: f });
+    expect(r.isError).toBe(false);
+    expect(r.content).toEqual([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') } }]);
+  });
+
+  it('renders a notebook as its cells with outputs', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const nb = {
+      cells: [
+        { cell_type: 'markdown', id: 'm1', source: ['# Hi'] },
+        { cell_type: 'code', source: 'print(42)', outputs: [{ output_type: 'stream', text: '42\n' }] },
+      ],
+      nbformat: 4,
+      nbformat_minor: 4,
+    };
+    const f = write(path.join(t.workspace, 'n.ipynb'), JSON.stringify(nb));
+    const r = await call(t, 'Read', { file_path: f });
+    expect(r.text).toBe(
+      '<cell id="m1"><cell_type>markdown</cell_type># Hi</cell>\n<cell id="cell-1"><cell_type>code</cell_type>print(42)</cell>\n<outputs id="cell-1">42\n</outputs>',
+    );
+  });
+
+  it('reads a stored result by result://<id>, with offset and limit', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const meta = t.app.toolexec.results.put({ sessionId: 's-files', tool: 'Bash' }, lines(50, 'out'));
+    const r = await call(t, 'Read', { file_path: `result://${meta.id}`, offset: 48, limit: 10 });
+    expect(r.isError).toBe(false);
+    expect(r.text).toBe('    48\tout 48\n    49\tout 49\n    50\tout 50');
+    const missing = await call(t, 'Read', { file_path: 'result://res_nope' });
+    expect(missing.isError).toBe(true);
+    expect(missing.text).toContain('No stored result result://res_nope');
+  });
+});
+
+describe('Read: the FileStateCache', () => {
+  it('records a full read with the whole content, and a window with its offset and limit', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const full = write(path.join(t.workspace, 'full.txt'), 'a\r\nb\r\n');
+    const part = write(path.join(t.workspace, 'part.txt'), lines(10));
+    await call(t, 'Read', { file_path: full });
+    await call(t, 'Read', { file_path: part, offset: 2, limit: 2 });
+    const cache = t.app.toolexec.sessions.get('s-files').fileState;
+    const ws = t.app.toolexec.workspace;
+    expect(cache.get(ws.canonical(full))).toEqual({
+      content: 'a\r\nb\r\n',
+      timestamp: Math.floor(fs.statSync(full).mtimeMs),
+      offset: undefined,
+      limit: undefined,
+      isPartialView: false,
+    });
+    expect(cache.get(ws.canonical(part))).toMatchObject({ content: 'line 2\nline 3', offset: 2, limit: 2 });
+  });
+
+  it('keys the entry by the real file, whatever spelling was read', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const real = write(path.join(t.workspace, 'dir', 'real.txt'), 'x\n');
+    fs.symlinkSync(path.join(t.workspace, 'dir'), path.join(t.workspace, 'alias'));
+    await call(t, 'Read', { file_path: path.join(t.workspace, 'alias', '..', 'alias', 'real.txt') });
+    expect(t.app.toolexec.sessions.get('s-files').fileState.keys()).toEqual([real]);
+  });
+});
+
+describe('Read: what it must refuse quickly', () => {
+  it('returns an error at once for /dev/zero and /dev/urandom', async () => {
+    t = await fileApp({ permissions: { allow: ['Read(//dev/**)'] } });
+    for (const dev of ['/dev/zero', '/dev/urandom']) {
+      const r = await call(t, 'Read', { file_path: dev });
+      expect(r).toMatchObject({ isError: true, errorClass: 'io' });
+      expect(r.text).toContain('is not a regular file');
+    }
+  });
+
+  it('returns an error at once for a FIFO with no writer', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const fifo = path.join(t.workspace, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const r = await call(t, 'Read', { file_path: fifo });
+    expect(r).toMatchObject({ isError: true, errorClass: 'io' });
+    expect(r.text).toContain('is not a regular file');
+  });
+
+  it('says a directory is a directory', async () => {
+    t = await fileApp(READ_ALLOWED);
+    fs.mkdirSync(path.join(t.workspace, 'd'));
+    const r = await call(t, 'Read', { file_path: path.join(t.workspace, 'd') });
+    expect(r).toMatchObject({ isError: true, errorClass: 'io' });
+    expect(r.text).toContain('is a directory, not a file');
+  });
+
+  it('is read-only, concurrency-safe, never persisted, and its path is what permissions judge', () => {
+    const input = { file_path: '/w/a.txt' };
+    expect(readTool.isReadOnly(input)).toBe(true);
+    expect(readTool.isConcurrencySafe(input)).toBe(true);
+    expect(readTool.maxResultSizeChars).toBe(Number.POSITIVE_INFINITY);
+    expect(readTool.getPath(input)).toBe('/w/a.txt');
+  });
+});

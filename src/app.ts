@@ -7,11 +7,16 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { Config, type ConfigInput } from './config/schema.js';
+import { ToolexecError } from './errors.js';
 import { Authenticator } from './http/auth.js';
 import { installAuth } from './http/context.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installJsonParser } from './http/json-parser.js';
+import websocket from '@fastify/websocket';
 import { executeRoutes } from './http/routes/execute.js';
+import { permissionRoutes } from './http/routes/permissions.js';
+import { sessionRoutes } from './http/routes/sessions.js';
+import { wsRoutes } from './http/routes/ws.js';
 import { healthRoutes } from './http/routes/health.js';
 import { toolsRoutes } from './http/routes/tools.js';
 import { createServices, type ServiceOptions } from './services.js';
@@ -22,6 +27,9 @@ export interface AppOptions extends Omit<ServiceOptions, 'config' | 'logger'> {
   /** A pino logger, or false for silence (tests). */
   logger?: Logger | false;
 }
+
+/** Largest websocket frame a client may send. */
+export const MAX_WS_FRAME_BYTES = 64 * 1024;
 
 /** Paths whose values never reach the logs. */
 export const REDACT_PATHS = [
@@ -65,17 +73,28 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
     },
     // Per-request lines only at debug: at info they cost a log write per call on the hot path.
     logController: new LogController({ disableRequestLogging: config.logging.level !== 'debug' && config.logging.level !== 'trace' }),
+    // Graceful shutdown drains calls first (serve.ts shutdown()); by the time
+    // the server closes, what is left open are idle keep-alives and sockets.
     return503OnClosing: true,
-    forceCloseConnections: 'idle',
+    forceCloseConnections: true,
   });
   app.decorate('toolexec', services);
+  // First: its onRequest hook marks upgrade requests, so that a websocket
+  // refused by a later hook (auth, shutdown) still has its socket closed.
+  await app.register(websocket, { options: { maxPayload: MAX_WS_FRAME_BYTES } });
   installJsonParser(app, config.server.maxJsonDepth);
   installErrorHandling(app);
+  app.addHook('onRequest', async (req) => {
+    if (services.closing && req.url !== '/healthz') throw new ToolexecError('TOOLEXEC_ERR_SHUTTING_DOWN');
+  });
   installAuth(app, new Authenticator(config.server.tokens, opts.env?.TOOLEXEC_TOKEN ?? process.env.TOOLEXEC_TOKEN));
 
   healthRoutes(app);
   toolsRoutes(app, services);
   executeRoutes(app, services);
+  permissionRoutes(app, services);
+  sessionRoutes(app, services);
+  wsRoutes(app, services);
 
   app.addHook('onClose', async () => {
     await services.close();

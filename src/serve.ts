@@ -30,17 +30,25 @@ export interface ServeOptions {
   exitOnShutdown?: boolean;
 }
 
-/** Cancels what is still running after `graceMs`, then closes the app. */
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Graceful shutdown: new requests get 503 at once; running calls have
+ * `graceMs` to finish; the rest are cancelled (each commits its row and
+ * audit before it leaves the registry); answers in flight are flushed; then
+ * the server and the database close.
+ */
 export async function shutdown(app: FastifyInstance, graceMs: number): Promise<void> {
   const svc = app.toolexec;
-  const closing = app.close();
+  svc.closing = true;
   const deadline = Date.now() + graceMs;
-  while (svc.registry.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  while (svc.registry.size > 0 && Date.now() < deadline) await sleep(25);
   for (const e of svc.registry.all()) e.controller.abort();
-  // Cancelled calls commit their rows before they leave the registry.
   const hard = Date.now() + 5000;
-  while (svc.registry.size > 0 && Date.now() < hard) await new Promise((r) => setTimeout(r, 10));
-  await closing;
+  while (svc.registry.size > 0 && Date.now() < hard) await sleep(10);
+  // Let the answers of the last calls reach their sockets before they close.
+  await sleep(50);
+  await app.close();
 }
 
 export async function serve(opts: ServeOptions): Promise<FastifyInstance> {

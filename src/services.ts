@@ -10,10 +10,12 @@ import { Executor } from './executions/executor.js';
 import { ExecutionRegistry } from './executions/registry.js';
 import { ConfiguredHookRunner } from './hooks/runner.js';
 import type { HookRunner } from './hooks/types.js';
-import { headlessApprovals, type Approvals } from './permissions/approvals.js';
+import { ApprovalBroker } from './permissions/approval-broker.js';
+import type { Approvals } from './permissions/approvals.js';
+import { RuleStore } from './permissions/rule-store.js';
+import { DEFAULT_HUB_OPTIONS, WsHub, type HubOptions } from './ws/hub.js';
 import { HttpClassifier, type Classifier } from './permissions/classifier.js';
-import { compileRules, RuleIndex, type RuleError, type RuleInput } from './permissions/rule-index.js';
-import type { PermissionRule } from './permissions/types.js';
+import { compileRules, type RuleError, type RuleInput } from './permissions/rule-index.js';
 import type { PipelineDeps } from './pipeline/types.js';
 import { CatalogCache } from './pool/catalog.js';
 import { ToolPool } from './pool/pool.js';
@@ -44,6 +46,8 @@ export interface ServiceOptions {
   env?: NodeJS.ProcessEnv | undefined;
   /** Extra rules (e.g. from a Claude Code settings file), with their sources. */
   rules?: RuleInput[] | undefined;
+  /** Websocket hub tuning (heartbeat, buffer limits); tests shorten it. */
+  ws?: Partial<HubOptions> | undefined;
 }
 
 export interface Services {
@@ -60,12 +64,16 @@ export interface Services {
   executor: Executor;
   hooks: HookRunner;
   deps: PipelineDeps;
-  configuredRules: readonly PermissionRule[];
+  rules: RuleStore;
   ruleErrors: readonly RuleError[];
+  broker: ApprovalBroker;
+  hub: WsHub;
   pool(): ToolPool;
   catalogs(): CatalogCache;
   /** Replaces the MCP part of the pool (stage 3); the catalog and its ETag follow. */
   setMcpTools(tools: readonly AnyTool[]): void;
+  /** Set when a graceful shutdown begins: new requests get 503. */
+  closing: boolean;
   close(): Promise<void>;
 }
 
@@ -101,7 +109,7 @@ export function createServices(opts: ServiceOptions): Services {
   const compiled = compileRules(ruleInputs);
   for (const e of compiled.errors) log.warn({ rule: e.raw, source: e.source, error: e.error }, 'permission rule ignored');
   const pathBase = { root: workspace.root, cwd: workspace.root, home: workspace.home, caseInsensitive: workspace.caseInsensitive };
-  const rules = new RuleIndex(compiled.rules, pathBase);
+  const ruleStore = new RuleStore(db, ruleInputs, pathBase);
 
   const secrets = config.server.tokens.map((t) => t.token);
   if (env.TOOLEXEC_TOKEN) secrets.push(env.TOOLEXEC_TOKEN);
@@ -122,19 +130,33 @@ export function createServices(opts: ServiceOptions): Services {
 
   const builtins = [...(opts.builtins ?? builtinTools()), ...(opts.extraTools ?? [])];
   let mcpTools: readonly AnyTool[] = opts.mcpTools ?? [];
-  let pool = new ToolPool({ builtins, features: config.features, rules, mcpTools });
-  let catalogs = new CatalogCache(pool);
   const logProblems = (p: ToolPool): void => {
     for (const problem of p.problems) log.warn({ problem }, problem.message);
   };
+  let pool = new ToolPool({ builtins, features: config.features, rules: ruleStore.global, mcpTools });
+  let catalogs = new CatalogCache(pool);
+  const rebuildPool = (): void => {
+    pool = new ToolPool({ builtins, features: config.features, rules: ruleStore.global, mcpTools });
+    catalogs = new CatalogCache(pool);
+    logProblems(pool);
+  };
+  ruleStore.onGlobalChange = rebuildPool;
   logProblems(pool);
 
   const registry = new ExecutionRegistry();
+  const broker = new ApprovalBroker(db, ruleStore, {
+    headless: config.permissions.headless,
+    askTimeoutMs: config.permissions.askTimeoutMs,
+    workspace,
+    log,
+    cwdOf: (id) => sessions.find(id)?.cwd ?? workspace.root,
+  });
+  const hub = new WsHub(registry, broker, log, { ...DEFAULT_HUB_OPTIONS, ...(opts.ws ?? {}) });
   const deps: PipelineDeps = {
     pool: () => pool,
-    rulesFor: (_s: Session) => rules,
+    rulesFor: (s: Session) => ruleStore.forSession(s.id),
     hooks,
-    approvals: opts.approvals ?? headlessApprovals,
+    approvals: opts.approvals ?? broker,
     classifier,
     executions,
     audit,
@@ -163,17 +185,20 @@ export function createServices(opts: ServiceOptions): Services {
     executor,
     hooks,
     deps,
-    configuredRules: compiled.rules,
+    rules: ruleStore,
     ruleErrors: compiled.errors,
+    broker,
+    hub,
     pool: () => pool,
     catalogs: () => catalogs,
     setMcpTools(tools) {
       mcpTools = tools;
-      pool = new ToolPool({ builtins, features: config.features, rules, mcpTools });
-      catalogs = new CatalogCache(pool);
-      logProblems(pool);
+      rebuildPool();
     },
+    closing: false,
     async close() {
+      hub.close();
+      broker.cancelAll();
       writer.flushNow();
       await checkpointer?.stop();
       db.close();

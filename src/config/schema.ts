@@ -90,8 +90,10 @@ export const Config = z.object({
       tokens: z.array(TokenConfig).default([]),
       bodyLimitBytes: z.number().int().positive().default(10 * 1024 * 1024),
       maxJsonDepth: z.number().int().positive().default(64),
-      requestTimeoutMs: z.number().int().nonnegative().default(0),
-      connectionTimeoutMs: z.number().int().nonnegative().default(30_000),
+      /** Time to receive a whole request (headers and body): slow clients are cut off. */
+      requestTimeoutMs: z.number().int().nonnegative().default(60_000),
+      /** Idle socket timeout; 0 = none (a call may wait minutes for an approval). */
+      connectionTimeoutMs: z.number().int().nonnegative().default(0),
       rateLimit: z
         .object({ max: z.number().int().positive(), timeWindowMs: z.number().int().positive() })
         .optional(),

@@ -49,14 +49,17 @@ export class Authenticator {
     return found;
   }
 
-  /** Authenticates a request for a scope; throws 401/403 errors with codes. */
-  check(token: string | undefined, scope: Scope | undefined): Principal {
+  /**
+   * Authenticates a request for a scope (`any`: a valid token of any scope);
+   * throws 401/403 errors with codes.
+   */
+  check(token: string | undefined, scope: Scope | 'any' | undefined): Principal {
     if (!this.enabled) return ANONYMOUS;
     if (scope === undefined) return ANONYMOUS;
     if (token === undefined || token.length === 0) throw new ToolexecError('TOOLEXEC_ERR_AUTH_MISSING');
     const p = this.identify(token);
     if (!p) throw new ToolexecError('TOOLEXEC_ERR_AUTH_INVALID');
-    if (!p.scopes.has(scope) && !p.scopes.has('admin')) {
+    if (scope !== 'any' && !p.scopes.has(scope) && !p.scopes.has('admin')) {
       throw new ToolexecError('TOOLEXEC_ERR_AUTH_SCOPE', `This route needs the scope "${scope}"; the token "${p.name}" lacks it`);
     }
     return p;

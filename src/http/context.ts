@@ -28,7 +28,7 @@ export function installAuth(app: FastifyInstance, auth: Authenticator): void {
     const scope = req.routeOptions.config?.scope;
     if (scope === undefined) return;
     const token = tokenOf(req, scope === 'any');
-    req.principal = auth.check(token, scope === 'any' ? 'read' : scope);
+    req.principal = auth.check(token, scope);
   });
 }
 

@@ -12,7 +12,7 @@ import type { Decision } from '../permissions/types.js';
 import type { Session } from '../sessions/session.js';
 import type { ToolContext, ToolInput } from '../tool/types.js';
 import { errorText } from './error-class.js';
-import { finished, plainErrorBlock } from './finish.js';
+import { errorBlock, finished, plainErrorBlock } from './finish.js';
 import { parse } from './step2-parse.js';
 import { validate } from './step3-validate.js';
 import type { AwaitingPermissionCall, FinishedCall, PipelineDeps, RunningCall, ValidatingCall } from './types.js';
@@ -54,6 +54,8 @@ export async function permission(
       decision: d,
       signal,
     });
+    // A call cancelled while it waited was not decided: nothing to audit.
+    if (signal.aborted) return finished(call, 'cancelled', errorBlock(call.toolUseId, messages.cancelled), 'cancelled');
     const chain = d.chain;
     chain.push({ layer: 'user', outcome: outcome.behavior, detail: outcome.actor ?? outcome.reason });
     if (outcome.behavior === 'allow') {

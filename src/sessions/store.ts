@@ -97,6 +97,12 @@ export class SessionStore {
     return m;
   }
 
+  /** A session with the defaults that is neither kept nor persisted (dry runs). */
+  ephemeral(id: string): Session {
+    const now = Date.now();
+    return new Session({ id, mode: this.defaults.mode, cwd: this.defaults.cwd, todos: [], created_at: now, updated_at: now }, () => {});
+  }
+
   /** The session if it was ever used, without creating it. */
   find(id: string): Session | undefined {
     if (this.live.has(id)) return this.get(id);

@@ -92,4 +92,43 @@ CREATE TABLE result_chunks (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 2,
+    sql: `
+CREATE TABLE permission_requests (
+  id             TEXT PRIMARY KEY,
+  session_id     TEXT NOT NULL,
+  execution_id   TEXT NOT NULL,
+  tool_use_id    TEXT NOT NULL,
+  tool           TEXT NOT NULL,
+  input          TEXT NOT NULL,
+  input_digest   TEXT NOT NULL,
+  summary        TEXT NOT NULL,
+  suggested_rule TEXT NOT NULL,
+  reason_type    TEXT NOT NULL,
+  reason_detail  TEXT,
+  message        TEXT,
+  status         TEXT NOT NULL,
+  created_at     INTEGER NOT NULL,
+  expires_at     INTEGER NOT NULL,
+  resolved_at    INTEGER,
+  resolved_by    TEXT,
+  answer_message TEXT,
+  remember       TEXT
+);
+CREATE INDEX permission_requests_status ON permission_requests (status, created_at);
+CREATE INDEX permission_requests_created ON permission_requests (created_at);
+
+CREATE TABLE rules (
+  id          TEXT PRIMARY KEY,
+  source      TEXT NOT NULL,
+  session_id  TEXT,
+  behavior    TEXT NOT NULL,
+  rule        TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  created_by  TEXT
+);
+CREATE INDEX rules_session ON rules (session_id);
+`,
+  },
 ];

@@ -1,0 +1,333 @@
+/**
+ * The user layer: an `ask` becomes a permission request, stored in SQLite,
+ * bound to the execution and the digest of its exact input, answered once
+ * (over the websocket or POST /permissions/requests/:id), and expiring after
+ * `permissions.askTimeoutMs` (denied, audited as `timeout`). With no approver
+ * subscribed to the session, `permissions.headless` decides: `deny` at once
+ * (audited as `headless`) or `wait` for one until the timeout.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Statement } from 'better-sqlite3';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { ToolexecError } from '../errors.js';
+import type { Db } from '../storage/db.js';
+import type { AnyTool, ToolInput } from '../tool/types.js';
+import type { Workspace } from '../workspace.js';
+import type { ApprovalOutcome, ApprovalRequest, Approvals } from './approvals.js';
+import { escapeRuleContent } from './rule-parser.js';
+import type { RuleStore } from './rule-store.js';
+import type { Behavior } from './types.js';
+
+export type RequestStatus = 'pending' | 'allowed' | 'denied' | 'expired' | 'cancelled' | 'headless';
+
+export interface PermissionRequestView {
+  id: string;
+  session_id: string;
+  execution_id: string;
+  tool_use_id: string;
+  tool: string;
+  input: unknown;
+  input_digest: string;
+  summary: string;
+  reason: { type: string; detail: string };
+  message: string | null;
+  suggested_rule: string;
+  status: RequestStatus;
+  created_at: number;
+  expires_at: number;
+  resolved_at: number | null;
+  resolved_by: string | null;
+  answer_message: string | null;
+  remember: string | null;
+}
+
+export const PermissionAnswer = z.strictObject({
+  decision: z.enum(['allow', 'deny']),
+  message: z.string().max(10_000).optional(),
+  remember: z.enum(['session', 'always']).optional(),
+  /** The rule to remember; defaults to the request's suggested rule. */
+  rule: z.string().min(1).max(10_000).optional(),
+  updated_input: z.record(z.string(), z.unknown()).optional(),
+});
+export type PermissionAnswer = z.infer<typeof PermissionAnswer>;
+
+export type BrokerEvent =
+  | { type: 'permission.request'; request: PermissionRequestView }
+  | { type: 'permission.resolved'; request: PermissionRequestView };
+
+interface Pending {
+  view: PermissionRequestView;
+  finish: (outcome: ApprovalOutcome, status: RequestStatus, actor: string | null, answer?: PermissionAnswer) => void;
+}
+
+interface Row {
+  id: string;
+  session_id: string;
+  execution_id: string;
+  tool_use_id: string;
+  tool: string;
+  input: string;
+  input_digest: string;
+  summary: string;
+  suggested_rule: string;
+  reason_type: string;
+  reason_detail: string | null;
+  message: string | null;
+  status: RequestStatus;
+  created_at: number;
+  expires_at: number;
+  resolved_at: number | null;
+  resolved_by: string | null;
+  answer_message: string | null;
+  remember: string | null;
+}
+
+/** A rule that would cover this call next time: exact command, exact path, host, or the tool. */
+export function suggestRule(tool: AnyTool, input: ToolInput, workspace: Workspace, cwd: string): string {
+  if (tool.name === 'Bash' && typeof input.command === 'string') return `Bash(${escapeRuleContent(input.command)})`;
+  if (tool.name === 'WebFetch' && typeof input.url === 'string') {
+    try {
+      return `WebFetch(domain:${new URL(input.url).hostname.toLowerCase()})`;
+    } catch {
+      return 'WebFetch';
+    }
+  }
+  let p: string | undefined;
+  try {
+    p = tool.getPath(input);
+  } catch {
+    p = undefined;
+  }
+  if (p !== undefined && !p.startsWith('result://')) {
+    const kind = tool.name === 'Read' || tool.name === 'Glob' || tool.name === 'Grep' ? 'Read' : 'Edit';
+    // `//abs` anchors at the file system root.
+    return `${kind}(/${escapeRuleContent(workspace.resolve(p, cwd))})`;
+  }
+  return tool.name;
+}
+
+function idOf(): string {
+  return `preq_${randomBytes(12).toString('base64url')}`;
+}
+
+export interface BrokerOptions {
+  headless: 'deny' | 'wait';
+  askTimeoutMs: number;
+  workspace: Workspace;
+  log: Logger;
+  /** Session id of the request → its current working directory (for path suggestions). */
+  cwdOf: (sessionId: string) => string;
+}
+
+/** How many resolved requests GET /permissions/requests shows besides the pending ones. */
+export const RECENT_REQUESTS = 50;
+
+export class ApprovalBroker implements Approvals {
+  private readonly pending = new Map<string, Pending>();
+  private readonly listeners = new Set<(e: BrokerEvent) => void>();
+  private hasApprover: (sessionId: string) => boolean = () => false;
+  private readonly insert: Statement;
+  private readonly update: Statement;
+  private readonly byId: Statement<[string]>;
+  private readonly recent: Statement<[number]>;
+
+  constructor(
+    db: Db,
+    private readonly rules: RuleStore,
+    private readonly opts: BrokerOptions,
+  ) {
+    this.insert = db.prepare(
+      `INSERT INTO permission_requests (id, session_id, execution_id, tool_use_id, tool, input, input_digest, summary, suggested_rule, reason_type, reason_detail, message, status, created_at, expires_at, resolved_at, resolved_by)
+       VALUES (@id, @session_id, @execution_id, @tool_use_id, @tool, @input, @input_digest, @summary, @suggested_rule, @reason_type, @reason_detail, @message, @status, @created_at, @expires_at, @resolved_at, @resolved_by)`,
+    );
+    this.update = db.prepare(
+      `UPDATE permission_requests SET status = @status, resolved_at = @resolved_at, resolved_by = @resolved_by, answer_message = @answer_message, remember = @remember WHERE id = @id`,
+    );
+    this.byId = db.prepare('SELECT * FROM permission_requests WHERE id = ?');
+    this.recent = db.prepare(`SELECT * FROM permission_requests WHERE status != 'pending' ORDER BY created_at DESC LIMIT ?`);
+    // Requests a previous process left open can never be answered: their calls were cancelled.
+    db.prepare(`UPDATE permission_requests SET status = 'expired', resolved_at = ? WHERE status = 'pending'`).run(Date.now());
+  }
+
+  /** Tells the broker whether an approver is listening for a session (the websocket hub). */
+  setPresence(fn: (sessionId: string) => boolean): void {
+    this.hasApprover = fn;
+  }
+
+  on(listener: (e: BrokerEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(e: BrokerEvent): void {
+    for (const l of this.listeners) {
+      try {
+        l(e);
+      } catch (err) {
+        this.opts.log.warn({ err }, 'permission event listener failed');
+      }
+    }
+  }
+
+  request(req: ApprovalRequest): Promise<ApprovalOutcome> {
+    const now = Date.now();
+    const present = this.hasApprover(req.sessionId);
+    const headless = !present && this.opts.headless === 'deny';
+    const view: PermissionRequestView = {
+      id: idOf(),
+      session_id: req.sessionId,
+      execution_id: req.executionId,
+      tool_use_id: req.toolUseId,
+      tool: req.tool.name,
+      input: req.input,
+      input_digest: req.inputDigest,
+      summary: req.summary,
+      reason: req.decision.reason,
+      message: req.decision.message ?? null,
+      suggested_rule: suggestRule(req.tool, req.input, this.opts.workspace, this.opts.cwdOf(req.sessionId)),
+      status: headless ? 'headless' : 'pending',
+      created_at: now,
+      expires_at: now + this.opts.askTimeoutMs,
+      resolved_at: headless ? now : null,
+      resolved_by: null,
+      answer_message: null,
+      remember: null,
+    };
+    const { answer_message: _a, remember: _r, reason: _reason, ...columns } = view;
+    this.insert.run({
+      ...columns,
+      input: JSON.stringify(view.input) ?? 'null',
+      reason_type: view.reason.type,
+      reason_detail: view.reason.detail,
+    });
+    if (headless) return Promise.resolve({ behavior: 'deny', reason: 'headless', requestId: view.id });
+
+    return new Promise<ApprovalOutcome>((resolve) => {
+      let done = false;
+      const timer = setTimeout(() => {
+        finish({ behavior: 'deny', reason: 'timeout', requestId: view.id }, 'expired', null);
+      }, this.opts.askTimeoutMs);
+      timer.unref();
+      const onAbort = (): void => {
+        finish({ behavior: 'deny', reason: 'user', message: 'cancelled', requestId: view.id }, 'cancelled', null);
+      };
+      const finish = (outcome: ApprovalOutcome, status: RequestStatus, actor: string | null, answer?: PermissionAnswer): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        req.signal.removeEventListener('abort', onAbort);
+        this.pending.delete(view.id);
+        view.status = status;
+        view.resolved_at = Date.now();
+        view.resolved_by = actor;
+        view.answer_message = answer?.message ?? null;
+        view.remember = answer?.remember ?? null;
+        this.update.run({
+          id: view.id,
+          status,
+          resolved_at: view.resolved_at,
+          resolved_by: actor,
+          answer_message: view.answer_message,
+          remember: view.remember,
+        });
+        this.emit({ type: 'permission.resolved', request: view });
+        resolve(outcome);
+      };
+      this.pending.set(view.id, { view, finish });
+      if (req.signal.aborted) {
+        onAbort();
+        return;
+      }
+      req.signal.addEventListener('abort', onAbort, { once: true });
+      this.emit({ type: 'permission.request', request: view });
+    });
+  }
+
+  /** Answers a pending request once; later answers get TOOLEXEC_ERR_PERMISSION_REQUEST_RESOLVED. */
+  respond(id: string, raw: unknown, actor: string): PermissionRequestView {
+    const parsed = PermissionAnswer.safeParse(raw);
+    if (!parsed.success) {
+      const i = parsed.error.issues[0];
+      throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || 'answer'}: ${i.message}` : 'invalid answer');
+    }
+    const answer = parsed.data;
+    const p = this.pending.get(id);
+    if (!p) {
+      const row = this.byId.get(id) as Row | undefined;
+      if (!row) throw new ToolexecError('TOOLEXEC_ERR_PERMISSION_REQUEST_NOT_FOUND', `No permission request ${id}`);
+      throw new ToolexecError('TOOLEXEC_ERR_PERMISSION_REQUEST_RESOLVED', `Permission request ${id} is already ${row.status}`, { status: row.status });
+    }
+    if (answer.remember) {
+      const behavior: Behavior = answer.decision;
+      this.rules.remember({
+        behavior,
+        rule: answer.rule ?? p.view.suggested_rule,
+        scope: answer.remember,
+        sessionId: p.view.session_id,
+        createdBy: actor,
+      });
+    }
+    const view = p.view;
+    if (answer.decision === 'allow') {
+      p.finish({ behavior: 'allow', reason: 'user', actor, updatedInput: answer.updated_input, message: answer.message, requestId: id }, 'allowed', actor, answer);
+    } else {
+      p.finish({ behavior: 'deny', reason: 'user', actor, message: answer.message, requestId: id }, 'denied', actor, answer);
+    }
+    return view;
+  }
+
+  get(id: string): PermissionRequestView | undefined {
+    const p = this.pending.get(id);
+    if (p) return p.view;
+    const row = this.byId.get(id) as Row | undefined;
+    return row ? rowToView(row) : undefined;
+  }
+
+  /** Pending requests, then the most recent resolved ones. */
+  list(limit = RECENT_REQUESTS): { pending: PermissionRequestView[]; recent: PermissionRequestView[] } {
+    const pending = [...this.pending.values()].map((p) => p.view);
+    const recent = (this.recent.all(limit) as Row[]).map(rowToView);
+    return { pending, recent };
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Denies every pending request (shutdown). */
+  cancelAll(): void {
+    for (const p of [...this.pending.values()]) {
+      p.finish({ behavior: 'deny', reason: 'user', message: 'the service is shutting down', requestId: p.view.id }, 'cancelled', null);
+    }
+  }
+}
+
+function rowToView(r: Row): PermissionRequestView {
+  let input: unknown = r.input;
+  try {
+    input = JSON.parse(r.input);
+  } catch {
+    /* keep the text */
+  }
+  return {
+    id: r.id,
+    session_id: r.session_id,
+    execution_id: r.execution_id,
+    tool_use_id: r.tool_use_id,
+    tool: r.tool,
+    input,
+    input_digest: r.input_digest,
+    summary: r.summary,
+    reason: { type: r.reason_type, detail: r.reason_detail ?? '' },
+    message: r.message,
+    suggested_rule: r.suggested_rule,
+    status: r.status,
+    created_at: r.created_at,
+    expires_at: r.expires_at,
+    resolved_at: r.resolved_at,
+    resolved_by: r.resolved_by,
+    answer_message: r.answer_message,
+    remember: r.remember,
+  };
+}

@@ -1,0 +1,251 @@
+/**
+ * The websocket hub: who is subscribed to which session, and what each
+ * connection is sent. Execution events come from the registry, permission
+ * events from the broker. A slow consumer (its send buffer past a limit)
+ * loses progress frames, never permission frames; past a hard limit the
+ * connection is closed rather than buffered without bound. Heartbeats find
+ * dead peers.
+ */
+import type { Logger } from 'pino';
+import type { WebSocket } from 'ws';
+import type { Principal } from '../http/auth.js';
+import type { ExecutionRegistry, ExecutionEvent } from '../executions/registry.js';
+import type { ApprovalBroker, BrokerEvent } from '../permissions/approval-broker.js';
+import { isToolexecError, ToolexecError } from '../errors.js';
+import { ClientFrame, executionBody, finishedBody, progressBody } from './frames.js';
+
+export interface HubOptions {
+  heartbeatMs: number;
+  /** Send buffer beyond which progress frames are dropped. */
+  slowBytes: number;
+  /** Send buffer beyond which the connection is closed. */
+  maxBufferedBytes: number;
+}
+
+export const DEFAULT_HUB_OPTIONS: HubOptions = {
+  heartbeatMs: 30_000,
+  slowBytes: 1024 * 1024,
+  maxBufferedBytes: 16 * 1024 * 1024,
+};
+
+interface Conn {
+  socket: WebSocket;
+  principal: Principal;
+  sessions: Set<string>;
+  alive: boolean;
+  droppedProgress: number;
+}
+
+const WILDCARD = '*';
+
+export class WsHub {
+  private readonly conns = new Set<Conn>();
+  private readonly bySession = new Map<string, Set<Conn>>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly offRegistry: () => void;
+  private readonly offBroker: () => void;
+
+  constructor(
+    private readonly registry: ExecutionRegistry,
+    private readonly broker: ApprovalBroker,
+    private readonly log: Logger,
+    private readonly opts: HubOptions = DEFAULT_HUB_OPTIONS,
+  ) {
+    this.offRegistry = registry.subscribe((e) => this.onExecution(e));
+    this.offBroker = broker.on((e) => this.onPermission(e));
+    broker.setPresence((sessionId) => this.hasApprover(sessionId));
+    this.timer = setInterval(() => this.heartbeat(), opts.heartbeatMs);
+    this.timer.unref();
+  }
+
+  get connections(): number {
+    return this.conns.size;
+  }
+
+  /** Whether a connection with the approve scope listens to this session (or to all). */
+  hasApprover(sessionId: string): boolean {
+    for (const key of [sessionId, WILDCARD]) {
+      const set = this.bySession.get(key);
+      if (!set) continue;
+      for (const c of set) if (c.principal.scopes.has('approve') || c.principal.scopes.has('admin')) return true;
+    }
+    return false;
+  }
+
+  attach(socket: WebSocket, principal: Principal): void {
+    const conn: Conn = { socket, principal, sessions: new Set(), alive: true, droppedProgress: 0 };
+    this.conns.add(conn);
+    socket.on('pong', () => {
+      conn.alive = true;
+    });
+    socket.on('message', (data, isBinary) => this.onFrame(conn, data, isBinary));
+    socket.on('close', () => this.detach(conn));
+    socket.on('error', () => this.detach(conn));
+    this.send(conn, { type: 'hello', principal: principal.name, scopes: [...principal.scopes], heartbeat_ms: this.opts.heartbeatMs }, true);
+  }
+
+  private detach(conn: Conn): void {
+    if (!this.conns.delete(conn)) return;
+    for (const s of conn.sessions) {
+      const set = this.bySession.get(s);
+      set?.delete(conn);
+      if (set && set.size === 0) this.bySession.delete(s);
+    }
+  }
+
+  private can(conn: Conn, scope: 'read' | 'approve' | 'execute'): boolean {
+    return conn.principal.scopes.has(scope) || conn.principal.scopes.has('admin');
+  }
+
+  private onFrame(conn: Conn, data: unknown, isBinary: boolean): void {
+    let raw: unknown;
+    try {
+      if (isBinary) throw new Error('binary frames are not accepted; send JSON text');
+      raw = JSON.parse(String(data));
+    } catch (e) {
+      this.error(conn, new ToolexecError('TOOLEXEC_ERR_WS_FRAME_INVALID', `The frame is not JSON: ${(e as Error).message}`));
+      return;
+    }
+    const parsed = ClientFrame.safeParse(raw);
+    if (!parsed.success) {
+      const i = parsed.error.issues[0];
+      this.error(conn, new ToolexecError('TOOLEXEC_ERR_WS_FRAME_INVALID', i ? `${i.path.join('.') || 'frame'}: ${i.message}` : 'invalid frame'));
+      return;
+    }
+    const f = parsed.data;
+    try {
+      switch (f.type) {
+        case 'subscribe': {
+          if (f.session_id === WILDCARD && !this.can(conn, 'read')) {
+            throw new ToolexecError('TOOLEXEC_ERR_AUTH_SCOPE', 'Subscribing to every session ("*") needs the scope "read"');
+          }
+          conn.sessions.add(f.session_id);
+          const set = this.bySession.get(f.session_id) ?? new Set();
+          set.add(conn);
+          this.bySession.set(f.session_id, set);
+          this.send(conn, { type: 'ack', ref: 'subscribe', session_id: f.session_id }, true);
+          // Requests already waiting for this session are shown to the new subscriber.
+          for (const r of this.broker.list(0).pending) {
+            if (f.session_id === WILDCARD || r.session_id === f.session_id) this.send(conn, { type: 'permission.request', request: r }, true);
+          }
+          return;
+        }
+        case 'unsubscribe': {
+          conn.sessions.delete(f.session_id);
+          this.bySession.get(f.session_id)?.delete(conn);
+          this.send(conn, { type: 'ack', ref: 'unsubscribe', session_id: f.session_id }, true);
+          return;
+        }
+        case 'permission.respond': {
+          if (!this.can(conn, 'approve')) throw new ToolexecError('TOOLEXEC_ERR_AUTH_SCOPE', 'Answering permission requests needs the scope "approve"');
+          const { type: _t, request_id, ...answer } = f;
+          this.broker.respond(request_id, answer, conn.principal.name);
+          this.send(conn, { type: 'ack', ref: 'permission.respond', request_id }, true);
+          return;
+        }
+        case 'cancel': {
+          if (!this.can(conn, 'execute')) throw new ToolexecError('TOOLEXEC_ERR_AUTH_SCOPE', 'Cancelling needs the scope "execute"');
+          if (!this.registry.cancel(f.execution_id)) {
+            throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_RUNNING', `Execution ${f.execution_id} is not running`);
+          }
+          this.send(conn, { type: 'ack', ref: 'cancel', execution_id: f.execution_id }, true);
+          return;
+        }
+        case 'ping':
+          this.send(conn, { type: 'pong' }, true);
+          return;
+      }
+    } catch (e) {
+      this.error(conn, e, f.type === 'permission.respond' ? { request_id: f.request_id } : {});
+    }
+  }
+
+  private error(conn: Conn, e: unknown, extra: Record<string, unknown> = {}): void {
+    const err = isToolexecError(e) ? e : new ToolexecError('TOOLEXEC_ERR_INTERNAL');
+    if (!isToolexecError(e)) this.log.error({ err: e }, 'websocket frame failed');
+    this.send(conn, { type: 'error', code: err.code, message: err.message, ...extra }, true);
+  }
+
+  /** Sends a frame; `essential` frames are never dropped for slowness. */
+  private send(conn: Conn, frame: Record<string, unknown>, essential: boolean): void {
+    const s = conn.socket;
+    if (s.readyState !== s.OPEN) return;
+    if (s.bufferedAmount > this.opts.maxBufferedBytes) {
+      this.log.warn({ principal: conn.principal.name, buffered: s.bufferedAmount }, 'closing a websocket that does not read');
+      s.terminate();
+      this.detach(conn);
+      return;
+    }
+    if (!essential && s.bufferedAmount > this.opts.slowBytes) {
+      conn.droppedProgress += 1;
+      return;
+    }
+    s.send(JSON.stringify(frame));
+  }
+
+  private targets(sessionId: string): Set<Conn> | undefined {
+    const a = this.bySession.get(sessionId);
+    const b = this.bySession.get(WILDCARD);
+    if (!a) return b;
+    if (!b) return a;
+    return new Set([...a, ...b]);
+  }
+
+  private onExecution(e: ExecutionEvent): void {
+    const targets = this.targets(e.call.sessionId);
+    if (!targets || targets.size === 0) return;
+    let frame: Record<string, unknown>;
+    let essential = true;
+    switch (e.type) {
+      case 'execution.started':
+        frame = { type: 'execution.started', execution: executionBody(e.call) };
+        break;
+      case 'execution.progress':
+        frame = { type: 'execution.progress', progress: progressBody(e.call, e.progress) };
+        essential = false;
+        break;
+      case 'execution.finished':
+        frame = { type: 'execution.finished', execution: finishedBody(e.call) };
+        break;
+      default:
+        return;
+    }
+    for (const c of targets) this.send(c, frame, essential);
+  }
+
+  private onPermission(e: BrokerEvent): void {
+    const targets = this.targets(e.request.session_id);
+    if (!targets) return;
+    for (const c of targets) this.send(c, { type: e.type, request: e.request }, true);
+  }
+
+  private heartbeat(): void {
+    for (const c of [...this.conns]) {
+      if (!c.alive) {
+        c.socket.terminate();
+        this.detach(c);
+        continue;
+      }
+      c.alive = false;
+      try {
+        c.socket.ping();
+      } catch {
+        this.detach(c);
+      }
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.offRegistry();
+    this.offBroker();
+    for (const c of [...this.conns]) {
+      try {
+        c.socket.close(1001, 'server shutting down');
+      } catch {
+        /* already gone */
+      }
+      this.detach(c);
+    }
+  }
+}

@@ -13,11 +13,18 @@ import { installAuth } from './http/context.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installJsonParser } from './http/json-parser.js';
 import websocket from '@fastify/websocket';
+import rateLimit from '@fastify/rate-limit';
+import { auditRoutes } from './http/routes/audit.js';
+import { docsRoutes } from './http/routes/docs.js';
 import { executeRoutes } from './http/routes/execute.js';
+import { executionRoutes } from './http/routes/executions.js';
+import { resultRoutes } from './http/routes/results.js';
 import { permissionRoutes } from './http/routes/permissions.js';
 import { sessionRoutes } from './http/routes/sessions.js';
 import { wsRoutes } from './http/routes/ws.js';
 import { healthRoutes } from './http/routes/health.js';
+import { mcpServerRoutes } from './http/routes/mcp-servers.js';
+import { mcpRoutes } from './http/routes/mcp.js';
 import { toolsRoutes } from './http/routes/tools.js';
 import { createServices, type ServiceOptions } from './services.js';
 
@@ -79,6 +86,12 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
     forceCloseConnections: true,
   });
   app.decorate('toolexec', services);
+  // The routes as registered, for the OpenAPI check (scripts/openapi.mjs).
+  const routeList: Array<{ method: string; url: string }> = [];
+  app.decorate('routeList', routeList);
+  app.addHook('onRoute', (r) => {
+    for (const m of Array.isArray(r.method) ? r.method : [r.method]) if (m !== 'HEAD') routeList.push({ method: m.toLowerCase(), url: r.url });
+  });
   // First: its onRequest hook marks upgrade requests, so that a websocket
   // refused by a later hook (auth, shutdown) still has its socket closed.
   await app.register(websocket, { options: { maxPayload: MAX_WS_FRAME_BYTES } });
@@ -88,13 +101,32 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
     if (services.closing && req.url !== '/healthz') throw new ToolexecError('TOOLEXEC_ERR_SHUTTING_DOWN');
   });
   installAuth(app, new Authenticator(config.server.tokens, opts.env?.TOOLEXEC_TOKEN ?? process.env.TOOLEXEC_TOKEN));
+  if (config.server.rateLimit) {
+    // Per token (per address for anonymous callers), after authentication; open routes are not limited.
+    await app.register(rateLimit, {
+      global: true,
+      hook: 'preHandler',
+      max: config.server.rateLimit.max,
+      timeWindow: config.server.rateLimit.timeWindowMs,
+      keyGenerator: (req) => (req.principal && req.principal.name !== 'anonymous' ? `token:${req.principal.name}` : `ip:${req.ip}`),
+      allowList: (req) => req.routeOptions.config?.scope === undefined,
+      errorResponseBuilder: (_req, ctx) =>
+        new ToolexecError('TOOLEXEC_ERR_RATE_LIMITED', `Rate limit exceeded: at most ${ctx.max} requests per ${ctx.after === undefined ? 'window' : 'window; retry in ' + ctx.after}`),
+    });
+  }
 
   healthRoutes(app);
+  docsRoutes(app);
   toolsRoutes(app, services);
   executeRoutes(app, services);
+  executionRoutes(app, services);
+  resultRoutes(app, services);
+  auditRoutes(app, services);
   permissionRoutes(app, services);
   sessionRoutes(app, services);
   wsRoutes(app, services);
+  mcpServerRoutes(app, services, services.mcp);
+  mcpRoutes(app, services);
 
   app.addHook('onClose', async () => {
     await services.close();

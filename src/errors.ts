@@ -17,6 +17,10 @@ export const ERROR_CODES = {
   TOOLEXEC_ERR_AUTH_MISSING: { status: 401, message: 'A bearer token is required' },
   TOOLEXEC_ERR_AUTH_INVALID: { status: 401, message: 'The token is not valid' },
   TOOLEXEC_ERR_AUTH_SCOPE: { status: 403, message: 'The token lacks the scope this route needs' },
+  TOOLEXEC_ERR_ORIGIN_FORBIDDEN: {
+    status: 403,
+    message: 'Without tokens, browsers may reach toolexec only from a loopback origin',
+  },
   TOOLEXEC_ERR_RATE_LIMITED: { status: 429, message: 'Too many requests' },
   TOOLEXEC_ERR_OVERLOADED: { status: 503, message: 'The service is overloaded; retry later' },
   TOOLEXEC_ERR_SHUTTING_DOWN: { status: 503, message: 'The service is shutting down' },

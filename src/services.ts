@@ -15,6 +15,7 @@ import type { Approvals } from './permissions/approvals.js';
 import { RuleStore } from './permissions/rule-store.js';
 import { DEFAULT_HUB_OPTIONS, WsHub, type HubOptions } from './ws/hub.js';
 import { HttpClassifier, type Classifier } from './permissions/classifier.js';
+import { McpManager, type McpManagerOptions } from './mcp/manager.js';
 import { compileRules, type RuleError, type RuleInput } from './permissions/rule-index.js';
 import type { PipelineDeps } from './pipeline/types.js';
 import { CatalogCache } from './pool/catalog.js';
@@ -48,6 +49,8 @@ export interface ServiceOptions {
   rules?: RuleInput[] | undefined;
   /** Websocket hub tuning (heartbeat, buffer limits); tests shorten it. */
   ws?: Partial<HubOptions> | undefined;
+  /** MCP client tuning (reconnect backoff, connect timeout); tests shorten it. */
+  mcp?: Pick<McpManagerOptions, 'reconnect' | 'connectTimeoutMs'> | undefined;
 }
 
 export interface Services {
@@ -72,6 +75,8 @@ export interface Services {
   catalogs(): CatalogCache;
   /** Replaces the MCP part of the pool (stage 3); the catalog and its ETag follow. */
   setMcpTools(tools: readonly AnyTool[]): void;
+  /** The configured MCP servers' connections (started in the background). */
+  mcp: McpManager;
   /** Set when a graceful shutdown begins: new requests get 503. */
   closing: boolean;
   close(): Promise<void>;
@@ -171,6 +176,16 @@ export function createServices(opts: ServiceOptions): Services {
   };
   const executor = new Executor({ deps, registry, maxConcurrency: config.execution.maxConcurrency });
 
+  const staticMcpTools = opts.mcpTools ?? [];
+  // The callback runs only after start(), once `services` exists.
+  const mcp: McpManager = new McpManager({
+    servers: config.mcpServers,
+    log,
+    childEnv,
+    cwd: workspace.root,
+    ...opts.mcp,
+    onToolsChanged: (tools) => services.setMcpTools([...staticMcpTools, ...tools]),
+  });
   const services: Services = {
     config,
     log,
@@ -195,14 +210,17 @@ export function createServices(opts: ServiceOptions): Services {
       mcpTools = tools;
       rebuildPool();
     },
+    mcp,
     closing: false,
     async close() {
       hub.close();
       broker.cancelAll();
+      await mcp.close();
       writer.flushNow();
       await checkpointer?.stop();
       db.close();
     },
   };
+  mcp.start();
   return services;
 }

@@ -58,6 +58,11 @@ export function executeRoutes(app: FastifyInstance, svc: Services): void {
       throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || 'body'}: ${i.message}` : 'invalid body');
     }
     const uses = readToolUses(body.data.tool_uses);
+    // Back-pressure: past the in-flight limit, callers are told to come back rather than queued without bound.
+    if (svc.registry.size + uses.length > svc.config.server.maxInFlightCalls) {
+      reply.header('retry-after', '1');
+      throw new ToolexecError('TOOLEXEC_ERR_OVERLOADED', `${svc.registry.size} calls are in flight (limit ${svc.config.server.maxInFlightCalls}); retry later`);
+    }
     const sessionId = body.data.session_id ?? newSessionId();
     const session = svc.sessions.get(sessionId);
     const wait = body.data.wait ?? true;

@@ -1,0 +1,311 @@
+/**
+ * The shapes of the HTTP API's bodies, as zod schemas: the OpenAPI document
+ * is generated from them (openapi/openapi.json), and the conformance test
+ * validates real responses against that document.
+ */
+import { z } from 'zod';
+import { ERROR_CODES } from '../../errors.js';
+
+/** The schemas that become components of the OpenAPI document. */
+export const api = z.registry<{ id: string; description?: string }>();
+
+const Id = z.string();
+const Nullable = <T extends z.ZodType>(t: T) => t.nullable();
+
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      code: z.enum(Object.keys(ERROR_CODES) as [string, ...string[]]),
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+  })
+  .register(api, { id: 'Error' });
+
+export const ReasonType = z.enum(['rule', 'mode', 'hook', 'classifier', 'user', 'timeout', 'headless', 'safety', 'working_dir', 'tool']);
+export const Reason = z.object({ type: ReasonType, detail: z.string() }).register(api, { id: 'Reason' });
+export const DecisionSummary = z.object({ behavior: z.enum(['allow', 'deny', 'ask']), reason: Reason }).register(api, { id: 'Decision' });
+export const ChainStep = z
+  .object({
+    layer: z.enum(['rules', 'tool', 'mode', 'hooks', 'classifier', 'user']),
+    outcome: z.enum(['allow', 'deny', 'ask', 'passthrough', 'skip']),
+    detail: z.string(),
+  })
+  .register(api, { id: 'ChainStep' });
+export const ExecutionStatus = z.enum(['queued', 'validating', 'awaiting_permission', 'running', 'succeeded', 'failed', 'denied', 'cancelled']);
+export const ErrorClass = z.enum(['validation', 'permission', 'timeout', 'cancelled', 'network', 'not_found', 'io', 'mcp_disconnected', 'tool_error', 'internal']);
+
+const ContentBlock = z.union([
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('image'), source: z.object({ type: z.literal('base64'), media_type: z.string(), data: z.string() }) }),
+  z.object({ type: z.literal('tool_reference'), tool_name: z.string() }),
+]);
+export const ToolResultBlock = z
+  .object({
+    type: z.literal('tool_result'),
+    tool_use_id: z.string(),
+    content: z.union([z.string(), z.array(ContentBlock)]),
+    is_error: z.boolean().optional(),
+  })
+  .register(api, { id: 'ToolResult' });
+
+// ---- tool uses in (documentation of what readToolUses accepts) ----
+
+export const AnthropicToolUseDoc = z
+  .object({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.unknown() })
+  .register(api, { id: 'AnthropicToolUse', description: 'An Anthropic tool_use content block' });
+export const OpenAIToolCallDoc = z
+  .object({
+    id: z.string().min(1),
+    type: z.literal('function').optional(),
+    function: z.object({ name: z.string().min(1), arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).optional() }),
+  })
+  .register(api, { id: 'OpenAIToolCall', description: 'An OpenAI Chat Completions tool call (arguments as a JSON string)' });
+export const OpenAIFunctionCallDoc = z
+  .object({ type: z.literal('function_call'), call_id: z.string().min(1), name: z.string().min(1), arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).optional() })
+  .register(api, { id: 'OpenAIFunctionCall', description: 'An OpenAI Responses function_call item' });
+const OtherBlock = z.object({ type: z.string() }).loose().meta({ description: 'Any other content block (text, thinking, …): ignored' });
+const ToolUseItem = z.union([AnthropicToolUseDoc, OpenAIToolCallDoc, OpenAIFunctionCallDoc, OtherBlock]);
+
+export const ExecuteRequestDoc = z
+  .object({
+    session_id: z.string().min(1).max(256).optional().meta({ description: 'The session; a new one is made when absent' }),
+    tool_uses: z.union([
+      z.array(ToolUseItem).max(256),
+      z.object({ role: z.literal('assistant'), content: z.array(ToolUseItem) }).loose(),
+      z.object({ role: z.literal('assistant'), tool_calls: z.array(OpenAIToolCallDoc) }).loose(),
+    ]),
+    wait: z.boolean().optional().meta({ description: 'false: answer 202 at once; follow over /ws or GET /executions/{id}' }),
+  })
+  .register(api, { id: 'ExecuteRequest' });
+
+export const ExecutionSummary = z
+  .object({
+    id: Id,
+    session_id: z.string(),
+    tool_use_id: z.string(),
+    tool: z.string(),
+    status: ExecutionStatus,
+    decision: Nullable(DecisionSummary),
+    duration_ms: Nullable(z.number()),
+    error_class: Nullable(ErrorClass),
+    result_id: Nullable(z.string()),
+    replayed: z.literal(true).optional(),
+  })
+  .register(api, { id: 'ExecutionSummary' });
+
+export const ExecuteResponse = z
+  .object({
+    session_id: z.string(),
+    tool_results: z.array(ToolResultBlock),
+    messages: z.array(z.object({ role: z.literal('tool'), tool_call_id: z.string(), content: z.string() })),
+    executions: z.array(ExecutionSummary),
+  })
+  .register(api, { id: 'ExecuteResponse' });
+
+export const ExecuteAccepted = z.object({ session_id: z.string(), executions: z.array(ExecutionSummary) }).register(api, { id: 'ExecuteAccepted' });
+
+export const ExecutionListItem = z
+  .object({
+    id: Id,
+    session_id: z.string(),
+    tool_use_id: z.string(),
+    tool: z.string(),
+    status: ExecutionStatus,
+    decision: Nullable(DecisionSummary),
+    error_class: Nullable(ErrorClass),
+    is_error: z.boolean(),
+    result_id: Nullable(z.string()),
+    created_at: z.number(),
+    finished_at: Nullable(z.number()),
+    duration_ms: Nullable(z.number()),
+  })
+  .register(api, { id: 'ExecutionListItem' });
+
+export const ExecutionList = z.object({ executions: z.array(ExecutionListItem), next_cursor: Nullable(z.string()) }).register(api, { id: 'ExecutionList' });
+
+const HookMessage = z.object({
+  event: z.string(),
+  hook: z.string(),
+  kind: z.string(),
+  text: z.string(),
+  exitCode: Nullable(z.number()).optional(),
+  durationMs: z.number().optional(),
+});
+
+export const ExecutionDetail = z
+  .object({
+    execution: z.object({
+      id: Id,
+      session_id: z.string(),
+      tool_use_id: z.string(),
+      tool: z.string(),
+      status: ExecutionStatus,
+      input: z.unknown(),
+      input_digest: z.string(),
+      decision: Nullable(
+        z.object({ behavior: z.enum(['allow', 'deny', 'ask']), reason: Reason, chain: z.array(ChainStep), actor: Nullable(z.string()) }),
+      ),
+      timings: z
+        .record(z.string(), z.number())
+        .meta({ description: 'ms per step: lookup, parse, validate, pre_hooks, permission, call, post_hooks' }),
+      hook_messages: z.array(HookMessage),
+      error_class: Nullable(ErrorClass),
+      is_error: z.boolean(),
+      result_id: Nullable(z.string()),
+      preview: Nullable(z.string()),
+      actor: Nullable(z.string()),
+      created_at: z.number(),
+      finished_at: Nullable(z.number()),
+      duration_ms: Nullable(z.number()),
+      audit: z.array(z.object({ id: z.number(), ts: z.number(), behavior: z.string(), reason: z.object({ type: z.string(), detail: z.string() }), actor: Nullable(z.string()) })),
+    }),
+  })
+  .register(api, { id: 'ExecutionDetail' });
+
+export const CancelAccepted = z.object({ execution: z.object({ id: z.string(), status: z.literal('cancelling') }) }).register(api, { id: 'CancelAccepted' });
+
+export const AuditEntry = z
+  .object({
+    id: z.number(),
+    ts: z.number(),
+    session_id: z.string(),
+    tool_use_id: z.string(),
+    execution_id: z.string(),
+    tool: z.string(),
+    behavior: z.enum(['allow', 'deny', 'ask']),
+    reason: Reason,
+    actor: Nullable(z.string()),
+    input_digest: z.string(),
+  })
+  .register(api, { id: 'AuditEntry' });
+export const AuditList = z.object({ entries: z.array(AuditEntry), next_cursor: Nullable(z.string()) }).register(api, { id: 'AuditList' });
+
+export const PermissionRequest = z
+  .object({
+    id: z.string(),
+    session_id: z.string(),
+    execution_id: z.string(),
+    tool_use_id: z.string(),
+    tool: z.string(),
+    input: z.unknown(),
+    input_digest: z.string(),
+    summary: z.string(),
+    reason: z.object({ type: z.string(), detail: z.string() }),
+    message: Nullable(z.string()),
+    suggested_rule: z.string(),
+    status: z.enum(['pending', 'allowed', 'denied', 'expired', 'cancelled', 'headless']),
+    created_at: z.number(),
+    expires_at: z.number(),
+    resolved_at: Nullable(z.number()),
+    resolved_by: Nullable(z.string()),
+    answer_message: Nullable(z.string()),
+    remember: Nullable(z.string()),
+  })
+  .register(api, { id: 'PermissionRequest' });
+export const PermissionRequestList = z.object({ requests: z.array(PermissionRequest) }).register(api, { id: 'PermissionRequestList' });
+export const PermissionAnswerDoc = z
+  .object({
+    decision: z.enum(['allow', 'deny']),
+    message: z.string().optional(),
+    remember: z.enum(['session', 'always']).optional(),
+    rule: z.string().optional().meta({ description: 'The rule to remember; defaults to the request’s suggested_rule' }),
+    updated_input: z.record(z.string(), z.unknown()).optional(),
+  })
+  .register(api, { id: 'PermissionAnswer' });
+export const PermissionAnswered = z.object({ request: PermissionRequest }).register(api, { id: 'PermissionAnswered' });
+
+export const CheckRequestDoc = z
+  .object({ session_id: z.string().optional(), name: z.string(), input: z.unknown().optional() })
+  .register(api, { id: 'PermissionCheckRequest' });
+export const CheckResponse = z
+  .object({
+    tool: z.string(),
+    mode: z.string(),
+    behavior: z.enum(['allow', 'deny', 'ask']),
+    reason: Reason,
+    message: Nullable(z.string()),
+    chain: z.array(ChainStep),
+    notes: z.array(z.string()),
+  })
+  .register(api, { id: 'PermissionCheck' });
+
+export const Rule = z
+  .object({
+    id: z.string(),
+    source: z.string(),
+    behavior: z.enum(['allow', 'deny', 'ask']),
+    rule: z.string(),
+    tool: z.string(),
+    content: Nullable(z.string()),
+    session_id: Nullable(z.string()),
+    created_at: Nullable(z.number()),
+    created_by: Nullable(z.string()),
+    read_only: z.boolean(),
+  })
+  .register(api, { id: 'Rule' });
+export const RuleList = z
+  .object({ rules: z.array(Rule), errors: z.array(z.object({ raw: z.string(), source: z.string(), error: z.string() })) })
+  .register(api, { id: 'RuleList' });
+export const RuleCreateDoc = z
+  .object({
+    behavior: z.enum(['allow', 'deny', 'ask']),
+    rule: z.string(),
+    scope: z.enum(['session', 'always']),
+    session_id: z.string().optional(),
+  })
+  .register(api, { id: 'RuleCreate' });
+export const RuleCreated = z.object({ rule: Rule }).register(api, { id: 'RuleCreated' });
+
+export const SessionBody = z
+  .object({
+    session: z.object({
+      id: z.string(),
+      mode: z.enum(['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions', 'auto']),
+      cwd: z.string(),
+      todos: z.array(z.unknown()),
+      active_calls: z.number(),
+      executions: z.number(),
+      file_state: z.object({ entries: z.number(), bytes: z.number() }),
+      rules: z.number(),
+      created_at: z.number(),
+      updated_at: z.number(),
+    }),
+  })
+  .register(api, { id: 'Session' });
+export const SessionPatchDoc = z
+  .object({ mode: z.enum(['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions', 'auto']) })
+  .register(api, { id: 'SessionPatch' });
+
+const ToolDef = z.object({ name: z.string() }).loose();
+export const Catalog = z
+  .object({
+    tools: z.array(ToolDef),
+    deferred_tools: z.array(z.string()),
+    tokens: z.object({ full: z.number(), deferred: z.number() }),
+    etag: z.string(),
+  })
+  .register(api, { id: 'Catalog' });
+
+export const Health = z.object({ status: z.literal('ok') }).register(api, { id: 'Health' });
+
+export const McpServer = z
+  .object({
+    name: z.string(),
+    type: z.enum(['stdio', 'http', 'sse']),
+    state: z.enum(['connecting', 'connected', 'reconnecting', 'failed', 'closed']),
+    tools: z.number(),
+    tool_names: z.array(z.string()),
+    unusable_tools: z.array(z.object({ name: z.string(), error: z.string() })),
+    always_load: z.boolean(),
+    last_error: Nullable(z.string()),
+    last_error_at: Nullable(z.string()),
+    connected_at: Nullable(z.string()),
+    attempts: z.number(),
+    next_retry_at: Nullable(z.string()),
+    server_info: Nullable(z.object({ name: z.string(), version: z.string() }).loose()),
+    pid: Nullable(z.number()),
+    problems: z.array(z.object({ kind: z.string(), message: z.string(), tools: z.array(z.string()) })),
+  })
+  .register(api, { id: 'McpServer' });
+export const McpServerList = z.object({ servers: z.array(McpServer) }).register(api, { id: 'McpServerList' });

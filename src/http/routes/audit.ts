@@ -1,0 +1,56 @@
+/** GET /audit: permission decisions, filterable, paginated by cursor. */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ToolexecError } from '../../errors.js';
+import type { Services } from '../../services.js';
+import type { AuditRow } from '../../storage/audit.js';
+import { decodeCursor, encodeCursor, parseTime } from '../cursor.js';
+
+export const AuditQuery = z.object({
+  session_id: z.string().min(1).max(256).optional(),
+  tool: z.string().min(1).max(512).optional(),
+  behavior: z.enum(['allow', 'deny', 'ask']).optional(),
+  reason: z.enum(['rule', 'mode', 'hook', 'classifier', 'user', 'timeout', 'headless', 'safety', 'working_dir', 'tool']).optional(),
+  since: z.string().max(64).optional(),
+  until: z.string().max(64).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(200).optional(),
+});
+
+export function auditEntry(a: AuditRow) {
+  return {
+    id: a.id,
+    ts: a.ts,
+    session_id: a.session_id,
+    tool_use_id: a.tool_use_id,
+    execution_id: a.execution_id,
+    tool: a.tool,
+    behavior: a.behavior,
+    reason: { type: a.reason_type, detail: a.reason_detail ?? '' },
+    actor: a.actor,
+    input_digest: a.input_digest,
+  };
+}
+
+export function auditRoutes(app: FastifyInstance, svc: Services): void {
+  app.get('/audit', { config: { scope: 'read' } }, async (req) => {
+    const q = AuditQuery.safeParse(req.query);
+    if (!q.success) {
+      const i = q.error.issues[0];
+      throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.')}: ${i.message}` : 'invalid query');
+    }
+    const { limit } = q.data;
+    const rows = svc.audit.query({
+      sessionId: q.data.session_id,
+      tool: q.data.tool,
+      behavior: q.data.behavior,
+      reason: q.data.reason,
+      since: parseTime(q.data.since, 'since'),
+      until: parseTime(q.data.until, 'until'),
+      beforeId: decodeCursor(q.data.cursor),
+      limit: limit + 1,
+    });
+    const page = rows.slice(0, limit);
+    return { entries: page.map(auditEntry), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null };
+  });
+}

@@ -1,0 +1,157 @@
+/**
+ * GET /executions (filters, cursor), GET /executions/:id (step timings,
+ * decision and its chain, hooks' messages, result preview, audit rows),
+ * POST /executions/:id/cancel.
+ */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ToolexecError } from '../../errors.js';
+import type { Call } from '../../pipeline/types.js';
+import { TERMINAL_STATUSES } from '../../pipeline/types.js';
+import type { Services } from '../../services.js';
+import type { ExecutionRow } from '../../storage/executions.js';
+import type { ToolResultBlock } from '../../tool/types.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+
+export const ExecutionsQuery = z.object({
+  session_id: z.string().min(1).max(256).optional(),
+  status: z.enum(['queued', 'validating', 'awaiting_permission', 'running', 'succeeded', 'failed', 'denied', 'cancelled']).optional(),
+  tool: z.string().min(1).max(512).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  cursor: z.string().max(200).optional(),
+});
+const IdParams = z.object({ id: z.string().min(1).max(256) });
+
+/** Characters of the result shown in an execution's detail. */
+export const PREVIEW_CHARS = 1000;
+
+function invalid(e: z.ZodError): ToolexecError {
+  const i = e.issues[0];
+  return new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || 'query'}: ${i.message}` : 'invalid request');
+}
+
+function json<T>(s: string | null, fallback: T): T {
+  if (s === null) return fallback;
+  try {
+    return JSON.parse(s) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+export function previewOf(block: ToolResultBlock | null): string | null {
+  if (!block) return null;
+  const text =
+    typeof block.content === 'string'
+      ? block.content
+      : block.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n');
+  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text;
+}
+
+/** A row of the list, with the live status of a call still in flight. */
+export function listItem(r: ExecutionRow, live: Call | undefined) {
+  const d = json<{ behavior: string; reason: { type: string; detail: string } } | null>(r.decision, null);
+  return {
+    id: r.id,
+    session_id: r.session_id,
+    tool_use_id: r.tool_use_id,
+    tool: r.tool,
+    status: live?.status ?? r.status,
+    decision: d ? { behavior: d.behavior, reason: d.reason } : null,
+    error_class: r.error_class,
+    is_error: r.is_error === 1,
+    result_id: r.result_id,
+    created_at: r.created_at,
+    finished_at: r.finished_at,
+    duration_ms: r.duration_ms,
+  };
+}
+
+export function executionRoutes(app: FastifyInstance, svc: Services): void {
+  app.get('/executions', { config: { scope: 'read' } }, async (req) => {
+    const q = ExecutionsQuery.safeParse(req.query);
+    if (!q.success) throw invalid(q.error);
+    const { limit, cursor, session_id, status, tool } = q.data;
+    const rows = svc.executions.list({ sessionId: session_id, status, tool, limit: limit + 1, beforeSeq: decodeCursor(cursor) });
+    const page = rows.slice(0, limit);
+    return {
+      executions: page.map((r) => listItem(r, svc.registry.get(r.id)?.call)),
+      next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.seq) : null,
+    };
+  });
+
+  app.get('/executions/:id', { config: { scope: 'read' } }, async (req) => {
+    const p = IdParams.safeParse(req.params);
+    if (!p.success) throw invalid(p.error);
+    const live = svc.registry.get(p.data.id)?.call;
+    const row = svc.executions.get(p.data.id);
+    if (!row && !live) throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_FOUND', `No execution ${p.data.id}`);
+    if (live && !TERMINAL_STATUSES.has(live.status)) {
+      const d = 'decision' in live ? live.decision : undefined;
+      return {
+        execution: {
+          id: live.id,
+          session_id: live.sessionId,
+          tool_use_id: live.toolUseId,
+          tool: 'tool' in live && live.tool ? live.tool.name : live.name,
+          status: live.status,
+          input: live.rawInput ?? null,
+          input_digest: live.inputDigest,
+          decision: d ? { behavior: d.behavior, reason: d.reason, chain: d.chain, actor: d.actor ?? null } : null,
+          timings: live.timings,
+          hook_messages: live.hookMessages,
+          error_class: null,
+          is_error: false,
+          result_id: null,
+          preview: null,
+          actor: live.actor,
+          created_at: live.createdAt,
+          finished_at: null,
+          duration_ms: null,
+          audit: [],
+        },
+      };
+    }
+    const r = row!;
+    const d = json<{ behavior: string; reason: { type: string; detail: string }; chain?: unknown[]; actor?: string } | null>(r.decision, null);
+    const audit = svc.audit.query({ executionId: r.id, limit: 10 }).map((a) => ({
+      id: a.id,
+      ts: a.ts,
+      behavior: a.behavior,
+      reason: { type: a.reason_type, detail: a.reason_detail ?? '' },
+      actor: a.actor,
+    }));
+    return {
+      execution: {
+        id: r.id,
+        session_id: r.session_id,
+        tool_use_id: r.tool_use_id,
+        tool: r.tool,
+        status: r.status,
+        input: json<unknown>(r.input, r.input),
+        input_digest: r.input_digest,
+        decision: d ? { behavior: d.behavior, reason: d.reason, chain: d.chain ?? [], actor: d.actor ?? null } : null,
+        timings: json<Record<string, number>>(r.timings, {}),
+        hook_messages: json<unknown[]>(r.hook_messages, []),
+        error_class: r.error_class,
+        is_error: r.is_error === 1,
+        result_id: r.result_id,
+        preview: previewOf(json<ToolResultBlock | null>(r.result_block, null)),
+        actor: r.actor,
+        created_at: r.created_at,
+        finished_at: r.finished_at,
+        duration_ms: r.duration_ms,
+        audit,
+      },
+    };
+  });
+
+  app.post('/executions/:id/cancel', { config: { scope: 'execute' } }, async (req, reply) => {
+    const p = IdParams.safeParse(req.params);
+    if (!p.success) throw invalid(p.error);
+    if (svc.registry.cancel(p.data.id)) return reply.status(202).send({ execution: { id: p.data.id, status: 'cancelling' } });
+    const row = svc.executions.get(p.data.id);
+    if (!row) throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_FOUND', `No execution ${p.data.id}`);
+    throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_RUNNING', `Execution ${p.data.id} is ${row.status}`, { status: row.status });
+  });
+}

@@ -1,0 +1,62 @@
+/**
+ * GET /results/:id: a persisted result, whole, streamed chunk by chunk from
+ * SQLite with its Content-Length; a single `Range: bytes=` range is served as
+ * 206 (multiple ranges are answered whole, as RFC 9110 allows).
+ */
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ToolexecError } from '../../errors.js';
+import type { Services } from '../../services.js';
+
+const IdParams = z.object({ id: z.string().min(1).max(256) });
+
+/** [start, end] inclusive, undefined when the header does not apply, or 'unsatisfiable'. */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | undefined | 'unsatisfiable' {
+  if (!header) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m) return undefined;
+  const [, a, b] = m;
+  if (a === '' && b === '') return undefined;
+  let start: number;
+  let end: number;
+  if (a === '') {
+    const n = Number(b);
+    if (n === 0) return 'unsatisfiable';
+    start = Math.max(0, size - n);
+    end = size - 1;
+  } else {
+    start = Number(a);
+    end = b === '' ? size - 1 : Math.min(Number(b), size - 1);
+  }
+  if (start >= size || start > end) return 'unsatisfiable';
+  return { start, end };
+}
+
+export function resultRoutes(app: FastifyInstance, svc: Services): void {
+  app.get('/results/:id', { config: { scope: 'read' } }, async (req, reply) => {
+    const p = IdParams.safeParse(req.params);
+    if (!p.success) throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', 'id: invalid');
+    const id = p.data.id.startsWith('result://') ? p.data.id.slice('result://'.length) : p.data.id;
+    const meta = svc.results.meta(id);
+    if (!meta || meta.complete !== 1) throw new ToolexecError('TOOLEXEC_ERR_RESULT_NOT_FOUND', `No stored result ${id}`);
+    const size = meta.total_bytes;
+    const range = parseRange(typeof req.headers.range === 'string' ? req.headers.range : undefined, size);
+    reply.header('accept-ranges', 'bytes');
+    reply.header('content-type', meta.media_type);
+    reply.header('etag', `"${meta.id}"`);
+    if (range === 'unsatisfiable') {
+      reply.header('content-range', `bytes */${size}`);
+      throw new ToolexecError('TOOLEXEC_ERR_RANGE_NOT_SATISFIABLE', `The result has ${size} bytes`);
+    }
+    const start = range?.start ?? 0;
+    const end = range?.end ?? size - 1;
+    if (range) {
+      reply.status(206);
+      reply.header('content-range', `bytes ${start}-${end}/${size}`);
+    }
+    reply.header('content-length', String(size === 0 ? 0 : end - start + 1));
+    if (size === 0) return reply.send('');
+    return reply.send(Readable.from(svc.results.bytes(id, start, end)));
+  });
+}

@@ -1,0 +1,49 @@
+/**
+ * What a failed MCP request means for the call: the transport failed (the
+ * server is gone: `mcp_disconnected`), the server timed out, rejected the
+ * arguments or does not know the tool, or the tool failed.
+ */
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { ErrorClass } from '../pipeline/error-class.js';
+
+const MAX_ERROR_CHARS = 500;
+
+export function clip(s: string): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > MAX_ERROR_CHARS ? `${one.slice(0, MAX_ERROR_CHARS - 1)}…` : one;
+}
+
+export function describeError(e: unknown): string {
+  if (e instanceof Error) {
+    const cause = (e as { cause?: unknown }).cause;
+    const c = cause instanceof Error && cause.message && !e.message.includes(cause.message) ? ` (${cause.message})` : '';
+    return clip(`${e.message || e.name}${c}`);
+  }
+  return clip(String(e));
+}
+
+export function isConnectionClosed(e: unknown): boolean {
+  return e instanceof McpError && e.code === ErrorCode.ConnectionClosed;
+}
+
+/** A failure that says the transport, not the tool, failed. */
+export function isTransportFailure(e: unknown): boolean {
+  if (isConnectionClosed(e)) return true;
+  if (e instanceof McpError) return false;
+  const name = (e as { name?: unknown })?.name;
+  const msg = e instanceof Error ? e.message : '';
+  return (
+    name === 'StreamableHTTPError' ||
+    name === 'SseError' ||
+    (e instanceof TypeError && /fetch failed/i.test(msg)) ||
+    /Not connected|ECONNREFUSED|ECONNRESET|EPIPE|socket hang up|terminated/i.test(msg)
+  );
+}
+
+export function callErrorClass(e: unknown): ErrorClass {
+  if (!(e instanceof McpError)) return 'tool_error';
+  if (e.code === ErrorCode.RequestTimeout) return 'timeout';
+  if (e.code === ErrorCode.InvalidParams) return 'validation';
+  if (e.code === ErrorCode.MethodNotFound) return 'not_found';
+  return 'tool_error';
+}

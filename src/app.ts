@@ -17,6 +17,8 @@ import rateLimit from '@fastify/rate-limit';
 import { auditRoutes } from './http/routes/audit.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { executeRoutes } from './http/routes/execute.js';
+import { toolSearchRoutes } from './http/routes/tool-search.js';
+import { initBashParser } from './bash/parser.js';
 import { executionRoutes } from './http/routes/executions.js';
 import { resultRoutes } from './http/routes/results.js';
 import { permissionRoutes } from './http/routes/permissions.js';
@@ -67,6 +69,9 @@ export function createLogger(level: string, extraRedact: readonly string[] = [])
 export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> {
   const config = Config.parse(opts.config ?? {});
   const log = opts.logger === false ? pino({ level: 'silent' }) : (opts.logger ?? createLogger(config.logging.level));
+  // The Bash parser loads its grammar once (~20 ms): before the first call, so
+  // that Bash's read-only and concurrency checks are exact from the start.
+  await initBashParser();
   const services = createServices({ ...opts, config, logger: log });
 
   const app: FastifyInstance = Fastify({
@@ -119,6 +124,7 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
   docsRoutes(app);
   toolsRoutes(app, services);
   executeRoutes(app, services);
+  toolSearchRoutes(app, services);
   executionRoutes(app, services);
   resultRoutes(app, services);
   auditRoutes(app, services);

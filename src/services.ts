@@ -9,6 +9,7 @@ import { configProblems, type Config } from './config/schema.js';
 import { Executor } from './executions/executor.js';
 import { ExecutionRegistry } from './executions/registry.js';
 import { ConfiguredHookRunner } from './hooks/runner.js';
+import { bashAwareIfMatcher } from './permissions/bash-rules.js';
 import type { HookRunner } from './hooks/types.js';
 import { ApprovalBroker } from './permissions/approval-broker.js';
 import type { Approvals } from './permissions/approvals.js';
@@ -129,6 +130,7 @@ export function createServices(opts: ServiceOptions): Services {
       childEnv,
       log,
       env,
+      ifMatcher: bashAwareIfMatcher,
     });
   const classifier =
     opts.classifier ?? (config.classifier ? new HttpClassifier({ url: config.classifier.url, timeoutMs: config.classifier.timeoutMs, headers: config.classifier.headers }) : undefined);

@@ -119,6 +119,8 @@ export function toOpenAIMessage(block: ToolResultBlock): { role: 'tool'; tool_ca
     typeof block.content === 'string'
       ? block.content
       : block.content
+          // tool_reference blocks mean nothing to an OpenAI model; ToolSearch's text block carries the definitions.
+          .filter((b: ContentBlock) => b.type !== 'tool_reference')
           .map((b: ContentBlock) => (b.type === 'text' ? b.text : b.type === 'image' ? `[image ${b.source.media_type}]` : `[${b.type}]`))
           .join('\n');
   return { role: 'tool', tool_call_id: block.tool_use_id, content };

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { ToolsQuery } from '../routes/tools.js';
+import { ToolSearchQuery } from '../routes/tool-search.js';
 import { ExecutionsQuery } from '../routes/executions.js';
 import { AuditQuery } from '../routes/audit.js';
 import * as S from './schemas.js';
@@ -43,6 +44,16 @@ export const ROUTE_DOCS: RouteDoc[] = [
       'The body is byte-identical for the same configuration; its ETag answers If-None-Match with 304.',
     query: ToolsQuery,
     responses: { 200: { description: 'The catalog', schema: S.Catalog }, 304: { description: 'Not modified' }, ...STD_ERRORS },
+  },
+  {
+    method: 'get',
+    path: '/tools/search',
+    scope: 'execute',
+    tag: 'tools',
+    summary: 'What the ToolSearch tool returns: deferred tools matching a query, with their definitions',
+    description: 'q takes select:A,B, an exact name, an mcp__server prefix, or keywords (+term = required).',
+    query: ToolSearchQuery,
+    responses: { 200: { description: 'The matches', schema: S.ToolSearchResult }, ...STD_ERRORS },
   },
   {
     method: 'post',

@@ -309,3 +309,12 @@ export const McpServer = z
   })
   .register(api, { id: 'McpServer' });
 export const McpServerList = z.object({ servers: z.array(McpServer) }).register(api, { id: 'McpServerList' });
+
+export const ToolSearchResult = z
+  .object({
+    matches: z.array(z.string()),
+    query: z.string(),
+    total_deferred_tools: z.number(),
+    tools: z.array(z.object({}).loose()),
+  })
+  .register(api, { id: 'ToolSearchResult' });

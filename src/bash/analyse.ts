@@ -1,0 +1,503 @@
+/**
+ * Walks a tree-sitter-bash syntax tree into the simple commands it would
+ * run and the redirections it makes. Anything it cannot model safely makes
+ * the analysis `tooComplex` with a reason: a parse error, a command name that
+ * is itself an expansion, `eval`, a shell reading commands from its input,
+ * an unknown construct, too many subcommands, too deep a nesting. The walk
+ * goes on after that, best effort, so that deny rules still see what it found.
+ */
+import type { Node } from 'web-tree-sitter';
+import type { Assignment, BashAnalysis, CommandOrigin, Redirect, SimpleCommand, Word } from './types.js';
+import { roughCommands } from './fallback.js';
+import {
+  ARITH_TEST_OPS,
+  baseName,
+  CODE_TEXT,
+  fileRedirect,
+  FIND_EXEC,
+  lineBreakTail,
+  LIST_LIKE,
+  RESERVED,
+  SHELLS,
+  SUBSCRIPT_CODE,
+  unescapeBackticks,
+} from './grammar.js';
+import { literalWord, wordOf } from './words.js';
+import { unwrapStages } from './wrappers.js';
+
+/** Claude Code's MAX_SUBCOMMANDS_FOR_SECURITY_CHECK. */
+export const MAX_SUBCOMMANDS = 50;
+const MAX_DEPTH = 120;
+const MAX_NESTED_SCRIPTS = 4;
+const MAX_NODES = 50_000;
+
+export type NestedAnalyser = (script: string, depth: number) => BashAnalysis;
+
+export function limitedAnalysis(reason: string, src?: string): BashAnalysis {
+  return { commands: src === undefined ? [] : roughCommands(src), redirects: [], tooComplex: reason };
+}
+
+class Walker {
+  readonly commands: SimpleCommand[] = [];
+  readonly redirects: Redirect[] = [];
+  tooComplex: string | undefined;
+  private nodes = 0;
+
+  constructor(
+    private readonly src: string,
+    private readonly depth: number,
+    private readonly nested: NestedAnalyser,
+  ) {}
+
+  complex(reason: string): void {
+    this.tooComplex ??= reason;
+  }
+
+  private budget(level: number): boolean {
+    if (++this.nodes > MAX_NODES) {
+      this.complex('the command is too large to analyse');
+      return false;
+    }
+    if (level > MAX_DEPTH) {
+      this.complex('the command nests too deeply');
+      return false;
+    }
+    return true;
+  }
+
+  private push(cmd: SimpleCommand): void {
+    for (const w of cmd.argv) {
+      if (w.literal && SUBSCRIPT_CODE.test(w.value)) this.complex('an array subscript in a word holds a command substitution');
+    }
+    this.commands.push(cmd);
+    if (this.commands.length > MAX_SUBCOMMANDS) this.complex(`the command has more than ${MAX_SUBCOMMANDS} subcommands`);
+  }
+
+  statement(node: Node, origin: CommandOrigin, inherited: Redirect[], level: number, extraArgs: Word[] = []): void {
+    if (!this.budget(level)) return;
+    const next = level + 1;
+    if (node.isError || node.isMissing) {
+      this.complex('the command does not parse');
+      this.children(node, origin, inherited, next);
+      return;
+    }
+    switch (node.type) {
+      case 'comment':
+        return;
+      case 'command':
+        this.command(node, origin, inherited, next, extraArgs);
+        return;
+      case 'redirected_statement':
+        this.redirected(node, origin, inherited, next);
+        return;
+      case 'compound_statement':
+        if (node.child(0)?.type === '((') {
+          this.arithmeticCommand(node, origin, inherited, next);
+          return;
+        }
+        this.children(node, origin, inherited, next);
+        return;
+      case 'if_statement':
+      case 'while_statement':
+        this.children(node, origin, inherited, next);
+        return;
+      case 'for_statement':
+      case 'c_style_for_statement':
+      case 'case_statement':
+        for (const c of node.namedChildren) {
+          if (!c) continue;
+          if (c.type === 'do_group' || c.type === 'compound_statement' || c.type === 'case_item') this.statement(c, origin, inherited, next);
+          else this.scan(c, origin, next);
+        }
+        return;
+      case 'case_item':
+        for (let i = 0; i < node.childCount; i++) {
+          const c = node.child(i);
+          if (!c || !c.isNamed) continue;
+          if (node.fieldNameForChild(i) === 'value') this.scan(c, origin, next);
+          else this.statement(c, origin, inherited, next);
+        }
+        return;
+      case 'function_definition': {
+        const body = node.childForFieldName('body');
+        const own = this.redirectsOf(node.childrenForFieldName('redirect'), origin, next);
+        if (body) this.statement(body, 'function', [...inherited, ...own.redirects], next);
+        return;
+      }
+      case 'variable_assignment':
+      case 'variable_assignments': {
+        const assignments = node.type === 'variable_assignment' ? [this.assignment(node, origin, next)] : [];
+        if (node.type === 'variable_assignments') {
+          for (const c of node.namedChildren) if (c?.type === 'variable_assignment') assignments.push(this.assignment(c, origin, next));
+        }
+        this.push({ argv: [], assignments, redirects: inherited, origin, text: node.text });
+        return;
+      }
+      case 'declaration_command':
+      case 'unset_command': {
+        const argv: Word[] = [];
+        for (const c of node.children) {
+          if (!c) continue;
+          if (!c.isNamed) {
+            if (argv.length === 0) argv.push(literalWord(c.text));
+            continue;
+          }
+          if (c.type === 'variable_assignment') {
+            const a = this.assignment(c, origin, next);
+            argv.push({ raw: a.raw, value: a.raw, literal: a.value?.literal ?? true, glob: false, tilde: false });
+          } else {
+            argv.push(wordOf(c));
+            this.scan(c, origin, next);
+          }
+        }
+        this.push({ argv, assignments: [], redirects: inherited, origin, text: node.text });
+        return;
+      }
+      case 'test_command':
+        this.testCommand(node, origin, inherited, next);
+        return;
+      default:
+        if (LIST_LIKE.has(node.type)) {
+          this.children(node, origin, inherited, next);
+          return;
+        }
+        this.complex(`the command uses a construct that is not modelled (${node.type})`);
+        this.scan(node, origin, next);
+    }
+  }
+
+  /** Every named child as a statement. */
+  private children(node: Node, origin: CommandOrigin, inherited: Redirect[], level: number): void {
+    for (const c of node.namedChildren) if (c) this.statement(c, origin, inherited, level);
+  }
+
+  /** Looks inside a word or an expression for commands it runs (`$( )`, backticks, `<( )`). */
+  scan(node: Node, origin: CommandOrigin, level: number): void {
+    if (!this.budget(level)) return;
+    if (node.isError || node.isMissing) this.complex('the command does not parse');
+    // ${x@P} expands the value as a prompt, which runs command substitutions in it.
+    if (node.type === 'expansion' && /@\s*P\s*\}$/.test(node.text)) this.complex('a prompt expansion (${…@P}) can run commands');
+    if (node.type === 'command_substitution' && node.child(0)?.text === '`' && node.text.includes('\\')) {
+      // Inside backticks bash first turns \\ \` \$ into \ ` $ and then parses the text: nested
+      // backticks and escapes the grammar does not undo. The text is parsed again as bash would.
+      this.substitutionScript(unescapeBackticks(node.text.slice(1, -1)));
+      return;
+    }
+    if (node.type === 'command_substitution' || node.type === 'process_substitution') {
+      const own = this.redirectsOf(node.childrenForFieldName('redirect'), 'substitution', level + 1);
+      for (const c of node.namedChildren) {
+        if (!c || c.type === 'file_redirect') continue;
+        this.statement(c, 'substitution', own.redirects, level + 1);
+      }
+      return;
+    }
+    for (const c of node.namedChildren) if (c) this.scan(c, origin, level + 1);
+  }
+
+  private assignment(node: Node, origin: CommandOrigin, level: number): Assignment {
+    const name = node.childForFieldName('name')?.text ?? '';
+    const v = node.childForFieldName('value');
+    // The name too: an array subscript is evaluated (`a[$(cmd)]=1`).
+    this.scan(node, origin, level);
+    const value = v ? wordOf(v) : literalWord('');
+    if (value.literal && CODE_TEXT.test(value.value)) this.complex('a variable is given text that holds a command substitution');
+    return { name, value, raw: node.text };
+  }
+
+  /** A line continuation between two words joins them in bash; the grammar splits them. */
+  private checkContinuation(prev: Node | undefined, cur: Node): void {
+    if (prev && this.src.slice(prev.endIndex, cur.startIndex) === '\\\n') {
+      this.complex('a line continuation inside a word');
+    }
+  }
+
+  private command(node: Node, origin: CommandOrigin, inherited: Redirect[], level: number, extraArgs: Word[]): void {
+    const argv: Word[] = [];
+    const assignments: Assignment[] = [];
+    const own: Redirect[] = [];
+    let prev: Node | undefined;
+    /** Where the grammar ran a word across a line break that ends the command in bash. */
+    let broken: { at: number; tail: Word } | undefined;
+    for (let i = 0; i < node.childCount; i++) {
+      const c = node.child(i);
+      if (!c) continue;
+      const field = node.fieldNameForChild(i);
+      this.checkContinuation(prev, c);
+      prev = c;
+      if (c.type === 'variable_assignment') {
+        assignments.push(this.assignment(c, origin, level));
+      } else if (field === 'name') {
+        const w = wordOf(c);
+        if (!w.literal || w.glob) this.complex(`the command name ${JSON.stringify(c.text.slice(0, 80))} is an expansion`);
+        // A reserved word where a command name stands means the grammar read the structure differently from bash.
+        else if (RESERVED.has(w.raw)) this.complex(`the reserved word ${w.raw} stands where a command name should`);
+        this.scan(c, origin, level);
+        argv.push(w);
+      } else if (field === 'redirect') {
+        const r = this.redirectsOf([c], origin, level);
+        own.push(...r.redirects);
+        argv.push(...r.extraArgs);
+      } else if (field === 'argument') {
+        const tail = c.isNamed ? lineBreakTail(c) : undefined;
+        if (tail && !broken) broken = { at: argv.length, tail };
+        argv.push(wordOf(c));
+        if (c.isNamed) this.scan(c, origin, level);
+      } else if (c.isNamed) {
+        if (c.type === 'subshell') this.statement(c, origin, inherited, level);
+        else if (c.type !== 'comment') {
+          this.complex(`the command has a part that is not modelled (${c.type})`);
+          this.scan(c, origin, level);
+        }
+      }
+    }
+    argv.push(...extraArgs);
+    const cmd: SimpleCommand = { argv, assignments, redirects: [...inherited, ...own], origin, text: node.text };
+    this.push(cmd);
+    this.special(cmd, level);
+    if (broken) {
+      this.complex('the grammar joined words across a line break');
+      this.derived([broken.tail, ...argv.slice(broken.at + 1)], level);
+    }
+    // `! { rm x; }` is read by the grammar as a command named `{`: what follows is a command too.
+    if (argv[0] && RESERVED.has(argv[0].raw)) this.derived(argv, level);
+  }
+
+  /** What wrappers, shells, eval, xargs and find -exec run. */
+  private special(cmd: SimpleCommand, level: number): void {
+    if (cmd.argv.length === 0) return;
+    const { stages, complex, script } = unwrapStages(cmd.argv, false);
+    if (complex) this.complex(complex);
+    if (script !== undefined) this.nestedScript(script, cmd);
+    // xargs runs the rest of its words as a command of its own.
+    for (let s = 0; s < stages.length - 1; s++) {
+      if (baseName(stages[s]![0]!) === 'xargs') {
+        this.derived(stages[s + 1]!, level);
+        return;
+      }
+    }
+    const argv = stages[stages.length - 1]!;
+    const head = argv[0];
+    if (!head || !head.literal) return;
+    const name = baseName(head);
+    const words = argv.slice(1);
+    if (name === 'eval') {
+      this.complex('eval runs text as a command');
+      if (words.every((w) => w.literal)) this.nestedScript(words.map((w) => w.value).join(' '), cmd);
+      return;
+    }
+    if (name === 'trap' && words.length >= 2) {
+      this.complex('trap runs text as a command');
+      if (words[0]!.literal) this.nestedScript(words[0]!.value, cmd);
+      return;
+    }
+    if (name === 'alias' && words.some((w) => !w.literal || w.value.includes('='))) {
+      this.complex('alias defines a command from text');
+      return;
+    }
+    if (name === 'let' && words.some((w) => !w.literal || /[$`[]/.test(w.value))) {
+      this.complex('let evaluates expanded text');
+      return;
+    }
+    if (SHELLS.has(name)) {
+      this.shell(name, words, cmd);
+      return;
+    }
+    if ((name === 'source' || name === '.') && words[0] && !words[0].literal) {
+      this.complex(`${name} runs a script whose name is an expansion`);
+      return;
+    }
+    if (name === 'find') {
+      for (let i = 0; i < words.length; i++) {
+        if (!(words[i]!.literal && FIND_EXEC.has(words[i]!.value))) continue;
+        let j = i + 1;
+        while (j < words.length && !(words[j]!.literal && (words[j]!.value === ';' || words[j]!.value === '+'))) j++;
+        if (j > i + 1) this.derived(words.slice(i + 1, j), level);
+        i = j;
+      }
+    }
+  }
+
+  private derived(words: Word[], level: number): void {
+    let k = 0;
+    while (k < words.length && RESERVED.has(words[k]!.raw)) k++;
+    if (k >= words.length) return;
+    const argv = words.slice(k);
+    if (!argv[0]?.literal || argv[0].glob) this.complex('a command run by xargs or find -exec is an expansion');
+    const cmd: SimpleCommand = { argv, assignments: [], redirects: [], origin: 'derived', text: argv.map((w) => w.raw).join(' ') };
+    this.push(cmd);
+    if (this.budget(level + 1)) this.special(cmd, level + 1);
+  }
+
+  /** `bash -c 'script'` is analysed as a script; a shell reading its input cannot be. */
+  private shell(name: string, words: Word[], cmd: SimpleCommand): void {
+    let i = 0;
+    let dashC = false;
+    while (i < words.length) {
+      const w = words[i]!;
+      if (!w.literal) break;
+      const v = w.value;
+      if (v === '--' || v === '-') {
+        i++;
+        break;
+      }
+      if (!(v.startsWith('-') || v.startsWith('+'))) break;
+      if (v === '-o' || v === '+o' || v === '-O' || v === '+O' || v === '--rcfile' || v === '--init-file') i++;
+      else if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(v)) dashC = true;
+      i++;
+    }
+    if (name === 'busybox') {
+      this.complex('busybox runs an applet');
+      return;
+    }
+    if (dashC) {
+      const script = words[i];
+      if (!script || !script.literal) {
+        this.complex(`${name} -c runs text that is not literal`);
+        return;
+      }
+      // xargs -I and find -exec put their input into the script.
+      if (cmd.origin === 'derived') this.complex(`${name} -c runs text that xargs or find supplies`);
+      this.nestedScript(script.value, cmd);
+      return;
+    }
+    if (i >= words.length) this.complex(`${name} reads commands from its input`);
+    else if (!words[i]!.literal) this.complex(`${name} runs a script whose name is an expansion`);
+  }
+
+  private substitutionScript(script: string): void {
+    if (this.depth >= MAX_NESTED_SCRIPTS) {
+      this.complex('substitutions nest too deeply');
+      return;
+    }
+    const inner = this.nested(script, this.depth + 1);
+    if (inner.tooComplex) this.complex(inner.tooComplex);
+    for (const c of inner.commands) this.push({ ...c, origin: 'substitution' });
+    this.redirects.push(...inner.redirects);
+  }
+
+  private nestedScript(script: string, parent: SimpleCommand): void {
+    if (this.depth >= MAX_NESTED_SCRIPTS) {
+      this.complex('scripts nest too deeply');
+      return;
+    }
+    const inner = this.nested(script, this.depth + 1);
+    if (inner.tooComplex) this.complex(inner.tooComplex);
+    for (const c of inner.commands) this.push({ ...c, origin: 'nested', redirects: [...parent.redirects, ...c.redirects] });
+    this.redirects.push(...inner.redirects);
+  }
+
+  private arithmeticCommand(node: Node, origin: CommandOrigin, inherited: Redirect[], level: number): void {
+    this.scan(node, origin, level);
+    this.push({ argv: [literalWord('((')], assignments: [], redirects: inherited, origin, text: node.text });
+  }
+
+  private testCommand(node: Node, origin: CommandOrigin, inherited: Redirect[], level: number): void {
+    this.scan(node, origin, level);
+    const open = node.child(0)?.text ?? '[[';
+    // `[[ a -eq b ]]` evaluates its operands arithmetically, and an array subscript there can run a command.
+    if (open === '[[') {
+      for (const b of node.descendantsOfType('binary_expression')) {
+        const op = b?.childForFieldName('operator')?.text;
+        if (!b || !op || !ARITH_TEST_OPS.has(op)) continue;
+        const sides = [b.childForFieldName('left'), b.childForFieldName('right')];
+        if (sides.some((s) => s && !wordOf(s).literal)) this.complex('an arithmetic comparison of expanded values');
+      }
+    }
+    for (const d of node.descendantsOfType(['word', 'raw_string', 'string', 'ansi_c_string', 'concatenation'])) {
+      const w = d ? wordOf(d) : undefined;
+      if (w?.literal && SUBSCRIPT_CODE.test(w.value)) this.complex('an array subscript in a word holds a command substitution');
+    }
+    this.push({ argv: [literalWord(open)], assignments: [], redirects: inherited, origin, text: node.text });
+  }
+
+  private redirected(node: Node, origin: CommandOrigin, inherited: Redirect[], level: number): void {
+    const body = node.childForFieldName('body');
+    const redirectNodes: Node[] = [];
+    for (let i = 0; i < node.childCount; i++) {
+      const c = node.child(i);
+      if (c && c.isNamed && c !== body && node.fieldNameForChild(i) !== 'body') redirectNodes.push(c);
+    }
+    const r = this.redirectsOf(redirectNodes, origin, level, inherited);
+    const all = [...inherited, ...r.redirects];
+    if (!body) {
+      this.push({ argv: r.extraArgs, assignments: [], redirects: all, origin, text: node.text });
+      return;
+    }
+    if (r.extraArgs.length > 0 && body.type !== 'command') {
+      this.complex('a redirection is followed by words the grammar cannot place');
+    }
+    this.statement(body, origin, all, level, body.type === 'command' ? r.extraArgs : []);
+  }
+
+  /**
+   * Redirections of a statement. Words the grammar puts after a redirection
+   * target (`echo a > f b`) are arguments of the command in bash: returned
+   * as extraArgs. Statements the grammar hangs under a heredoc (`cat <<EOF |
+   * grep x`, `cat <<EOF && rm y`) are walked as statements.
+   */
+  private redirectsOf(
+    nodes: readonly (Node | null)[],
+    origin: CommandOrigin,
+    level: number,
+    inherited: Redirect[] = [],
+    record = true,
+  ): { redirects: Redirect[]; extraArgs: Word[] } {
+    const redirects: Redirect[] = [];
+    const extraArgs: Word[] = [];
+    for (const n of nodes) {
+      if (!n) continue;
+      if (n.isError || n.isMissing) {
+        this.complex('the command does not parse');
+        this.scan(n, origin, level);
+        continue;
+      }
+      switch (n.type) {
+        case 'file_redirect': {
+          const { redirect, destinations } = fileRedirect(n);
+          for (const d of destinations) this.scan(d, origin, level);
+          for (const d of destinations.slice(1)) extraArgs.push(wordOf(d));
+          if (redirect.kind === 'file' && !redirect.target) this.complex('a redirection without a target');
+          redirects.push(redirect);
+          break;
+        }
+        case 'herestring_redirect':
+          this.scan(n, origin, level);
+          redirects.push({ op: '<<<', fd: undefined, kind: 'herestring', target: undefined, output: false });
+          break;
+        case 'heredoc_redirect': {
+          let op = '<<';
+          for (let i = 0; i < n.childCount; i++) {
+            const c = n.child(i);
+            if (!c) continue;
+            if (!c.isNamed) {
+              if (c.text === '<<' || c.text === '<<-') op = c.text;
+              continue;
+            }
+            if (c.type === 'heredoc_start' || c.type === 'heredoc_end' || c.type === 'heredoc_content') continue;
+            if (c.type === 'heredoc_body') this.scan(c, origin, level);
+            else if (c.type === 'file_redirect' || c.type === 'herestring_redirect' || c.type === 'heredoc_redirect') {
+              const inner = this.redirectsOf([c], origin, level, inherited, false);
+              redirects.push(...inner.redirects);
+              extraArgs.push(...inner.extraArgs);
+            } else this.statement(c, origin, inherited, level);
+          }
+          redirects.push({ op, fd: undefined, kind: 'heredoc', target: undefined, output: false });
+          break;
+        }
+        default:
+          this.complex(`a redirection that is not modelled (${n.type})`);
+          this.scan(n, origin, level);
+      }
+    }
+    if (record) this.redirects.push(...redirects);
+    return { redirects, extraArgs };
+  }
+}
+
+export function analyseTree(root: Node, src: string, depth: number, nested: NestedAnalyser): BashAnalysis {
+  const w = new Walker(src, depth, nested);
+  if (root.hasError) w.complex('the command does not parse');
+  w.statement(root, 'top', [], 0);
+  const commands = w.tooComplex === undefined ? w.commands : [...w.commands, ...roughCommands(src)];
+  return { commands, redirects: w.redirects, tooComplex: w.tooComplex };
+}

@@ -1,0 +1,240 @@
+/**
+ * Read-only classification (Claude Code's readOnlyValidation): a command is
+ * read-only when every subcommand is, the analysis is not too complex, and
+ * nothing is redirected into a file (`> /dev/null` is fine). Plain commands
+ * are read-only with any arguments; others only with flags that cannot
+ * write or run anything (`sed` without `-i` or a `w` command, `sort`
+ * without `-o`, `git` and `gh` read verbs, `xargs` running a read-only
+ * command).
+ */
+import type { BashAnalysis, Redirect, SimpleCommand, Word } from './types.js';
+import { SAFE_ENV_VARS, unwrapStages } from './wrappers.js';
+
+/** Read-only whatever their arguments. */
+const PLAIN: ReadonlySet<string> = new Set([
+  'cat', 'head', 'tail', 'wc', 'stat', 'diff', 'cmp', 'comm', 'cut', 'tr', 'basename', 'dirname', 'realpath', 'readlink',
+  'id', 'uname', 'df', 'du', 'which', 'type', 'expr', 'test', '[', '[[', 'seq', 'sleep', 'true', 'false', ':', 'ls', 'pwd',
+  'nl', 'tac', 'rev', 'paste', 'join', 'column', 'fold', 'fmt', 'expand', 'unexpand', 'od', 'hexdump', 'strings',
+  'md5sum', 'sha1sum', 'sha224sum', 'sha256sum', 'sha384sum', 'sha512sum', 'b2sum', 'cksum', 'base64', 'base32',
+  'whoami', 'groups', 'printenv', 'nproc', 'arch', 'uptime', 'locale', 'getconf', 'free', 'lscpu', 'tty', 'pgrep',
+  'jq', 'cd', 'grep', 'egrep', 'fgrep', 'zgrep', 'ps',
+]);
+
+/** Literal arguments only (no `$` or backticks), as Claude Code requires for echo. */
+const LITERAL_ONLY: ReadonlySet<string> = new Set(['echo', 'printf']);
+
+/** `set` and `shopt` change options only in the call's own shell. */
+const NO_ARGS_ONLY: ReadonlySet<string> = new Set(['hostname', 'env']);
+
+const GIT_READ_VERBS: ReadonlySet<string> = new Set([
+  'status', 'log', 'diff', 'show', 'rev-parse', 'ls-files', 'ls-tree', 'blame', 'describe', 'shortlog', 'cat-file',
+  'grep', 'rev-list', 'merge-base', 'name-rev', 'for-each-ref', 'show-ref', 'count-objects', 'check-ignore',
+  'diff-tree', 'diff-files', 'diff-index', 'whatchanged', 'version', 'show-branch', 'var',
+]);
+
+const GH_READ: Readonly<Record<string, ReadonlySet<string>>> = {
+  pr: new Set(['view', 'list', 'diff', 'checks', 'status']),
+  issue: new Set(['view', 'list', 'status']),
+  repo: new Set(['view', 'list']),
+  run: new Set(['list', 'view']),
+  release: new Set(['list', 'view']),
+  workflow: new Set(['list', 'view']),
+  search: new Set(['repos', 'issues', 'prs', 'code', 'commits']),
+  auth: new Set(['status']),
+  status: new Set(['']),
+};
+
+/** Targets an output redirection may name and still be read-only. */
+const HARMLESS_TARGETS: ReadonlySet<string> = new Set(['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/fd/1', '/dev/fd/2']);
+
+/** sed scripts made only of printing, deleting, quitting and substitutions without `w`/`e` flags. */
+const SAFE_SED_SCRIPT =
+  /^(\s*((\d+|\$|\/([^/\\]|\\.)*\/)(\s*,\s*(\d+|\$|\/([^/\\]|\\.)*\/))?)?\s*!?\s*(p|P|d|D|q|Q|=|n|N|l|s\/([^/\\\n]|\\.)*\/([^/\\\n]|\\.)*\/[gpiImM0-9]*)\s*[;\n]?)+$/;
+
+function baseName(v: string): string {
+  return v.includes('/') ? v.slice(v.lastIndexOf('/') + 1) : v;
+}
+
+function values(words: readonly Word[]): string[] | undefined {
+  const out: string[] = [];
+  for (const w of words) {
+    if (!w.literal) return undefined;
+    out.push(w.value);
+  }
+  return out;
+}
+
+function hasFlag(args: readonly string[], short: string, long: readonly string[] = []): boolean {
+  for (const a of args) {
+    if (a === '--') return false;
+    if (a.startsWith('--')) {
+      const name = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
+      if (long.includes(name)) return true;
+    } else if (a.startsWith('-') && a.length > 1 && /^-[A-Za-z0-9]+$/.test(a)) {
+      for (const c of short) if (a.slice(1).includes(c)) return true;
+    }
+  }
+  return false;
+}
+
+function positionals(args: readonly string[]): string[] {
+  const out: string[] = [];
+  let done = false;
+  for (const a of args) {
+    if (!done && a === '--') done = true;
+    else if (done || !a.startsWith('-') || a === '-') out.push(a);
+  }
+  return out;
+}
+
+function sedReadOnly(args: readonly string[]): boolean {
+  if (hasFlag(args, 'if', ['--in-place', '--file'])) return false;
+  const scripts: string[] = [];
+  let hasE = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') break;
+    if (a === '--expression') {
+      hasE = true;
+      const s = args[i + 1];
+      if (s === undefined) return false;
+      scripts.push(s);
+      i++;
+    } else if (a.startsWith('--expression=')) {
+      hasE = true;
+      scripts.push(a.slice('--expression='.length));
+    } else if (/^-[a-zA-Z]+$/.test(a) && a.includes('e')) {
+      // `-ne script`; a script glued after `e` (`-es/a/b/`) is not modelled.
+      if (!a.endsWith('e')) return false;
+      hasE = true;
+      const s = args[i + 1];
+      if (s === undefined) return false;
+      scripts.push(s);
+      i++;
+    }
+  }
+  if (!hasE) {
+    const p = positionals(args);
+    if (p.length === 0) return false;
+    scripts.push(p[0]!);
+  }
+  return scripts.every((s) => SAFE_SED_SCRIPT.test(s));
+}
+
+function gitReadOnly(args: readonly string[]): boolean {
+  let i = 0;
+  // Global options: -C dir, --no-pager, --git-dir=…, --work-tree=…; `-c` can set a pager or an external diff: never.
+  while (i < args.length && args[i]!.startsWith('-')) {
+    const a = args[i]!;
+    if (a === '-C') i += 2;
+    else if (a === '--no-pager' || a === '--paginate' || a === '-P' || a.startsWith('--git-dir=') || a.startsWith('--work-tree=') || a === '--no-optional-locks') i += 1;
+    else return false;
+  }
+  const verb = args[i];
+  if (verb === undefined) return false;
+  const rest = args.slice(i + 1);
+  if (hasFlag(rest, '', ['--output', '--ext-diff', '--exec', '--upload-pack', '--open-files-in-pager'])) return false;
+  if (GIT_READ_VERBS.has(verb)) return !(verb === 'grep' && hasFlag(rest, 'O'));
+  switch (verb) {
+    case 'branch':
+    case 'tag': {
+      const listing = hasFlag(rest, 'l', ['--list']);
+      const ok = rest.every((a) => a.startsWith('-'));
+      const writes = hasFlag(rest, 'dDmMcCfsu', ['--delete', '--move', '--copy', '--force', '--set-upstream-to', '--unset-upstream', '--edit-description', '--sign', '--annotate']);
+      return !writes && (ok || listing);
+    }
+    case 'remote':
+      return rest.length === 0 || (rest.every((a) => a === '-v' || a === '--verbose')) || rest[0] === 'get-url';
+    case 'stash':
+      return rest[0] === 'list' || rest[0] === 'show';
+    case 'reflog':
+      return rest.length === 0 || rest[0] === 'show' || rest[0]!.startsWith('-');
+    case 'worktree':
+      return rest[0] === 'list';
+    case 'submodule':
+      return rest[0] === 'status';
+    case 'config':
+      return hasFlag(rest, 'l', ['--get', '--get-all', '--get-regexp', '--list']) && !hasFlag(rest, 'e', ['--edit', '--add', '--unset', '--unset-all', '--replace-all', '--rename-section', '--remove-section']);
+    default:
+      return false;
+  }
+}
+
+function ghReadOnly(args: readonly string[]): boolean {
+  const group = args[0];
+  if (group === undefined) return false;
+  const verbs = GH_READ[group];
+  if (!verbs) return false;
+  if (group === 'status') return true;
+  const verb = args[1];
+  return verb !== undefined && verbs.has(verb) && !hasFlag(args, '', ['--web']);
+}
+
+/** Whether one argv (already unwrapped) only reads. */
+export function isReadOnlyArgv(argv: readonly Word[], depth = 0): boolean {
+  const head = argv[0];
+  if (!head || !head.literal || head.glob) return false;
+  const name = baseName(head.value);
+  const args = values(argv.slice(1));
+  if (LITERAL_ONLY.has(name)) return args !== undefined && !(name === 'printf' && args[0] === '-v');
+  if (PLAIN.has(name)) return true;
+  if (NO_ARGS_ONLY.has(name)) return argv.length === 1;
+  if (name === 'command') return argv.slice(1).some((w) => w.value === '-v' || w.value === '-V');
+  const a = args ?? argv.slice(1).map((w) => w.value);
+  switch (name) {
+    case 'rg':
+      return !hasFlag(a, '', ['--pre']);
+    case 'sort':
+      return !hasFlag(a, 'o', ['--output', '--compress-program']);
+    case 'uniq':
+      return positionals(a).length <= 1;
+    case 'xxd':
+      return positionals(a).length <= 1 && !hasFlag(a, 'r', ['--revert']);
+    case 'sed':
+      return args !== undefined && sedReadOnly(args);
+    case 'tree':
+      return !hasFlag(a, 'o');
+    case 'file':
+      return !hasFlag(a, 'C', ['--compile']);
+    case 'date':
+      return !hasFlag(a, 's', ['--set']) && positionals(a).every((p) => p.startsWith('+'));
+    case 'find':
+      return !a.some((x) => /^-(exec|execdir|ok|okdir|delete|fprint|fprint0|fprintf|fls)$/.test(x));
+    case 'git':
+      return args !== undefined && gitReadOnly(args);
+    case 'gh':
+      return args !== undefined && ghReadOnly(args);
+    case 'xargs': {
+      if (depth > 4) return false;
+      const { stages } = unwrapStages(argv, false);
+      const inner = stages[1];
+      // Without a command xargs runs echo.
+      return inner === undefined ? true : isReadOnlyArgv(inner, depth + 1);
+    }
+    default:
+      return false;
+  }
+}
+
+/** Whether one simple command only reads (its own words and assignments; redirects are judged apart). */
+export function isReadOnlyCommand(cmd: SimpleCommand): boolean {
+  if (cmd.argv.length === 0) {
+    // A bare assignment sets a shell variable of this call only; one that changes how later commands run is not read-only.
+    return cmd.assignments.every((a) => /^[a-z_][a-z0-9_]*$/.test(a.name) || SAFE_ENV_VARS.has(a.name));
+  }
+  if (!cmd.assignments.every((a) => SAFE_ENV_VARS.has(a.name))) return false;
+  const { stages } = unwrapStages(cmd.argv, true);
+  return isReadOnlyArgv(stages[stages.length - 1]!);
+}
+
+export function isHarmlessOutput(r: Redirect): boolean {
+  if (!r.output) return true;
+  return r.target !== undefined && r.target.literal && !r.target.glob && HARMLESS_TARGETS.has(r.target.value);
+}
+
+/** Read-only for the whole command: every subcommand, no output into a file, modelled completely. */
+export function isReadOnlyAnalysis(a: BashAnalysis): boolean {
+  if (a.tooComplex !== undefined || a.commands.length === 0) return false;
+  if (!a.redirects.every(isHarmlessOutput)) return false;
+  return a.commands.every(isReadOnlyCommand);
+}

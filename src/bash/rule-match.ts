@@ -1,0 +1,151 @@
+/**
+ * Bash rule contents (Claude Code's shellRuleMatching) and the command
+ * strings they are matched against.
+ *
+ *   `prefix:*`  the command is `prefix` or starts with `prefix ` (so `ls:*`
+ *               never matches `lsof`); `xargs prefix …` also matches
+ *   `a * b`     other unescaped `*` match any text (anchored; `\*` is a
+ *               literal star); a trailing ` *` makes the arguments optional
+ *   `exact`     the whole command
+ *
+ * Each simple command is matched on its own (the analyser split compound
+ * commands), with redirections left out. Deny and ask rules see every form
+ * of it: as written, with quotes removed, with each wrapper and every
+ * leading `VAR=` stripped, with a path-qualified command name reduced to its
+ * base name. Allow rules see only a canonical form in which each word is one
+ * token (a word with spaces or operators is single-quoted), with Claude
+ * Code's safe wrappers and safe variables stripped: a candidate that still
+ * holds several commands or words joined by an escape cannot match a prefix
+ * or wildcard.
+ */
+import type { SimpleCommand, Word } from './types.js';
+import { SAFE_ENV_VARS, unwrapStages } from './wrappers.js';
+
+export interface CompiledBashRule {
+  kind: 'prefix' | 'wildcard' | 'exact';
+  test(candidate: string): boolean;
+}
+
+function hasUnescapedStar(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] === '\\') i++;
+    else if (s[i] === '*') return true;
+  }
+  return false;
+}
+
+function escapeRegExp(c: string): string {
+  return c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
+
+/** Compiles a Bash rule's content into a matcher of one command string. */
+export function compileBashRule(content: string): CompiledBashRule {
+  const text = content.trim();
+  if (text.endsWith(':*') && !hasUnescapedStar(text.slice(0, -2))) {
+    const prefix = text.slice(0, -2).replace(/\\\*/g, '*').trimEnd();
+    const viaXargs = `xargs ${prefix}`;
+    return {
+      kind: 'prefix',
+      test: (c) => c === prefix || c.startsWith(`${prefix} `) || c === viaXargs || c.startsWith(`${viaXargs} `),
+    };
+  }
+  if (!hasUnescapedStar(text)) {
+    const exact = text.replace(/\\\*/g, '*');
+    return { kind: 'exact', test: (c) => c === exact };
+  }
+  let body = text;
+  let optionalArgs = false;
+  if (body.endsWith(' *') && !body.endsWith('\\ *') && !(body.length >= 3 && body[body.length - 3] === '\\')) {
+    body = body.slice(0, -2);
+    optionalArgs = true;
+  }
+  let re = '';
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c === '\\' && body[i + 1] === '*') {
+      re += '\\*';
+      i++;
+    } else if (c === '*') re += '.*';
+    else re += escapeRegExp(c);
+  }
+  const regex = new RegExp(`^${re}${optionalArgs ? '(?: .*)?' : ''}$`, 's');
+  return { kind: 'wildcard', test: (c) => regex.test(c) };
+}
+
+const PLAIN_TOKEN = /^[A-Za-z0-9_@%+=:,./~^{}*?[\]!#-]+$/;
+
+function quote(v: string): string {
+  return `'${v.replace(/'/g, `'\\''`)}'`;
+}
+
+/** One token per word: plain words as they are, others single-quoted, expansions as written. */
+export function canonicalJoin(words: readonly Word[]): string {
+  return words
+    .map((w) => {
+      if (!w.literal) return w.raw;
+      if (w.glob || w.tilde) return w.raw;
+      return w.value.length > 0 && PLAIN_TOKEN.test(w.value) && !w.value.includes('*') ? w.value : quote(w.value);
+    })
+    .join(' ');
+}
+
+function rawJoin(words: readonly Word[]): string {
+  return words.map((w) => w.raw).join(' ');
+}
+
+function valueJoin(words: readonly Word[]): string {
+  return words.map((w) => w.value).join(' ');
+}
+
+function withBaseName(words: readonly Word[]): Word[] | undefined {
+  const h = words[0];
+  if (!h || !h.literal || !h.value.includes('/')) return undefined;
+  const base = h.value.slice(h.value.lastIndexOf('/') + 1);
+  return [{ ...h, raw: base, value: base }, ...words.slice(1)];
+}
+
+/** Every spelling of a command that deny and ask rules are matched against. */
+export function denyCandidates(cmd: SimpleCommand): string[] {
+  const out = new Set<string>();
+  const assign = cmd.assignments.map((a) => a.raw).join(' ');
+  if (cmd.argv.length === 0) {
+    if (assign) out.add(assign);
+    return [...out];
+  }
+  if (assign) out.add(`${assign} ${rawJoin(cmd.argv)}`);
+  const { stages } = unwrapStages(cmd.argv, false);
+  for (const stage of stages) {
+    for (const s of [stage, withBaseName(stage)]) {
+      if (!s || s.length === 0) continue;
+      out.add(rawJoin(s));
+      out.add(valueJoin(s));
+      out.add(canonicalJoin(s));
+    }
+  }
+  return [...out];
+}
+
+export interface AllowCandidates {
+  /** Matched by every kind of rule. */
+  canonical: string[];
+  /** Matched by exact rules only (the words as written). */
+  exactOnly: string[];
+}
+
+/** The spellings allow rules see: safe wrappers and safe variables stripped only. */
+export function allowCandidates(cmd: SimpleCommand): AllowCandidates {
+  const canonical = new Set<string>();
+  const exactOnly = new Set<string>();
+  const assign = cmd.assignments.map((a) => a.raw).join(' ');
+  const safeAssign = cmd.assignments.every((a) => SAFE_ENV_VARS.has(a.name));
+  const prefixes = assign ? (safeAssign ? ['', `${assign} `] : [`${assign} `]) : [''];
+  if (cmd.argv.length === 0) return { canonical: assign ? [assign] : [], exactOnly: [] };
+  const { stages } = unwrapStages(cmd.argv, true);
+  for (const stage of stages) {
+    for (const p of prefixes) {
+      canonical.add(p + canonicalJoin(stage));
+      exactOnly.add(p + rawJoin(stage));
+    }
+  }
+  return { canonical: [...canonical], exactOnly: [...exactOnly] };
+}

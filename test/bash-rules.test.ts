@@ -1,0 +1,349 @@
+/**
+ * Bash permission rules on real rule indexes and workspaces: the reference's
+ * examples and the pitfalls users hit (compound commands, wrappers,
+ * substitutions, redirections, paths), and hooks' `if` matching.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initBashParser } from '../src/bash/parser.js';
+import { compileBashRule } from '../src/bash/rule-match.js';
+import { bashAwareIfMatcher, bashIfMatches } from '../src/permissions/bash-rules.js';
+import { cleanupTmp } from './helpers.js';
+import { ruleEnv } from './helpers-bash.js';
+
+beforeAll(async () => {
+  await initBashParser();
+});
+afterAll(cleanupTmp);
+
+describe('rule contents', () => {
+  it('prefix rules stop at a word boundary and also match through xargs', () => {
+    const m = compileBashRule('ls:*');
+    expect(m.test('ls')).toBe(true);
+    expect(m.test('ls -la')).toBe(true);
+    expect(m.test('lsof')).toBe(false);
+    expect(m.test('lsof -i')).toBe(false);
+    expect(m.test('xargs ls -l')).toBe(true);
+  });
+
+  it('wildcards are anchored, `\\*` is a literal star, a trailing ` *` makes arguments optional', () => {
+    expect(compileBashRule('git *').test('git')).toBe(true);
+    expect(compileBashRule('git *').test('git status')).toBe(true);
+    expect(compileBashRule('git *').test('gitk')).toBe(false);
+    expect(compileBashRule('npm run * --silent').test('npm run build --silent')).toBe(true);
+    expect(compileBashRule('npm run * --silent').test('npm run build --silent; rm x')).toBe(false);
+    expect(compileBashRule('echo \\*').test('echo *')).toBe(true);
+    expect(compileBashRule('echo \\*').test('echo x')).toBe(false);
+    expect(compileBashRule('echo a\\*b *').test('echo a*b')).toBe(true);
+    expect(compileBashRule('echo a\\*b *').test('echo axb')).toBe(false);
+  });
+
+  it('a rule without a star is exact', () => {
+    expect(compileBashRule('npm test').test('npm test')).toBe(true);
+    expect(compileBashRule('npm test').test('npm test --watch')).toBe(false);
+  });
+});
+
+describe('deny rules hold against compound commands, wrappers and substitutions', () => {
+  const attacks = [
+    'rm -rf /',
+    'timeout 5 rm -rf /',
+    'timeout -s KILL 5 rm -rf /',
+    'nice -n 5 rm -rf /',
+    'nice rm -rf /',
+    'env FOO=1 rm -rf /',
+    'env -i FOO=1 BAR=2 rm -rf /',
+    'FOO=1 rm -rf /',
+    'A=1 B=2 rm -rf /',
+    'PATH=/usr/bin rm -rf /',
+    'command rm -rf /',
+    'builtin rm -rf /',
+    'noglob rm -rf /',
+    'exec rm -rf /',
+    'nohup rm -rf /',
+    'stdbuf -o0 rm -rf /',
+    'time rm -rf /',
+    'sudo rm -rf /',
+    'sudo -u root nice -n 5 nohup rm -rf /',
+    'timeout 5 env A=1 nice rm -rf /',
+    '$(rm -rf /)',
+    '`rm -rf /`',
+    'echo `echo \\`rm -rf /\\``',
+    'echo `echo \\`echo \\\\\\`rm -rf /\\\\\\`\\``',
+    'echo "$(rm -rf /)"',
+    'echo ${x:-$(rm -rf /)}',
+    'x=$(rm -rf /)',
+    '(rm -rf /)',
+    '{ rm -rf /; }',
+    'cat <(rm -rf /)',
+    'tee >(rm -rf /)',
+    'echo hi; rm -rf /',
+    'echo hi\nrm -rf /',
+    'echo hi && rm -rf /',
+    'false || rm -rf /',
+    'echo hi & rm -rf /',
+    'ls | xargs rm -rf /',
+    'ls | xargs -0 -n 1 rm -rf',
+    'find . -name x -exec rm -rf {} \\;',
+    'if true; then rm -rf /; fi',
+    'for i in 1 2; do rm -rf /; done',
+    'while true; do rm -rf /; done',
+    'case x in x) rm -rf /;; esac',
+    'f() { rm -rf /; }; f',
+    'cat <<EOF && rm -rf /\nhello\nEOF',
+    'cat <<EOF\n$(rm -rf /)\nEOF',
+    'bash -c "rm -rf /"',
+    'sh -c \'ls && rm -rf /\'',
+    'eval "rm -rf /"',
+    '/bin/rm -rf /',
+    '\\rm -rf /',
+    'r"m" -rf /',
+    "r'm' -rf /",
+    "$'\\x72m' -rf /",
+    "$'\\162m' -rf /",
+    '! rm -rf /',
+    'rm -rf / > /dev/null 2>&1',
+    'env - rm -rf /',
+    "su -c 'rm -rf /' root",
+    'flock /tmp/lock rm -rf /',
+    'chroot / rm -rf /',
+    'watch -n 1 rm -rf /',
+    'strace -o /dev/null rm -rf /',
+    'a[$(rm -rf /)]=1 ls',
+  ];
+  for (const cmd of attacks) {
+    it(`denies ${JSON.stringify(cmd)} under Bash(rm:*)`, async () => {
+      const env = ruleEnv({ deny: ['Bash(rm:*)'], allow: ['Bash(echo:*)', 'Bash(ls:*)', 'Bash'] });
+      const r = await env.check(cmd);
+      expect(r).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Bash(rm:*)' });
+    });
+  }
+
+  it('denies on the raw text even when the command is too long to analyse', async () => {
+    const env = ruleEnv({ deny: ['Bash(rm:*)'] });
+    const r = await env.check(`rm -rf / ${'x'.repeat(200_000)}`);
+    expect(r).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+  });
+
+  it('a deny rule wins over an allow rule', async () => {
+    const env = ruleEnv({ allow: ['Bash(rm:*)'], deny: ['Bash(rm -rf /:*)'] });
+    expect(await env.check('rm -rf /')).toMatchObject({ behavior: 'deny', detail: 'Bash(rm -rf /:*)' });
+    expect(await env.check('rm x')).toMatchObject({ behavior: 'allow', type: 'rule', detail: 'Bash(rm:*)' });
+  });
+
+  it('a prefix deny rule does not match a longer command name', async () => {
+    const env = ruleEnv({ deny: ['Bash(ls:*)'] });
+    expect((await env.check('lsof -i')).behavior).not.toBe('deny');
+    expect((await env.check('ls -la')).behavior).toBe('deny');
+  });
+});
+
+describe('allow rules', () => {
+  it('`git status && rm -rf x` is not allowed by Bash(git:*)', async () => {
+    const env = ruleEnv({ allow: ['Bash(git:*)'] });
+    const r = await env.check('git status && rm -rf x');
+    expect(r.behavior).toBe('passthrough');
+    expect(await env.check('git status && git diff')).toMatchObject({ behavior: 'allow', type: 'rule', detail: 'Bash(git:*)' });
+  });
+
+  it('every subcommand must be allowed, including substitutions', async () => {
+    const env = ruleEnv({ allow: ['Bash(echo:*)'] });
+    expect((await env.check('echo $(touch x)')).behavior).toBe('passthrough');
+    expect((await env.check('echo `touch x`')).behavior).toBe('passthrough');
+    expect(await env.check('echo a; echo b')).toMatchObject({ behavior: 'allow', type: 'rule' });
+  });
+
+  it('Bash(ls:*) does not allow lsof', async () => {
+    const env = ruleEnv({ allow: ['Bash(ls:*)'] });
+    expect((await env.check('lsof -i')).behavior).toBe('passthrough');
+  });
+
+  it('wildcard allow rules see each word as one token', async () => {
+    const env = ruleEnv({ allow: ['Bash(git * --dry-run)'] });
+    expect((await env.check('git push --dry-run')).behavior).toBe('allow');
+    expect((await env.check('git push "x --dry-run"')).behavior).toBe('passthrough');
+    expect((await env.check('git push x\\ --dry-run')).behavior).toBe('passthrough');
+    expect((await env.check('git push --dry-run; touch y')).behavior).toBe('passthrough');
+  });
+
+  it('exact rules match the command as written', async () => {
+    const env = ruleEnv({ allow: ['Bash(npm test)', 'Bash(git commit -m "wip")'] });
+    expect((await env.check('npm test')).behavior).toBe('allow');
+    expect((await env.check('npm  test')).behavior).toBe('allow');
+    expect((await env.check('npm test --watch')).behavior).toBe('passthrough');
+    expect((await env.check('git commit -m "wip"')).behavior).toBe('allow');
+  });
+
+  it('allow rules look through safe variables and safe wrappers only', async () => {
+    const env = ruleEnv({ allow: ['Bash(npm test:*)'] });
+    expect((await env.check('NODE_ENV=test npm test')).behavior).toBe('allow');
+    expect((await env.check('timeout 60 npm test')).behavior).toBe('allow');
+    expect((await env.check('PATH=/tmp/evil npm test')).behavior).toBe('passthrough');
+    expect((await env.check('NODE_OPTIONS=--require=/tmp/x npm test')).behavior).toBe('passthrough');
+    expect((await env.check('LD_PRELOAD=/tmp/x.so npm test')).behavior).toBe('passthrough');
+    expect((await env.check('env npm test')).behavior).toBe('passthrough');
+  });
+
+  it('deny rules strip every variable', async () => {
+    const env = ruleEnv({ deny: ['Bash(npm publish:*)'] });
+    expect((await env.check('PATH=/tmp npm publish')).behavior).toBe('deny');
+    expect((await env.check('NODE_ENV=x npm publish --tag y')).behavior).toBe('deny');
+  });
+});
+
+describe('ask rules and commands that cannot be modelled', () => {
+  it('an ask rule asks with type rule (bypass-immune)', async () => {
+    const env = ruleEnv({ ask: ['Bash(git push:*)'], allow: ['Bash(git:*)'], mode: 'bypassPermissions' });
+    expect(await env.check('git status && git push origin main')).toMatchObject({ behavior: 'ask', type: 'rule', detail: 'Bash(git push:*)' });
+  });
+
+  const complex = ['eval "rm -rf /"', '$CMD args', '${CMD} x', 'ls )', 'echo "unterminated', 'bash -c "$X"', 'sh', 'cat script | bash', 'r\\\nm -rf /', 'alias ls="rm -rf /"; ls', 'env -S "rm -rf /"'];
+  for (const cmd of complex) {
+    it(`asks (never allows) for ${JSON.stringify(cmd)}`, async () => {
+      const env = ruleEnv({ allow: ['Bash(ls:*)', 'Bash(echo:*)', 'Bash(cat:*)', 'Bash(bash:*)', 'Bash(sh:*)', 'Bash(env:*)', 'Bash(eval:*)'] });
+      const r = await env.check(cmd);
+      expect(r.behavior).toBe('ask');
+      expect(r).toMatchObject({ type: 'tool' });
+    });
+  }
+
+  it('too complex still checks deny rules first', async () => {
+    const env = ruleEnv({ deny: ['Bash(rm:*)'] });
+    expect((await env.check('eval "rm -rf /"')).behavior).toBe('deny');
+    expect((await env.check('$X; rm -rf /')).behavior).toBe('deny');
+  });
+
+  it('more than one cd, or cd with git, asks', async () => {
+    const env = ruleEnv({ allow: ['Bash(git:*)'] });
+    fs.mkdirSync(path.join(env.ws, 'a', 'b'), { recursive: true });
+    expect(await env.check('cd a && cd b')).toMatchObject({ behavior: 'ask', detail: 'more than one cd' });
+    expect(await env.check('cd a && git status')).toMatchObject({ behavior: 'ask', detail: 'cd with git' });
+    expect(await env.check('cd a && ls')).toMatchObject({ behavior: 'allow', type: 'tool' });
+  });
+});
+
+describe('redirections and paths', () => {
+  it('a redirection into .git asks (safety)', async () => {
+    const env = ruleEnv({ allow: ['Bash(echo:*)'] });
+    expect(await env.check('echo x > .git/config')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await env.check('echo x >> .bashrc')).toMatchObject({ behavior: 'ask', type: 'safety' });
+  });
+
+  it('an Edit deny rule on a redirection target or a written argument denies', async () => {
+    const env = ruleEnv({ deny: ['Edit(./secret.txt)'], allow: ['Bash'] });
+    expect(await env.check('echo x > secret.txt')).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Edit(./secret.txt)' });
+    expect(await env.check('echo x | tee -a ./secret.txt')).toMatchObject({ behavior: 'deny', detail: 'Edit(./secret.txt)' });
+    expect(await env.check('rm secret.txt')).toMatchObject({ behavior: 'deny', detail: 'Edit(./secret.txt)' });
+    expect(await env.check('cp other secret.txt')).toMatchObject({ behavior: 'deny', detail: 'Edit(./secret.txt)' });
+    expect(await env.check('mkdir d && cd d && echo x > ../secret.txt')).toMatchObject({ behavior: 'deny' });
+  });
+
+  it('a Read deny rule on a file a command reads denies', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'] });
+    for (const cmd of ['cat .env', 'head -n 5 .env', 'grep -n KEY .env', 'cat < .env', 'sort ./.env | uniq', 'cp .env /tmp/x', 'echo "$(cat .env)"']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
+    }
+    // The grep pattern is not a path.
+    expect(await env.check('grep .env README')).toMatchObject({ behavior: 'allow' });
+  });
+
+  it('with Read deny rules, reads that cannot be checked are not auto-allowed', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'] });
+    expect((await env.check('cat *')).behavior).toBe('passthrough');
+    expect((await env.check('grep -r KEY .')).behavior).toBe('passthrough');
+    expect((await env.check('rg KEY')).behavior).toBe('passthrough');
+    expect((await env.check('cat "$F"')).behavior).toBe('passthrough');
+    expect((await env.check('cat README.md')).behavior).toBe('allow');
+  });
+
+  it('output into a file is not read-only; outside the working directories it asks', async () => {
+    const env = ruleEnv();
+    expect((await env.check('ls > out.txt')).behavior).toBe('passthrough');
+    expect(await env.check('ls > /dev/null 2>&1')).toMatchObject({ behavior: 'allow', type: 'tool', detail: 'Read-only command is allowed' });
+    expect(await env.check('echo x > /var/tmp/out')).toMatchObject({ behavior: 'ask', type: 'working_dir' });
+    expect(await env.check('echo x > "$OUT"')).toMatchObject({ behavior: 'ask', type: 'tool' });
+    expect(await env.check('cat /etc/hostname')).toMatchObject({ behavior: 'ask', type: 'working_dir' });
+  });
+});
+
+describe('read-only auto-allow and acceptEdits', () => {
+  it('read-only commands are allowed with the reference reason', async () => {
+    const env = ruleEnv();
+    for (const cmd of ['ls -la', 'git status', 'cat a | grep x | wc -l', 'echo "héllo wörld 🎉"', 'pwd && git log --oneline -5']) {
+      expect(await env.check(cmd), cmd).toEqual({ behavior: 'allow', type: 'tool', detail: 'Read-only command is allowed' });
+    }
+    expect((await env.check('touch x')).behavior).toBe('passthrough');
+    expect((await env.check('echo $HOME')).behavior).toBe('passthrough');
+  });
+
+  it('acceptEdits allows file commands inside the working directories', async () => {
+    const env = ruleEnv({ mode: 'acceptEdits' });
+    expect(await env.check('mkdir -p build && touch build/x && cp build/x build/y && mv build/y build/z && rm build/z')).toMatchObject({
+      behavior: 'allow',
+      type: 'mode',
+    });
+    expect(await env.check("sed -i 's/a/b/' file.txt")).toMatchObject({ behavior: 'allow', type: 'mode' });
+    expect(await env.check('echo x > out.txt')).toMatchObject({ behavior: 'allow', type: 'mode' });
+    expect(await env.check('rm -rf /var/tmp/x')).toMatchObject({ behavior: 'ask', type: 'working_dir' });
+    expect(await env.check('rm -rf .git')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect((await env.check('chmod +x run.sh')).behavior).toBe('passthrough');
+    expect((await env.check('sudo touch x')).behavior).toBe('passthrough');
+  });
+
+  it('default mode does not auto-allow file commands', async () => {
+    const env = ruleEnv();
+    expect((await env.check('mkdir x')).behavior).toBe('passthrough');
+  });
+});
+
+describe('hostile input never crashes', () => {
+  const inputs = [
+    '$('.repeat(5000),
+    '('.repeat(5000) + ')'.repeat(5000),
+    'echo ' + '"'.repeat(10_001),
+    'a\u0000b',
+    '\uFEFFls',
+    'ls \u202E\u0000',
+    '\uD800',
+    'echo \u00e9\u0301 \u{1F600}',
+    ';;;;',
+    '|',
+    '&&',
+    'x'.repeat(150_000),
+    Array.from({ length: 60 }, (_, i) => `echo ${i}`).join('; '),
+    'cat <<',
+    "$'\\",
+    'echo ${',
+  ];
+  for (const cmd of inputs) {
+    it(`answers for ${JSON.stringify(cmd.slice(0, 30))}…`, async () => {
+      const env = ruleEnv({ deny: ['Bash(rm:*)'] });
+      const r = await env.check(cmd);
+      expect(['ask', 'passthrough', 'allow', 'deny']).toContain(r.behavior);
+    });
+  }
+
+  it('more than 50 subcommands is too complex', async () => {
+    const env = ruleEnv();
+    const r = await env.check(Array.from({ length: 60 }, (_, i) => `echo ${i}`).join('; '));
+    expect(r).toMatchObject({ behavior: 'ask', type: 'tool' });
+  });
+});
+
+describe("hooks' if conditions", () => {
+  it('matches when any subcommand matches, and when the command cannot be parsed', () => {
+    expect(bashIfMatches('git *', 'ls && git status')).toBe(true);
+    expect(bashIfMatches('git *', 'ls -la')).toBe(false);
+    expect(bashIfMatches('rm:*', 'echo $(rm x)')).toBe(true);
+    expect(bashIfMatches('git *', 'ls )')).toBe(true);
+    expect(bashIfMatches(undefined, 'anything')).toBe(true);
+  });
+
+  it('bashAwareIfMatcher compares the tool and the command', () => {
+    expect(bashAwareIfMatcher('Bash(git *)', 'Bash', { command: 'cd x; git push' })).toBe(true);
+    expect(bashAwareIfMatcher('Bash(git *)', 'Bash', { command: 'npm test' })).toBe(false);
+    expect(bashAwareIfMatcher('Bash(git *)', 'Read', { file_path: 'x' })).toBe(false);
+    expect(bashAwareIfMatcher('Read(./x)', 'Read', { file_path: 'x' })).toBe(true);
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * Helpers for the Bash tests: a real rule index, workspace and session for
+ * calling the Bash permission check directly, and process checks.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { PermissionMode } from '../src/config/schema.js';
+import { checkBashPermission, type BashPermissionContext } from '../src/permissions/bash-rules.js';
+import { SessionPermissionQuery } from '../src/permissions/query.js';
+import { compileRules, RuleIndex, type RuleInput } from '../src/permissions/rule-index.js';
+import { Session } from '../src/sessions/session.js';
+import type { PermissionResult } from '../src/tool/types.js';
+import { Workspace } from '../src/workspace.js';
+import { tmpDir } from './helpers.js';
+
+export interface RuleEnvOptions {
+  allow?: string[];
+  deny?: string[];
+  ask?: string[];
+  mode?: PermissionMode;
+}
+
+export interface RuleEnv {
+  ws: string;
+  ctx: BashPermissionContext;
+  check(command: string): Promise<PermissionResult>;
+}
+
+/** A workspace in a temp dir with these rules, and the Bash check bound to it. */
+export function ruleEnv(opts: RuleEnvOptions = {}): RuleEnv {
+  const ws = path.join(tmpDir('toolexec-bash-rules-'), 'ws');
+  fs.mkdirSync(ws);
+  const workspace = new Workspace(ws);
+  const inputs: RuleInput[] = [
+    ...(opts.deny ?? []).map((raw) => ({ raw, behavior: 'deny' as const, source: 'config' as const })),
+    ...(opts.ask ?? []).map((raw) => ({ raw, behavior: 'ask' as const, source: 'config' as const })),
+    ...(opts.allow ?? []).map((raw) => ({ raw, behavior: 'allow' as const, source: 'config' as const })),
+  ];
+  const { rules, errors } = compileRules(inputs);
+  if (errors.length > 0) throw new Error(`bad rules: ${JSON.stringify(errors)}`);
+  const index = new RuleIndex(rules, { root: workspace.root, cwd: workspace.root, home: workspace.home, caseInsensitive: workspace.caseInsensitive });
+  const mode = opts.mode ?? 'default';
+  const session = new Session({ id: 's', mode, cwd: workspace.root, todos: [], created_at: 0, updated_at: 0 }, () => {});
+  const ctx: BashPermissionContext = { permissions: new SessionPermissionQuery(index, mode, workspace), workspace, session };
+  return { ws: workspace.root, ctx, check: (command) => checkBashPermission(command, ctx) };
+}
+
+/** Whether a process exists and is not a zombie. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** Polls until the condition holds or the attempts run out; returns the last value. */
+export async function eventually(cond: () => boolean, attempts = 200, everyMs = 50): Promise<boolean> {
+  for (let i = 0; i < attempts; i++) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  return cond();
+}
+
+export function readPid(file: string): number {
+  return Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10);
+}

@@ -8,10 +8,11 @@ const TOKEN = 'bench-token-0123456789abcdef';
 const duration = quick ? 3 : 10;
 const body = JSON.stringify({ session_id: 'bench', tool_uses: [{ type: 'tool_use', id: 'toolu_[<id>]', name: 'Noop', input: {} }] });
 
-async function run(port, connections, auth) {
-  return summarise(
+async function run(server, connections, auth) {
+  const cpu0 = await server.cpu();
+  const r = summarise(
     await cannon({
-      url: `http://127.0.0.1:${port}/execute`,
+      url: `http://127.0.0.1:${server.port}/execute`,
       method: 'POST',
       connections,
       duration,
@@ -20,6 +21,8 @@ async function run(port, connections, auth) {
       body,
     }),
   );
+  r.cpu_us_per_request = +(((await server.cpu()) - cpu0) / Math.max(1, r.requests)).toFixed(1);
+  return r;
 }
 
 export async function httpBench() {
@@ -29,15 +32,18 @@ export async function httpBench() {
   try {
     for (const c of quick ? [10] : [1, 10, 100]) {
       // Warm both, then measure bare and toolexec back to back.
-      await run(bare.port, c, false);
-      await run(tx.port, c, true);
-      const b = await run(bare.port, c, false);
-      const t = await run(tx.port, c, true);
+      await run(bare, c, false);
+      await run(tx, c, true);
+      const b = await run(bare, c, false);
+      const t = await run(tx, c, true);
       rows.push({
         connections: c,
         bare_rps: b.rps,
         toolexec_rps: t.rps,
         ratio: +(t.rps / b.rps).toFixed(3),
+        bare_cpu_us: b.cpu_us_per_request,
+        toolexec_cpu_us: t.cpu_us_per_request,
+        cpu_ratio: +(b.cpu_us_per_request / t.cpu_us_per_request).toFixed(3),
         bare_p50_ms: b.p50_ms,
         bare_p99_ms: b.p99_ms,
         toolexec_p50_ms: t.p50_ms,

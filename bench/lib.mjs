@@ -21,9 +21,22 @@ export async function startServer(file, args = [], env = {}) {
     });
     child.on('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
   });
+  let buf = '';
+  child.stdout.on('data', (b) => (buf += b.toString()));
   return {
     port,
     child,
+    /** Microseconds of CPU the server has used (user + system). */
+    async cpu() {
+      const before = buf.length;
+      child.kill('SIGUSR2');
+      for (let i = 0; i < 200; i++) {
+        const m = /CPU (\d+)/.exec(buf.slice(before));
+        if (m) return Number(m[1]);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      throw new Error('the server did not report its CPU time');
+    },
     async stop() {
       child.kill('SIGTERM');
       await new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)));
@@ -39,6 +52,7 @@ export function cannon(opts) {
 
 export function summarise(r) {
   return {
+    requests: r.requests.total,
     rps: Math.round(r.requests.average),
     p50_ms: r.latency.p50,
     p99_ms: r.latency.p99,

@@ -7,7 +7,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { z } from 'zod';
 import { Config } from '../dist/config/schema.js';
-import { runToolUse, newExecutionId } from '../dist/pipeline/run-tool-use.js';
+import { runToolUse } from '../dist/pipeline/run-tool-use.js';
 import { createServices } from '../dist/services.js';
 import { buildTool } from '../dist/tool/build-tool.js';
 import { quick, table, writeResult } from './lib.mjs';
@@ -58,13 +58,13 @@ export async function pipelineBench() {
     };
     const sequential = async (k) => {
       for (let i = 0; i < k; i++) {
-        await runToolUse(use(i), session, svc.deps, { executionId: newExecutionId(), signal: ctx.signal, actor: null });
+        await runToolUse(use(i), session, svc.deps, { executionId: svc.executions.newId(), signal: ctx.signal, actor: null });
       }
     };
     const concurrent = async (k) => {
       for (let i = 0; i < k; i += 100) {
         const batch = [];
-        for (let j = i; j < Math.min(k, i + 100); j++) batch.push(runToolUse(use(j), session, svc.deps, { executionId: newExecutionId(), signal: ctx.signal, actor: null }));
+        for (let j = i; j < Math.min(k, i + 100); j++) batch.push(runToolUse(use(j), session, svc.deps, { executionId: svc.executions.newId(), signal: ctx.signal, actor: null }));
         await Promise.all(batch);
       }
     };

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import { Config, type ConfigInput } from './config/schema.js';
 import { ToolexecError } from './errors.js';
 import { Authenticator } from './http/auth.js';
@@ -13,7 +13,6 @@ import { installAuth } from './http/context.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installJsonParser } from './http/json-parser.js';
 import websocket from '@fastify/websocket';
-import rateLimit from '@fastify/rate-limit';
 import { auditRoutes } from './http/routes/audit.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { executeRoutes } from './http/routes/execute.js';
@@ -25,6 +24,9 @@ import { permissionRoutes } from './http/routes/permissions.js';
 import { sessionRoutes } from './http/routes/sessions.js';
 import { wsRoutes } from './http/routes/ws.js';
 import { healthRoutes } from './http/routes/health.js';
+import { metricsRoutes } from './http/routes/metrics.js';
+import { statsRoutes } from './http/routes/stats.js';
+import { loggerForConfig } from './observability/logging.js';
 import { mcpServerRoutes } from './http/routes/mcp-servers.js';
 import { mcpRoutes } from './http/routes/mcp.js';
 import { toolsRoutes } from './http/routes/tools.js';
@@ -33,42 +35,18 @@ import { createServices, type ServiceOptions } from './services.js';
 export interface AppOptions extends Omit<ServiceOptions, 'config' | 'logger'> {
   /** The configuration, parsed or not (defaults fill what is missing). */
   config?: Config | ConfigInput;
-  /** A pino logger, or false for silence (tests). */
+  /** A pino logger, used as is (the masking of secrets in observability/logging.ts is the built one's), or false for silence (tests). */
   logger?: Logger | false;
+  /** Where the app's own logger writes (default stdout); unused when `logger` is given. */
+  logStream?: DestinationStream | undefined;
 }
 
 /** Largest websocket frame a client may send. */
 export const MAX_WS_FRAME_BYTES = 64 * 1024;
 
-/** Paths whose values never reach the logs. */
-export const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'req.headers.cookie',
-  'headers.authorization',
-  'token',
-  '*.token',
-  'tokens[*].token',
-];
-
-export function createLogger(level: string, extraRedact: readonly string[] = []): Logger {
-  return pino({
-    level,
-    redact: { paths: [...REDACT_PATHS, ...extraRedact], censor: '[redacted]' },
-    serializers: {
-      req: (req: { method?: string; url?: string; id?: string; headers?: Record<string, unknown> }) => ({
-        id: req.id,
-        method: req.method,
-        // ?token= carries websocket credentials: never log it.
-        url: typeof req.url === 'string' ? req.url.replace(/([?&]token=)[^&]*/gi, '$1[redacted]') : req.url,
-      }),
-    },
-  });
-}
-
 export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> {
   const config = Config.parse(opts.config ?? {});
-  const log = opts.logger === false ? pino({ level: 'silent' }) : (opts.logger ?? createLogger(config.logging.level));
+  const log = opts.logger === false ? pino({ level: 'silent' }) : (opts.logger ?? loggerForConfig(config, opts.env ?? process.env, opts.logStream));
   // The Bash parser loads its grammar once (~20 ms): before the first call, so
   // that Bash's read-only and concurrency checks are exact from the start.
   await initBashParser();
@@ -103,12 +81,13 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
   installJsonParser(app, config.server.maxJsonDepth);
   installErrorHandling(app);
   app.addHook('onRequest', async (req) => {
-    if (services.closing && req.url !== '/healthz') throw new ToolexecError('TOOLEXEC_ERR_SHUTTING_DOWN');
+    // Probes keep answering: /healthz alive, /readyz not ready.
+    if (services.closing && req.url !== '/healthz' && req.url !== '/readyz') throw new ToolexecError('TOOLEXEC_ERR_SHUTTING_DOWN');
   });
   installAuth(app, new Authenticator(config.server.tokens, opts.env?.TOOLEXEC_TOKEN ?? process.env.TOOLEXEC_TOKEN));
   if (config.server.rateLimit) {
     // Per token (per address for anonymous callers), after authentication; open routes are not limited.
-    await app.register(rateLimit, {
+    await app.register((await import('@fastify/rate-limit')).default, {
       global: true,
       hook: 'preHandler',
       max: config.server.rateLimit.max,
@@ -120,7 +99,9 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
     });
   }
 
-  healthRoutes(app);
+  healthRoutes(app, services);
+  metricsRoutes(app, services);
+  statsRoutes(app, services);
   docsRoutes(app);
   toolsRoutes(app, services);
   executeRoutes(app, services);

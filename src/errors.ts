@@ -13,7 +13,6 @@ export const ERROR_CODES = {
   TOOLEXEC_ERR_REQUEST_TOO_DEEP: { status: 400, message: 'The JSON body is nested too deeply' },
   TOOLEXEC_ERR_REQUEST_UNSUPPORTED_MEDIA: { status: 415, message: 'The request body must be JSON' },
   TOOLEXEC_ERR_ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },
-  TOOLEXEC_ERR_METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
   TOOLEXEC_ERR_AUTH_MISSING: { status: 401, message: 'A bearer token is required' },
   TOOLEXEC_ERR_AUTH_INVALID: { status: 401, message: 'The token is not valid' },
   TOOLEXEC_ERR_AUTH_SCOPE: { status: 403, message: 'The token lacks the scope this route needs' },
@@ -26,10 +25,6 @@ export const ERROR_CODES = {
   TOOLEXEC_ERR_SHUTTING_DOWN: { status: 503, message: 'The service is shutting down' },
   TOOLEXEC_ERR_EXECUTION_NOT_FOUND: { status: 404, message: 'No such execution' },
   TOOLEXEC_ERR_EXECUTION_NOT_RUNNING: { status: 409, message: 'The execution is not running' },
-  TOOLEXEC_ERR_EXECUTION_ID_CONFLICT: {
-    status: 409,
-    message: 'The tool_use id was already used in this session for a different call',
-  },
   TOOLEXEC_ERR_RESULT_NOT_FOUND: { status: 404, message: 'No such stored result' },
   TOOLEXEC_ERR_RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range is not satisfiable' },
   TOOLEXEC_ERR_SESSION_NOT_FOUND: { status: 404, message: 'No such session' },

@@ -5,7 +5,8 @@
  * their audit rows), SQLite is closed cleanly, and the process exits 0.
  */
 import type { FastifyInstance } from 'fastify';
-import { buildApp, createLogger } from './app.js';
+import { buildApp } from './app.js';
+import { ToolexecError } from './errors.js';
 import type { Config } from './config/schema.js';
 import type { RuleInput } from './permissions/rule-index.js';
 
@@ -55,9 +56,9 @@ export async function serve(opts: ServeOptions): Promise<FastifyInstance> {
   const env = opts.env ?? process.env;
   const { config } = opts;
   const refuse = unsafeBindReason(config, env);
-  if (refuse) throw new Error(refuse);
-  const log = createLogger(config.logging.level, config.server.redact);
-  const app = await buildApp({ config, logger: log, rules: opts.rules, env });
+  if (refuse) throw new ToolexecError('TOOLEXEC_ERR_CONFIG_UNSAFE_HOST', refuse);
+  const app = await buildApp({ config, rules: opts.rules, env });
+  const log = app.log;
   let stopping = false;
   const onSignal = (sig: NodeJS.Signals): void => {
     if (stopping) return;

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { configProblems, type Config } from './config/schema.js';
+import { ToolexecError } from './errors.js';
 import { Executor } from './executions/executor.js';
 import { ExecutionRegistry } from './executions/registry.js';
 import { ConfiguredHookRunner } from './hooks/runner.js';
@@ -28,6 +29,8 @@ import { AuditLog } from './storage/audit.js';
 import { GroupCommitWriter, openDatabase, type Db } from './storage/db.js';
 import { Checkpointer } from './storage/checkpointer.js';
 import { ExecutionLog } from './storage/executions.js';
+import { Observability, type ObservabilityOptions } from './observability/observability.js';
+import { Retention } from './storage/retention.js';
 import type { AnyTool } from './tool/types.js';
 import { builtinTools } from './tools/index.js';
 import { childEnvironment } from './util/env.js';
@@ -52,6 +55,8 @@ export interface ServiceOptions {
   ws?: Partial<HubOptions> | undefined;
   /** MCP client tuning (reconnect backoff, connect timeout); tests shorten it. */
   mcp?: Pick<McpManagerOptions, 'reconnect' | 'connectTimeoutMs'> | undefined;
+  /** Statistics flush period and readiness probe reuse; tests shorten them. */
+  observability?: Pick<ObservabilityOptions, 'flushMs' | 'readinessCacheMs'> | undefined;
 }
 
 export interface Services {
@@ -78,6 +83,10 @@ export interface Services {
   setMcpTools(tools: readonly AnyTool[]): void;
   /** The configured MCP servers' connections (started in the background). */
   mcp: McpManager;
+  /** Call statistics, Prometheus metrics, readiness. */
+  observability: Observability;
+  /** Pruning of old audit rows, executions and stored results (config.retention). */
+  retention: Retention;
   /** Set when a graceful shutdown begins: new requests get 503. */
   closing: boolean;
   close(): Promise<void>;
@@ -86,7 +95,7 @@ export interface Services {
 export function createServices(opts: ServiceOptions): Services {
   const { config } = opts;
   const problems = configProblems(config);
-  if (problems.length > 0) throw new Error(`invalid configuration: ${problems[0]}`);
+  if (problems.length > 0) throw new ToolexecError('TOOLEXEC_ERR_CONFIG_INVALID', `invalid configuration: ${problems[0]}`);
   const log = opts.logger ?? pino({ level: config.logging.level });
   const env = opts.env ?? process.env;
   const workspace = new Workspace(config.workspace.root, [
@@ -188,6 +197,18 @@ export function createServices(opts: ServiceOptions): Services {
     ...opts.mcp,
     onToolsChanged: (tools) => services.setMcpTools([...staticMcpTools, ...tools]),
   });
+  const observability = new Observability({
+    db,
+    writer,
+    registry,
+    log,
+    pendingPermissionRequests: () => broker.pendingCount,
+    websocketConnections: () => hub.connections,
+    mcp,
+    requiredMcpServers: Object.keys(config.mcpServers).filter((name) => config.mcpServers[name]!.required === true),
+    ...opts.observability,
+  });
+  const retention = new Retention(db, { ...config.retention, isLive: (id) => registry.get(id) !== undefined, log });
   const services: Services = {
     config,
     log,
@@ -213,16 +234,21 @@ export function createServices(opts: ServiceOptions): Services {
       rebuildPool();
     },
     mcp,
+    observability,
+    retention,
     closing: false,
     async close() {
       hub.close();
       broker.cancelAll();
       await mcp.close();
+      observability.close();
+      await retention.stop();
       writer.flushNow();
       await checkpointer?.stop();
       db.close();
     },
   };
   mcp.start();
+  retention.start();
   return services;
 }

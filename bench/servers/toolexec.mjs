@@ -34,6 +34,12 @@ const app = await buildApp({
 });
 await app.listen({ host: '127.0.0.1', port: 0 });
 console.log(`LISTENING ${app.server.address().port}`);
+// CPU time used so far, on request: the benches compare CPU per request, which
+// a shared, noisy machine disturbs less than throughput.
+process.on('SIGUSR2', () => {
+  const u = process.cpuUsage();
+  console.log(`CPU ${u.user + u.system}`);
+});
 process.on('SIGTERM', () =>
   app.close().then(() => {
     fs.rmSync(dir, { recursive: true, force: true });

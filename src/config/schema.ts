@@ -71,6 +71,8 @@ export const McpServerConfig = z.union([
     cwd: z.string().optional(),
     alwaysLoad: z.boolean().optional(),
     timeoutMs: z.number().int().positive().optional(),
+    /** /readyz is not ready until this server is connected. */
+    required: z.boolean().optional(),
   }),
   z.object({
     type: z.enum(['http', 'sse', 'streamable-http']),
@@ -78,6 +80,8 @@ export const McpServerConfig = z.union([
     headers: z.record(z.string(), z.string()).optional(),
     alwaysLoad: z.boolean().optional(),
     timeoutMs: z.number().int().positive().optional(),
+    /** /readyz is not ready until this server is connected. */
+    required: z.boolean().optional(),
   }),
 ]);
 export type McpServerConfig = z.infer<typeof McpServerConfig>;

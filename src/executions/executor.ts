@@ -4,9 +4,10 @@
  * replayed — then orchestration and the pipeline. Both POST /execute and the
  * MCP server use it.
  */
+import type { Logger } from 'pino';
 import type { ToolPool } from '../pool/pool.js';
 import { runBatch } from '../orchestration/run-batch.js';
-import { newExecutionId, queueCall, runToolUse } from '../pipeline/run-tool-use.js';
+import { queueCall, runToolUse } from '../pipeline/run-tool-use.js';
 import type { FinishedCall, PipelineDeps, QueuedCall, ToolUse } from '../pipeline/types.js';
 import type { Session } from '../sessions/session.js';
 import type { ExecutionRow } from '../storage/executions.js';
@@ -101,7 +102,7 @@ export class Executor {
    * Starts a batch; every item's `done` settles with its outcome. `signal`
    * aborts every new call of the batch (a client that went away).
    */
-  start(session: Session, uses: readonly ToolUse[], actor: string | null, signal: AbortSignal | undefined): BatchItem[] {
+  start(session: Session, uses: readonly ToolUse[], actor: string | null, signal: AbortSignal | undefined, log?: Logger): BatchItem[] {
     const { deps, registry } = this.opts;
     const items: BatchItem[] = [];
     const fresh: { use: ToolUse; queued: QueuedCall; controller: AbortController; resolve: (f: FinishedCall) => void; reject: (e: unknown) => void }[] = [];
@@ -145,7 +146,7 @@ export class Executor {
         if (signal.aborted) controller.abort();
         else signal.addEventListener('abort', () => controller.abort(), { once: true });
       }
-      const id = newExecutionId();
+      const id = deps.executions.newId();
       session.toolUses.set(use.id, id);
       const queued = queueCall(use, session, deps, id, actor);
       const entry = registry.add(queued, controller);
@@ -183,6 +184,7 @@ export class Executor {
               signal: f.controller.signal,
               actor,
               queued: f.queued,
+              log,
             });
             f.resolve(out);
           } catch (e) {

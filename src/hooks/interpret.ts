@@ -29,6 +29,8 @@ export interface HookRun {
   error: string | undefined;
   /** An HTTP hook answered with JSON (status 2xx). */
   json?: unknown;
+  /** stdout (or the HTTP body) passed the output cap and was cut. */
+  truncated?: boolean;
 }
 
 export interface HookJudgement {
@@ -123,6 +125,11 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
   if (raw === undefined) {
     const out = run.stdout.trim();
     if (!out.startsWith('{')) return j;
+    if (run.truncated) {
+      // A cut JSON document cannot parse; say why instead of blaming its syntax.
+      msg('non_blocking_error', 'Hook output exceeded the output cap and was cut; its JSON was ignored');
+      return j;
+    }
     try {
       raw = JSON.parse(out);
     } catch {

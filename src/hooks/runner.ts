@@ -8,6 +8,7 @@
  * (type, shell, command|url, if) with the last one winning, and their
  * judgements are aggregated deny > ask > allow.
  */
+import os from 'node:os';
 import type { Logger } from 'pino';
 import type { HookEvent, HookHandler, HooksConfig } from '../config/schema.js';
 import { HOOK_EVENTS } from '../config/schema.js';
@@ -135,12 +136,14 @@ export class ConfiguredHookRunner implements HookRunner {
       });
       return {
         hook: h.command,
-        exitCode: r.exitCode ?? (r.signal ? 128 : null),
+        // Killed by a signal: the shell's convention, 128 + the signal's number.
+        exitCode: r.exitCode ?? (r.signal ? 128 + (os.constants.signals[r.signal] ?? 0) : null),
         stdout: r.stdout,
         stderr: r.stderr,
         timedOut: r.timedOut,
         durationMs: r.durationMs,
         error: r.spawnError ?? (r.aborted ? 'cancelled' : undefined),
+        truncated: r.truncated,
       };
     }
     return this.execHttp(h, body, timeoutMs, signal);
@@ -158,9 +161,10 @@ export class ConfiguredHookRunner implements HookRunner {
     const allowed = new Set(h.allowedEnvVars ?? []);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     for (const [k, v] of Object.entries(h.headers ?? {})) {
-      headers[k] = v.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (m, a?: string, b?: string) => {
+      headers[k] = v.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (_m, a?: string, b?: string) => {
         const name = a ?? b ?? '';
-        return allowed.has(name) ? (env[name] ?? '') : m;
+        // As in Claude Code, a variable allowedEnvVars does not list becomes empty.
+        return allowed.has(name) ? (env[name] ?? '') : '';
       });
     }
     const timeout = AbortSignal.timeout(timeoutMs);
@@ -172,7 +176,7 @@ export class ConfiguredHookRunner implements HookRunner {
         signal: AbortSignal.any([signal, timeout]),
         redirect: 'error',
       });
-      const text = await readCapped(res, HOOK_OUTPUT_CAP_BYTES);
+      const { text, truncated } = await readCapped(res, HOOK_OUTPUT_CAP_BYTES);
       const durationMs = performance.now() - started;
       if (res.status < 200 || res.status >= 300) {
         return { ...base, exitCode: 1, stderr: `HTTP ${res.status}: ${text.slice(0, 500)}`, durationMs };
@@ -182,7 +186,7 @@ export class ConfiguredHookRunner implements HookRunner {
         try {
           json = JSON.parse(text);
         } catch {
-          return { ...base, exitCode: 0, stdout: text, durationMs };
+          return { ...base, exitCode: 0, stdout: text, durationMs, truncated };
         }
       }
       return json === undefined ? { ...base, exitCode: 0, durationMs } : { ...base, exitCode: 0, json, durationMs };
@@ -194,23 +198,25 @@ export class ConfiguredHookRunner implements HookRunner {
   }
 }
 
-async function readCapped(res: Response, max: number): Promise<string> {
-  if (!res.body) return '';
+async function readCapped(res: Response, max: number): Promise<{ text: string; truncated: boolean }> {
+  if (!res.body) return { text: '', truncated: false };
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let n = 0;
+  let truncated = false;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     if (n + value.length > max) {
       chunks.push(value.subarray(0, max - n));
+      truncated = true;
       await reader.cancel();
       break;
     }
     chunks.push(value);
     n += value.length;
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return { text: Buffer.concat(chunks).toString('utf8'), truncated };
 }
 
 /** deny > ask > allow across hooks; contexts and messages kept in hook order. */

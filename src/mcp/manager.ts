@@ -5,12 +5,15 @@
  * connects, refreshes its list or changes it. `status()` is what
  * GET /mcp/servers and /readyz report; `close()` ends every server (stdio
  * children's process groups are killed).
+ *
+ * The MCP SDK is loaded only when servers are configured, after start():
+ * importing it costs about a fifth of the service's start-up time.
  */
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { McpServerConfig } from '../config/schema.js';
 import type { AnyTool } from '../tool/types.js';
-import { ServerConnection, type ReconnectPolicy, type ServerStatus } from './connection.js';
+import type { ReconnectPolicy, ServerConnection, ServerStatus } from './connection.js';
 
 export type { ServerStatus } from './connection.js';
 
@@ -39,32 +42,36 @@ export interface McpReadiness {
 }
 
 export class McpManager {
-  private readonly connections: ServerConnection[];
+  private connections: ServerConnection[] = [];
+  private loading: Promise<void> | undefined;
   private started = false;
   private closing: Promise<void> | undefined;
   private readonly listeners = new Set<() => void>();
+  private readonly names: string[];
 
   constructor(private readonly opts: McpManagerOptions) {
-    const reconnect = { ...DEFAULT_RECONNECT, ...(opts.reconnect ?? {}) };
-    const deps = {
-      log: opts.log,
-      childEnv: opts.childEnv,
-      cwd: path.resolve(opts.cwd ?? process.cwd()),
-      reconnect,
-      connectTimeoutMs: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-      onToolsChanged: () => this.publish(),
-    };
     // Sorted by name: the pool sorts tools anyway, and status lists read the same each time.
-    this.connections = Object.keys(opts.servers)
-      .sort()
-      .map((name) => new ServerConnection(name, opts.servers[name]!, deps));
+    this.names = Object.keys(opts.servers).sort();
   }
 
   /** Starts every connection in the background; never waits for one. */
   start(): void {
-    if (this.started || this.closing) return;
+    if (this.started || this.closing || this.names.length === 0) return;
     this.started = true;
-    for (const c of this.connections) c.start();
+    this.loading = import('./connection.js').then(({ ServerConnection }) => {
+      if (this.closing) return;
+      const deps = {
+        log: this.opts.log,
+        childEnv: this.opts.childEnv,
+        cwd: path.resolve(this.opts.cwd ?? process.cwd()),
+        reconnect: { ...DEFAULT_RECONNECT, ...(this.opts.reconnect ?? {}) },
+        connectTimeoutMs: this.opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+        onToolsChanged: () => this.publish(),
+      };
+      this.connections = this.names.map((name) => new ServerConnection(name, this.opts.servers[name]!, deps));
+      for (const c of this.connections) c.start();
+    });
+    this.loading.catch((e: unknown) => this.opts.log.error({ err: e }, 'loading the MCP client failed'));
   }
 
   /** Every server's tools, in server-name order. */
@@ -95,7 +102,27 @@ export class McpManager {
   }
 
   status(): ServerStatus[] {
-    return this.connections.map((c) => c.status());
+    if (this.connections.length > 0 || this.names.length === 0) return this.connections.map((c) => c.status());
+    // The client is still loading: every server is connecting.
+    return this.names.map((name) => {
+      const cfg = this.opts.servers[name]!;
+      return {
+        name,
+        type: 'command' in cfg ? 'stdio' : cfg.type === 'sse' ? 'sse' : 'http',
+        state: 'connecting',
+        tools: 0,
+        tool_names: [],
+        unusable_tools: [],
+        always_load: cfg.alwaysLoad === true,
+        last_error: null,
+        last_error_at: null,
+        connected_at: null,
+        attempts: 0,
+        next_retry_at: null,
+        server_info: null,
+        pid: null,
+      };
+    });
   }
 
   readiness(): McpReadiness {
@@ -105,12 +132,15 @@ export class McpManager {
       servers[s.name] = s.state;
       if (s.state === 'connected') connected++;
     }
-    return { total: this.connections.length, connected, servers };
+    return { total: this.names.length, connected, servers };
   }
 
   /** Ends every server; the same promise for every caller. */
   close(): Promise<void> {
-    this.closing ??= Promise.all(this.connections.map((c) => c.close())).then(() => undefined);
+    this.closing ??= (this.loading ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => Promise.all(this.connections.map((c) => c.close())))
+      .then(() => undefined);
     return this.closing;
   }
 }

@@ -120,6 +120,8 @@ export interface BrokerOptions {
   cwdOf: (sessionId: string) => string;
 }
 
+const SHUTTING_DOWN = 'the service is shutting down';
+
 /** How many resolved requests GET /permissions/requests shows besides the pending ones. */
 export const RECENT_REQUESTS = 50;
 
@@ -127,6 +129,8 @@ export class ApprovalBroker implements Approvals {
   private readonly pending = new Map<string, Pending>();
   private readonly listeners = new Set<(e: BrokerEvent) => void>();
   private hasApprover: (sessionId: string) => boolean = () => false;
+  /** Set by cancelAll (shutdown): later requests are denied at once, never left on a timer. */
+  private closed = false;
   private readonly insert: Statement;
   private readonly update: Statement;
   private readonly byId: Statement<[string]>;
@@ -171,6 +175,7 @@ export class ApprovalBroker implements Approvals {
   }
 
   request(req: ApprovalRequest): Promise<ApprovalOutcome> {
+    if (this.closed) return Promise.resolve({ behavior: 'deny', reason: 'user', message: SHUTTING_DOWN });
     const now = Date.now();
     const present = this.hasApprover(req.sessionId);
     const headless = !present && this.opts.headless === 'deny';
@@ -295,10 +300,11 @@ export class ApprovalBroker implements Approvals {
     return this.pending.size;
   }
 
-  /** Denies every pending request (shutdown). */
+  /** Denies every pending request, and every later one (shutdown). */
   cancelAll(): void {
+    this.closed = true;
     for (const p of [...this.pending.values()]) {
-      p.finish({ behavior: 'deny', reason: 'user', message: 'the service is shutting down', requestId: p.view.id }, 'cancelled', null);
+      p.finish({ behavior: 'deny', reason: 'user', message: SHUTTING_DOWN, requestId: p.view.id }, 'cancelled', null);
     }
   }
 }

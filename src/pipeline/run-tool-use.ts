@@ -27,8 +27,8 @@ import { callTool } from './step6-call.js';
 import { appendText, postHooks } from './step7-post-hooks.js';
 import type { Call, FinishedCall, PipelineDeps, QueuedCall, StepName, ToolUse } from './types.js';
 import { messages } from '../permissions/messages.js';
+import { lazyChild } from '../observability/logging.js';
 
-export { newExecutionId } from '../storage/executions.js';
 
 export interface RunOptions {
   executionId: string;
@@ -36,6 +36,8 @@ export interface RunOptions {
   actor: string | null;
   /** Set when the call is created before it runs (wait:false). */
   queued?: QueuedCall | undefined;
+  /** The caller's logger (an HTTP request's carries its reqId); the call's lines add execution_id and tool. */
+  log?: Logger | undefined;
 }
 
 /** A stable digest of the input as received. */
@@ -90,23 +92,25 @@ export async function runToolUse(
   opts: RunOptions,
 ): Promise<FinishedCall> {
   const queued = opts.queued ?? queueCall(use, session, deps, opts.executionId, opts.actor);
+  // Made on first use: most calls log nothing (observability/logging.ts).
+  const log = lazyChild(opts.log ?? deps.log, { execution_id: queued.id, tool: use.name });
   session.active += 1;
   let result: FinishedCall;
   try {
-    result = await steps(queued, use, session, deps, opts.signal);
+    result = await steps(queued, use, session, deps, opts.signal, log);
   } catch (e) {
     // Ours, not the tool's: logged with its stack, reported to the model without one.
-    deps.log.error({ err: e, execution_id: queued.id, tool: use.name }, 'pipeline error');
+    log.error({ err: e }, 'pipeline error');
     result = finished(queued, 'failed', errorBlock(queued.toolUseId, `Internal error: ${errorText(e)}`), 'internal');
   } finally {
     session.active -= 1;
   }
-  await persist(result, deps);
+  await persist(result, deps, log);
   deps.observer.onState(result);
   return result;
 }
 
-async function persist(f: FinishedCall, deps: PipelineDeps): Promise<void> {
+async function persist(f: FinishedCall, deps: PipelineDeps, log: Logger): Promise<void> {
   try {
     await deps.executions.finish({
       id: f.id,
@@ -123,7 +127,7 @@ async function persist(f: FinishedCall, deps: PipelineDeps): Promise<void> {
       durationMs: f.durationMs,
     });
   } catch (e) {
-    deps.log.error({ err: e, execution_id: f.id }, 'could not commit the execution and its audit row');
+    log.error({ err: e }, 'could not commit the execution and its audit row');
     throw new ToolexecError(
       'TOOLEXEC_ERR_STORAGE_UNAVAILABLE',
       'The call ran, but its record could not be committed to the database; its result is withheld',
@@ -137,7 +141,14 @@ function timed<T>(timings: Call['timings'], step: StepName, t0: number, v: T): T
   return v;
 }
 
-async function steps(queued: QueuedCall, use: ToolUse, session: Session, deps: PipelineDeps, signal: AbortSignal): Promise<FinishedCall> {
+async function steps(
+  queued: QueuedCall,
+  use: ToolUse,
+  session: Session,
+  deps: PipelineDeps,
+  signal: AbortSignal,
+  log: Logger,
+): Promise<FinishedCall> {
   const { timings } = queued;
   if (signal.aborted) return finished(queued, 'cancelled', errorBlock(queued.toolUseId, messages.cancelled), 'cancelled');
 
@@ -153,7 +164,6 @@ async function steps(queued: QueuedCall, use: ToolUse, session: Session, deps: P
   if (parsed.status !== 'validating') return parsed;
   const tool = parsed.tool;
 
-  const log: Logger = deps.log;
   const rules: RuleIndex = deps.rulesFor(session);
   const permissionQuery = new SessionPermissionQuery(rules, session.mode, deps.workspace);
   const ctx: ToolContext = makeContext(deps, session, tool, { executionId: queued.id, toolUseId: queued.toolUseId }, signal, permissionQuery, log);

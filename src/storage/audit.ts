@@ -55,21 +55,25 @@ export class AuditLog {
   ) {
     this.insert = db.prepare(
       `INSERT INTO audit (ts, session_id, tool_use_id, execution_id, tool, behavior, reason_type, reason_detail, actor, input_digest)
-       VALUES (@ts, @sessionId, @toolUseId, @executionId, @tool, @behavior, @reasonType, @reasonDetail, @actor, @inputDigest)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
   }
 
   /** Queues the row; it commits before (or with) the execution's final row. */
   record(e: AuditEntry): void {
     this.writer.writeLater(() => {
-      this.insert.run(e);
+      this.insertEntry(e);
     });
+  }
+
+  private insertEntry(e: AuditEntry): void {
+    this.insert.run(e.ts, e.sessionId, e.toolUseId, e.executionId, e.tool, e.behavior, e.reasonType, e.reasonDetail, e.actor, e.inputDigest);
   }
 
   /** Writes the row and resolves once it is committed. */
   recordNow(e: AuditEntry): Promise<void> {
     return this.writer.write(() => {
-      this.insert.run(e);
+      this.insertEntry(e);
     });
   }
 

@@ -60,11 +60,22 @@ type Entry = { op: WriteOp; resolve?: () => void; reject?: (e: unknown) => void 
 export class GroupCommitWriter {
   private queue: Entry[] = [];
   private scheduled = false;
+  private lastCommit = 0;
   private lastError: unknown = undefined;
   private readonly runBatch: (ops: Entry[]) => Array<() => void>;
   private readonly runOne: (op: WriteOp) => void | (() => void);
 
-  constructor(db: Db) {
+  /**
+   * @param windowMs under load, commits are at least this far apart, so that a
+   * commit carries the calls of the whole window: a commit's cost is mostly
+   * per page written, not per row (measured: 75 µs of CPU for a commit of one
+   * call, 24 µs per call for ten). Idle, a write commits at the next turn of
+   * the event loop.
+   */
+  constructor(
+    db: Db,
+    private readonly windowMs = Number(process.env.TOOLEXEC_COMMIT_WINDOW_MS ?? 2),
+  ) {
     this.runBatch = db.transaction((entries: Entry[]) => {
       const after: Array<() => void> = [];
       for (const e of entries) {
@@ -91,10 +102,11 @@ export class GroupCommitWriter {
   }
 
   private schedule(): void {
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.flushNow);
-    }
+    if (this.scheduled) return;
+    this.scheduled = true;
+    const since = performance.now() - this.lastCommit;
+    if (since >= this.windowMs) setImmediate(this.flushNow);
+    else setTimeout(this.flushNow, this.windowMs - since);
   }
 
   readonly flushNow = (): void => {
@@ -102,6 +114,7 @@ export class GroupCommitWriter {
     const entries = this.queue;
     if (entries.length === 0) return;
     this.queue = [];
+    this.lastCommit = performance.now();
     try {
       const after = this.runBatch(entries);
       this.lastError = undefined;

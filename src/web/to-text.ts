@@ -5,11 +5,20 @@
  * charset>`; UTF-8 otherwise).
  */
 import { TextDecoder } from 'node:util';
-import TurndownService from 'turndown';
+import type TurndownService from 'turndown';
 import { isHtmlType } from './http-get.js';
 
-const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_' });
-turndown.remove(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'svg', 'canvas', 'head']);
+// Loaded on the first HTML page rather than at start-up (turndown and its
+// DOM parser cost ~100 ms to import).
+let turndown: Promise<TurndownService> | undefined;
+function getTurndown(): Promise<TurndownService> {
+  turndown ??= import('turndown').then(({ default: Turndown }) => {
+    const t = new Turndown({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_' });
+    t.remove(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'svg', 'canvas', 'head']);
+    return t;
+  });
+  return turndown;
+}
 
 function decoderFor(label: string | undefined): TextDecoder {
   if (label) {
@@ -33,9 +42,13 @@ function titleOf(html: string): string | undefined {
   return t ? t : undefined;
 }
 
-export function bodyToText(body: Buffer, mediaType: string, charset: string | undefined): { text: string; title: string | undefined; converted: boolean } {
+export async function bodyToText(
+  body: Buffer,
+  mediaType: string,
+  charset: string | undefined,
+): Promise<{ text: string; title: string | undefined; converted: boolean }> {
   const html = isHtmlType(mediaType);
   const text = decoderFor(charset ?? (html ? metaCharset(body) : undefined)).decode(body);
   if (!html) return { text, title: undefined, converted: false };
-  return { text: turndown.turndown(text).trim(), title: titleOf(text), converted: true };
+  return { text: (await getTurndown()).turndown(text).trim(), title: titleOf(text), converted: true };
 }

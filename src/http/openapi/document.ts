@@ -246,6 +246,33 @@ export const ROUTE_DOCS: RouteDoc[] = [
   },
   {
     method: 'get',
+    path: '/readyz',
+    scope: null,
+    tag: 'operations',
+    summary: 'Readiness: the database takes writes; MCP servers marked required are connected',
+    responses: {
+      200: { description: 'Ready', schema: S.Readiness },
+      503: { description: 'Not ready (the body says which check failed), or shutting down', schema: S.Readiness },
+    },
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    scope: null,
+    tag: 'operations',
+    summary: 'Prometheus metrics',
+    responses: { 200: { description: 'The Prometheus text format', contentType: 'text/plain' } },
+  },
+  {
+    method: 'get',
+    path: '/stats',
+    scope: 'read',
+    tag: 'operations',
+    summary: 'Per tool: calls, errors by class, p50/p95 durations; decisions by reason',
+    responses: { 200: { description: 'The statistics', schema: S.Stats }, ...STD_ERRORS },
+  },
+  {
+    method: 'get',
     path: '/ws',
     scope: 'any',
     tag: 'events',

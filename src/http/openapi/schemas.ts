@@ -318,3 +318,9 @@ export const ToolSearchResult = z
     tools: z.array(z.object({}).loose()),
   })
   .register(api, { id: 'ToolSearchResult' });
+
+// Schemas that live beside their routes, registered as components here.
+import { ReadinessResponse } from '../routes/health.js';
+import { StatsResponse } from '../routes/stats.js';
+export const Readiness = ReadinessResponse.register(api, { id: 'Readiness' });
+export const Stats = StatsResponse.register(api, { id: 'Stats' });

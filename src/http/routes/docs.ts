@@ -7,7 +7,6 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { openApiText } from '../openapi/document.js';
 
 const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
@@ -45,9 +44,13 @@ const INIT = `window.ui = SwaggerUIBundle({
 `;
 
 export function docsRoutes(app: FastifyInstance): void {
-  const doc = openApiText();
+  // Generated on first request: converting every schema costs start-up time.
+  let doc: Promise<string> | undefined;
   const dir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-  app.get('/openapi.json', async (_req, reply) => reply.type('application/json; charset=utf-8').send(doc));
+  app.get('/openapi.json', async (_req, reply) => {
+    doc ??= import('../openapi/document.js').then((m) => m.openApiText());
+    return reply.type('application/json; charset=utf-8').send(await doc);
+  });
   app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(PAGE));
   app.get('/docs/init.js', async (_req, reply) => reply.type('application/javascript; charset=utf-8').send(INIT));
   app.get('/docs/assets/:file', async (req, reply) => {

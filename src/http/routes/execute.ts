@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { ToolexecError, isToolexecError } from '../../errors.js';
 import { summaryOfRow, type BatchItem, type ExecutionSummary } from '../../executions/executor.js';
 import type { Services } from '../../services.js';
@@ -67,16 +68,16 @@ export function executeRoutes(app: FastifyInstance, svc: Services): void {
     const session = svc.sessions.get(sessionId);
     const wait = body.data.wait ?? true;
 
-    let signal: AbortSignal | undefined;
+    // req.log is a pino child of the app's logger (with this request's reqId): the calls' lines carry it.
+    const items = svc.executor.start(session, uses, actorOf(req), undefined, req.log as unknown as Logger);
     if (wait) {
-      const ac = new AbortController();
-      // A response closed before it was written means the client went away.
+      // A response closed before it was written means the client went away: its calls are cancelled
+      // (not the replayed ones, which belong to whoever started them).
       reply.raw.on('close', () => {
-        if (!reply.raw.writableFinished) ac.abort();
+        if (reply.raw.writableFinished) return;
+        for (const i of items) if (!i.replayed) svc.registry.cancel(i.executionId);
       });
-      signal = ac.signal;
     }
-    const items = svc.executor.start(session, uses, actorOf(req), signal);
 
     if (!wait) {
       return reply.status(202).send({ session_id: sessionId, executions: items.map((i) => queuedSummary(i, svc)) });

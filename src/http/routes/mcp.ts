@@ -1,129 +1,20 @@
 /**
- * POST/GET/DELETE /mcp: the tool pool served as an MCP server over
- * Streamable HTTP, with the SDK's transport (one per MCP session). POST
- * carries JSON-RPC messages (an initialize request opens a session), GET
- * opens the session's stream for server notifications (tools/list_changed
- * when MCP servers come and go), DELETE ends the session. Scope: execute.
- * A single tools/call without progress on a known session takes the fast
- * path of mcp/fast-call.ts and is answered as JSON here.
- *
- * Without tokens the service is open on loopback, where a web page could
- * reach it by DNS rebinding: then a browser request (one with an Origin
- * header) must come from a loopback origin, as the MCP specification asks of
- * servers.
+ * POST/GET/DELETE /mcp (scope execute): the tool pool as an MCP server
+ * (mcp/http-endpoint.ts). The endpoint and the MCP SDK behind it are loaded
+ * on the first request, not at start-up.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { fastMessage, type FastMessage } from '../../mcp/fast-call.js';
-import { McpSessions, type McpSession } from '../../mcp/server-sessions.js';
-import { PoolMcpServer } from '../../mcp/server.js';
+import type { McpEndpoint } from '../../mcp/http-endpoint.js';
 import type { Services } from '../../services.js';
-import { actorOf } from '../context.js';
-
-function jsonRpcError(code: number, message: string): { jsonrpc: '2.0'; error: { code: number; message: string }; id: null } {
-  return { jsonrpc: '2.0', error: { code, message }, id: null };
-}
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-function loopbackOrigin(origin: string): boolean {
-  try {
-    return LOOPBACK_HOSTS.has(new URL(origin).hostname);
-  } catch {
-    return false;
-  }
-}
-
-function isInitialize(body: unknown): boolean {
-  const one = (m: unknown): boolean => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize';
-  return Array.isArray(body) ? body.some(one) : one(body);
-}
-
-async function answerCall(
-  pool: PoolMcpServer,
-  session: McpSession,
-  sid: string,
-  msg: Extract<FastMessage, { kind: 'call' }>,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
-  const ac = new AbortController();
-  // A client that goes away before its answer cancels the call.
-  const onClose = (): void => {
-    if (!reply.raw.writableFinished) ac.abort();
-  };
-  reply.raw.once('close', onClose);
-  // A JSON answer sends nothing until the call ends (the SSE path sends keep-alives):
-  // the socket's idle timeout (server.connectionTimeoutMs) must not cut a long call.
-  const socket = reply.raw.socket;
-  const idleTimeout = reply.server.server.timeout;
-  socket?.setTimeout(0);
-  session.inflight.set(msg.id, ac);
-  let body: string;
-  try {
-    const result = await pool.callTool(msg.params, { mcpSessionId: sid, actor: session.owner, signal: ac.signal });
-    body = JSON.stringify({ jsonrpc: '2.0', id: msg.id, result });
-  } catch (e) {
-    const code = e instanceof McpError ? e.code : -32603;
-    const message = e instanceof Error ? e.message : 'Internal error';
-    body = JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code, message } });
-  } finally {
-    if (session.inflight.get(msg.id) === ac) session.inflight.delete(msg.id);
-    reply.raw.off('close', onClose);
-    if (socket && !socket.destroyed) socket.setTimeout(idleTimeout);
-  }
-  return reply.header('mcp-session-id', sid).type('application/json').send(body);
-}
 
 export function mcpRoutes(app: FastifyInstance, svc: Services): void {
-  const pool = new PoolMcpServer(svc);
-  const sessions = new McpSessions(pool, svc.log);
-  const unsubscribe = svc.mcp.onChange(() => sessions.notifyToolsChanged());
-  // Streams held open by MCP clients would keep the server from closing.
+  let endpoint: Promise<McpEndpoint> | undefined;
+  const load = (): Promise<McpEndpoint> =>
+    (endpoint ??= import('../../mcp/http-endpoint.js').then((m) => m.createMcpEndpoint(svc)));
   app.addHook('preClose', async () => {
-    unsubscribe();
-    await sessions.closeAll();
+    if (endpoint) await (await endpoint).close();
   });
-
-  const open = !app.authenticator.enabled;
-  const handle = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    const origin = req.headers.origin;
-    if (open && typeof origin === 'string' && !loopbackOrigin(origin)) {
-      return reply.status(403).send(jsonRpcError(-32000, `Forbidden: origin ${origin} may not use an unauthenticated toolexec`));
-    }
-    const owner = actorOf(req);
-    const header = req.headers['mcp-session-id'];
-    const sid = typeof header === 'string' && header.length > 0 ? header : undefined;
-    let session: McpSession | undefined;
-    if (sid !== undefined) {
-      session = sessions.get(sid, owner);
-      if (!session) return reply.status(404).send(jsonRpcError(-32001, 'Session not found'));
-      const fast = req.method === 'POST' ? fastMessage(req.body, req.headers) : undefined;
-      if (fast?.kind === 'call') return answerCall(pool, session, sid, fast, reply);
-      if (fast?.kind === 'cancel') {
-        const inflight = session.inflight.get(fast.requestId);
-        if (inflight) {
-          inflight.abort();
-          return reply.status(202).send();
-        }
-      }
-    } else if (req.method === 'POST' && isInitialize(req.body)) {
-      session = await sessions.create(owner);
-    } else {
-      return reply.status(400).send(jsonRpcError(-32000, 'Bad Request: No valid session ID provided'));
-    }
-    reply.hijack();
-    try {
-      await session.transport.handleRequest(req.raw, reply.raw, req.body);
-    } catch (e) {
-      req.log.error({ err: e }, 'MCP request failed');
-      if (!reply.raw.headersSent) {
-        reply.raw.writeHead(500, { 'content-type': 'application/json' });
-        reply.raw.end(JSON.stringify(jsonRpcError(-32603, 'Internal error')));
-      } else reply.raw.end();
-    }
-    return reply;
-  };
-
+  const handle = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => (await load()).handle(req, reply);
   const opts = { config: { scope: 'execute' as const } };
   app.post('/mcp', opts, handle);
   app.get('/mcp', opts, handle);

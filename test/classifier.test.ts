@@ -1,0 +1,171 @@
+/**
+ * The classifier layer (mode `auto`) against a real HTTP classifier on
+ * 127.0.0.1, through POST /execute with the real Bash tool: its allow, deny
+ * and ask answers and their audit rows; a timeout, an HTTP 500, garbage and
+ * a missing decision all mean ask, never allow; and after 3 consecutive or
+ * 20 total denials in a session the call goes to a person instead (answered
+ * here through POST /permissions/requests/:id).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { CLASSIFIER_DENIAL_LIMITS } from '../src/pipeline/step5-permission.js';
+import { cleanupTmp, execute, makeApp, use, type TestApp } from './helpers.js';
+import { json, lastAudit, localServer, run, sleep, type LocalServer } from './helpers-hooks.js';
+
+let t: TestApp | undefined;
+let server: LocalServer | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+  await server?.close();
+  server = undefined;
+});
+afterAll(cleanupTmp);
+
+/** A classifier whose answer is `judge(the text it was sent)`: an object as JSON, a string as it is. */
+async function start(judge: (command: string) => unknown, opts: { timeoutMs?: number; headless?: 'deny' | 'wait'; status?: number } = {}) {
+  server = await localServer(async (req, res) => {
+    const body = JSON.parse(req.body) as { input: string };
+    const answer = await judge(body.input);
+    if (typeof answer === 'string') {
+      res.statusCode = opts.status ?? 200;
+      res.end(answer);
+    } else json(res, answer, opts.status ?? 200);
+  });
+  t = await makeApp({
+    permissions: { defaultMode: 'auto', headless: opts.headless ?? 'deny', askTimeoutMs: 30_000 },
+    classifier: { url: `${server.url}/classify`, timeoutMs: opts.timeoutMs ?? 5000 },
+  });
+  return { server, t };
+}
+
+const exists = (name: string) => fs.existsSync(path.join(t!.workspace, name));
+
+describe('the classifier’s answers', () => {
+  it('allow runs the call, deny refuses it with the reason, ask goes on to a person; each audited with its reason', async () => {
+    const { server: s } = await start((command) =>
+      command.includes('ok-')
+        ? { decision: 'allow', reason: 'creating a scratch file in the workspace is fine' }
+        : command.includes('bad-')
+          ? { decision: 'deny', reason: 'names like bad-* are reserved' }
+          : command.includes('alt-')
+            ? { behavior: 'allow' }
+            : { decision: 'ask', reason: 'not sure' },
+    );
+    const ok = await run(t!, 'Bash', { command: 'touch ok-1' }, 'auto-1');
+    expect(ok.exec).toMatchObject({ status: 'succeeded', decision: { behavior: 'allow', reason: { type: 'classifier', detail: 'creating a scratch file in the workspace is fine' } } });
+    expect(exists('ok-1')).toBe(true);
+    expect(lastAudit(t!)).toMatchObject({ tool: 'Bash', behavior: 'allow', reason_type: 'classifier', reason_detail: 'creating a scratch file in the workspace is fine' });
+    expect(JSON.parse(s.requests[0]!.body)).toEqual({ session_id: 'auto-1', tool: 'Bash', input: 'touch ok-1', tool_input: { command: 'touch ok-1' } });
+
+    const bad = await run(t!, 'Bash', { command: 'touch bad-1' }, 'auto-1');
+    expect(bad.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'classifier', detail: 'names like bad-* are reserved' } } });
+    expect(bad.text).toBe('Permission to use Bash has been denied by the auto-mode classifier: names like bad-* are reserved');
+    expect(exists('bad-1')).toBe(false);
+    expect(lastAudit(t!)).toMatchObject({ behavior: 'deny', reason_type: 'classifier', reason_detail: 'names like bad-* are reserved' });
+
+    const alt = await run(t!, 'Bash', { command: 'touch alt-1' }, 'auto-1');
+    expect(alt.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'classifier', detail: 'classifier: allow' } } });
+
+    const unsure = await run(t!, 'Bash', { command: 'touch maybe-1' }, 'auto-1');
+    expect(unsure.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(unsure.chain).toContainEqual({ layer: 'classifier', outcome: 'ask', detail: 'not sure' });
+    expect(exists('maybe-1')).toBe(false);
+  });
+
+  it('is not consulted for what the rules already decide, nor outside auto mode', async () => {
+    const { server: s } = await start(() => ({ decision: 'allow' }));
+    await t!.close();
+    t = await makeApp({
+      permissions: { defaultMode: 'auto', allow: ['Bash(touch ok:*)'], deny: ['Bash(rm:*)'] },
+      classifier: { url: `${s.url}/classify`, timeoutMs: 5000 },
+    });
+    expect((await run(t, 'Bash', { command: 'touch ok' })).exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'rule' } } });
+    expect((await run(t, 'Bash', { command: 'rm -f ok' })).exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'rule', detail: 'Bash(rm:*)' } } });
+    expect((await run(t, 'Bash', { command: 'ls' })).exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'tool' } } });
+    await t.app.inject({ method: 'PATCH', url: '/sessions/d', payload: { mode: 'default' } });
+    expect((await run(t, 'Bash', { command: 'touch other' }, 'd')).exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(s.requests).toHaveLength(0);
+  });
+});
+
+describe('a classifier that fails means ask, never allow', () => {
+  const failing: Array<[string, (command: string) => unknown, { timeoutMs?: number; status?: number }, RegExp]> = [
+    ['a timeout', async () => (await sleep(3000), { decision: 'allow' }), { timeoutMs: 300 }, /timed out after 300 ms/],
+    ['HTTP 500', () => ({ decision: 'allow' }), { status: 500 }, /HTTP 500/],
+    ['garbage', () => '<html>oops</html>', {}, /unavailable|not understood/],
+    ['an unknown decision', () => ({ decision: 'yes' }), {}, /not understood/],
+    ['no decision', () => ({ reason: 'hmm' }), {}, /no decision/],
+  ];
+  for (const [what, judge, opts, detail] of failing) {
+    it(`${what}: ask (headless deny), nothing runs`, async () => {
+      await start(judge, opts);
+      const r = await run(t!, 'Bash', { command: 'touch f' });
+      expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'headless' } } });
+      const step = r.chain.find((c) => c.layer === 'classifier')!;
+      expect(step.outcome).toBe('ask');
+      expect(step.detail).toMatch(detail);
+      expect(exists('f')).toBe(false);
+      expect(lastAudit(t!)).toMatchObject({ behavior: 'deny', reason_type: 'headless' });
+    });
+  }
+});
+
+describe('denial limits: after 3 consecutive or 20 total denials, a person decides', () => {
+  /** Runs a call that will wait for a person, and answers it through POST /permissions/requests/:id. */
+  async function answeredByPerson(command: string, session: string, decision: 'allow' | 'deny') {
+    const pending = execute(t!.app, { session_id: session, tool_uses: [use('Bash', { command })] });
+    let id: string | undefined;
+    for (let i = 0; i < 200 && !id; i++) {
+      const list = (await t!.app.inject({ method: 'GET', url: '/permissions/requests' })).json() as { requests: Array<{ id: string; session_id: string; status: string }> };
+      id = list.requests.find((p) => p.session_id === session && p.status === 'pending')?.id;
+      if (!id) await sleep(25);
+    }
+    expect(id).toBeDefined();
+    const res = await t!.app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision } });
+    expect(res.statusCode).toBe(200);
+    return (await pending).body;
+  }
+
+  it('3 in a row: the 4th call is not sent to the classifier but to a person; other sessions keep their classifier', async () => {
+    expect(CLASSIFIER_DENIAL_LIMITS).toEqual({ maxConsecutive: 3, maxTotal: 20 });
+    const { server: s } = await start(() => ({ decision: 'deny', reason: 'no' }), { headless: 'wait' });
+    for (let i = 0; i < 3; i++) {
+      const r = await run(t!, 'Bash', { command: `touch d${i}` }, 'limit');
+      expect(r.exec.decision!.reason.type).toBe('classifier');
+    }
+    const body = await answeredByPerson('touch d3', 'limit', 'allow');
+    expect(body.executions[0]).toMatchObject({ status: 'succeeded', decision: { behavior: 'allow', reason: { type: 'user' } } });
+    expect(exists('d3')).toBe(true);
+    expect(s.requests).toHaveLength(3);
+    const row = t!.app.toolexec.executions.get(body.executions[0]!.id)!;
+    const chain = JSON.parse(row.decision!).chain as Array<{ layer: string; outcome: string; detail: string }>;
+    expect(chain).toContainEqual({ layer: 'classifier', outcome: 'skip', detail: 'denial limit reached (3 in a row, 3 in all): asking a person' });
+    // Another session has its own count.
+    expect((await run(t!, 'Bash', { command: 'touch other' }, 'fresh')).exec.decision!.reason.type).toBe('classifier');
+    expect(s.requests).toHaveLength(4);
+  });
+
+  it('20 in all, never 3 in a row: the 30th call goes to a person', async () => {
+    const { server: s } = await start((command) => (command.includes('deny') ? { decision: 'deny', reason: 'no' } : { decision: 'allow', reason: 'yes' }), {
+      headless: 'wait',
+    });
+    // deny, deny, allow, … : 20 denials and 9 allows in 29 calls, never 3 denials in a row.
+    const kinds = Array.from({ length: 10 }, () => ['deny-a', 'deny-b', 'ok']).flat().slice(0, 29);
+    const reasons: string[] = [];
+    for (const [i, kind] of kinds.entries()) {
+      const r = await run(t!, 'Bash', { command: `touch ${kind}-${i}` }, 'total');
+      reasons.push(`${r.exec.decision!.behavior}:${r.exec.decision!.reason.type}`);
+    }
+    expect(reasons).toEqual(kinds.map((k) => (k === 'ok' ? 'allow:classifier' : 'deny:classifier')));
+    expect(s.requests).toHaveLength(29);
+    // Even a call the classifier would allow now needs a person.
+    const body = await answeredByPerson('touch ok-30', 'total', 'deny');
+    expect(body.executions[0]).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'user' } } });
+    expect(exists('ok-30')).toBe(false);
+    expect(s.requests).toHaveLength(29);
+    const row = t!.app.toolexec.executions.get(body.executions[0]!.id)!;
+    expect(row.decision).toContain('denial limit reached (2 in a row, 20 in all)');
+  });
+});

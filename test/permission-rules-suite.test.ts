@@ -1,0 +1,274 @@
+/**
+ * The reference's rule examples and pitfalls, end to end through POST
+ * /execute with the real Bash, Read, Write and WebFetch tools: compound
+ * commands and wrappers under deny rules (the pipeline path; the exhaustive
+ * list is test/bash-rules.test.ts), path spellings and symlinks for Read/Edit
+ * rules, domain tricks for WebFetch rules, protected paths in
+ * bypassPermissions, a hook's allow against deny and ask rules, a hook's
+ * updatedInput judged again — and the audit reason type each leaves.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ConfigInput } from '../src/config/schema.js';
+import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
+import { lastAudit, printing, run } from './helpers-hooks.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+const BYPASS = { defaultMode: 'bypassPermissions' as const, allowBypass: true };
+
+describe('Bash deny rules through the pipeline: compound commands and wrappers', () => {
+  // bypassPermissions and a whole-tool allow: the deny rule is the only thing in the way.
+  const attacks = [
+    'git status && rm -f victim', // pitfall 1
+    'echo ok; rm -f victim',
+    'timeout 5 rm -f victim', // pitfall 2
+    'command rm -f victim',
+    'FOO=1 nice -n 5 rm -f victim',
+    'echo "$(rm -f victim)"', // pitfall 4
+    '{ rm -f victim; }',
+    'bash -c "rm -f victim"',
+    "r'm' -f victim",
+  ];
+  it.each(attacks)('%s is denied by Bash(rm:*) (audit: rule), and victim survives', async (command) => {
+    t = await makeApp({ permissions: { ...BYPASS, allow: ['Bash'], deny: ['Bash(rm:*)'] } });
+    fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
+    const r = await run(t, 'Bash', { command });
+    expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm:*)' } } });
+    expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+    expect(lastAudit(t)).toMatchObject({ tool: 'Bash', behavior: 'deny', reason_type: 'rule', reason_detail: 'Bash(rm:*)' });
+  });
+
+  it('a prefix deny rule is literal, as in Claude Code (pitfall 3): `rm -fr` is not `rm -rf`, so it only asks', async () => {
+    t = await makeApp({ permissions: { deny: ['Bash(rm -rf:*)'] } });
+    fs.mkdirSync(path.join(t.workspace, 'victim'));
+    expect((await run(t, 'Bash', { command: 'rm -rf victim' })).exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'rule', detail: 'Bash(rm -rf:*)' } } });
+    // Not matched by the rule: undecided, so it asks; headless denies. Under bypassPermissions it would run.
+    const fr = await run(t, 'Bash', { command: 'rm -fr victim' });
+    expect(fr.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(fr.chain.find((c) => c.layer === 'rules')).toBeUndefined();
+    expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+  });
+
+  it('an allow rule never carries a chained command (`Bash(git:*)` vs `git status && touch pwned`): audit headless', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(git:*)'] } });
+    const r = await run(t, 'Bash', { command: 'git status && touch pwned' });
+    expect(r.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(fs.existsSync(path.join(t.workspace, 'pwned'))).toBe(false);
+    expect(lastAudit(t)).toMatchObject({ behavior: 'deny', reason_type: 'headless' });
+  });
+});
+
+describe('Read and Edit rules: path spellings and symlinks', () => {
+  const setup = async (config: ConfigInput) => {
+    t = await makeApp(config);
+    const ws = t.workspace;
+    fs.writeFileSync(path.join(ws, '.env'), 'TOKEN=top-secret\n');
+    fs.mkdirSync(path.join(ws, 'sub'));
+    fs.writeFileSync(path.join(ws, 'sub', '.env'), 'SUB=nested\n');
+    fs.symlinkSync(path.join(ws, '.env'), path.join(ws, 'innocent.txt'));
+    fs.symlinkSync(ws, path.join(ws, 'loop'));
+    return ws;
+  };
+
+  it('Read(./.env) holds for every spelling of the file: relative, ./sub/.., absolute, //, a symlink, a symlinked dir', async () => {
+    const ws = await setup({ permissions: { deny: ['Read(./.env)'] } });
+    const spellings = ['.env', './.env', 'sub/../.env', './sub/../.env', path.join(ws, '.env'), `${ws}//.env`, `${ws}/./sub/../.env`, 'innocent.txt', 'loop/.env', 'loop/loop/.env'];
+    for (const file_path of spellings) {
+      const r = await run(t!, 'Read', { file_path });
+      expect(r.exec, file_path).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Read(./.env)' } } });
+      expect(r.text).not.toContain('top-secret');
+      expect(lastAudit(t!)).toMatchObject({ behavior: 'deny', reason_type: 'rule', reason_detail: 'Read(./.env)' });
+    }
+    // `./.env` is anchored at the working directory: sub/.env is another file (a bare `.env` rule covers every depth).
+    expect((await run(t!, 'Read', { file_path: 'sub/.env' })).exec.status).toBe('succeeded');
+  });
+
+  it('a bare Read(.env) covers every depth; on case-sensitive Linux `.ENV` is another file and is readable', async () => {
+    const ws = await setup({ permissions: { deny: ['Read(.env)'] } });
+    expect((await run(t!, 'Read', { file_path: 'sub/.env' })).exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'rule', detail: 'Read(.env)' } } });
+    fs.writeFileSync(path.join(ws, '.ENV'), 'UPPER=case\n');
+    expect(t!.app.toolexec.workspace.caseInsensitive).toBe(false);
+    const upper = await run(t!, 'Read', { file_path: '.ENV' });
+    expect(upper.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'working_dir' } } });
+    expect(upper.text).toContain('UPPER=case');
+  });
+
+  it('Read(//abs) denies an absolute path outside the workspace before the working-directory ask; other outside reads ask', async () => {
+    const outside = tmpDir();
+    fs.writeFileSync(path.join(outside, 'secret.txt'), 'outside-secret');
+    fs.writeFileSync(path.join(outside, 'other.txt'), 'other-outside-content');
+    await setup({ permissions: { deny: [`Read(/${outside}/secret.txt)`] } });
+    const d = await run(t!, 'Read', { file_path: path.join(outside, 'secret.txt') });
+    expect(d.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'rule', detail: `Read(/${outside}/secret.txt)` } } });
+    const o = await run(t!, 'Read', { file_path: path.join(outside, 'other.txt') });
+    expect(o.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(o.chain).toContainEqual(expect.objectContaining({ layer: 'tool', outcome: 'ask', detail: expect.stringMatching(/^working_dir: /) }));
+    expect(o.text).not.toContain('other-outside-content');
+  });
+
+  it('Edit(./config/**) stops Write through `..`, a symlinked directory and an absolute path, at validation as in Claude Code', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Edit(./config/**)'] } });
+    const ws = t.workspace;
+    fs.mkdirSync(path.join(ws, 'config'));
+    fs.mkdirSync(path.join(ws, 'sub'));
+    fs.symlinkSync(path.join(ws, 'config'), path.join(ws, 'cfg'));
+    for (const file_path of ['config/app.json', 'sub/../config/app.json', 'cfg/app.json', path.join(ws, 'config', 'app.json'), `${ws}//config/app.json`]) {
+      const r = await run(t, 'Write', { file_path, content: '{}' });
+      // Claude Code's FileWriteTool refuses it in validateInput (errorCode 2), before any permission layer.
+      expect(r.exec, file_path).toMatchObject({ status: 'failed', error_class: 'validation', decision: null });
+      expect(r.text).toContain('File is in a directory that is denied by your permission settings.');
+      expect(fs.existsSync(path.join(ws, 'config', 'app.json'))).toBe(false);
+    }
+    expect(t.app.toolexec.audit.query({ limit: 10 })).toEqual([]);
+    // A sibling outside the rule is written (bypass mode).
+    expect((await run(t, 'Write', { file_path: 'configs.json', content: '{}' })).exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'mode', detail: 'bypassPermissions' } } });
+  });
+});
+
+describe('WebFetch domain rules: tricks through the pipeline (a real server on 127.0.0.1)', () => {
+  let server: http.Server;
+  let port = 0;
+  let hits = 0;
+  beforeAll(async () => {
+    server = http.createServer((_req, res) => {
+      hits += 1;
+      res.setHeader('content-type', 'text/plain');
+      res.end('served');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  const app = () =>
+    makeApp({
+      webFetch: { allowPrivateNetwork: true, timeoutMs: 2000 },
+      permissions: { allow: ['WebFetch(domain:localhost)'], deny: ['WebFetch(domain:127.0.0.1)'] },
+    });
+
+  it('the allowed host in any case, with a trailing dot: fetched (audit: rule)', async () => {
+    t = await app();
+    for (const url of [`http://localhost:${port}/a`, `http://LOCALHOST:${port}/b`]) {
+      const r = await run(t, 'WebFetch', { url, prompt: 'p' });
+      expect(r.exec, url).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'rule', detail: 'WebFetch(domain:localhost)' } } });
+      expect(r.text).toContain('served');
+    }
+    expect(lastAudit(t)).toMatchObject({ behavior: 'allow', reason_type: 'rule', reason_detail: 'WebFetch(domain:localhost)' });
+    // The trailing-dot spelling is the same host for the rule (the resolver here does not know `localhost.`, so only the decision is checked).
+    const dot = await run(t, 'WebFetch', { url: `http://localhost.:${port}/c`, prompt: 'p' });
+    expect(dot.exec.decision).toEqual({ behavior: 'allow', reason: { type: 'rule', detail: 'WebFetch(domain:localhost)' } });
+  });
+
+  it('the denied host in every spelling the URL parser folds to it: decimal, hex, short forms — denied, never contacted', async () => {
+    t = await app();
+    const before = hits;
+    for (const host of ['127.0.0.1', '2130706433', '0x7f000001', '0x7f.1', '127.1', '127.0.0.1.']) {
+      const r = await run(t, 'WebFetch', { url: `http://${host}:${port}/x`, prompt: 'p' });
+      expect(r.exec, host).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'WebFetch(domain:127.0.0.1)' } } });
+    }
+    expect(hits).toBe(before);
+    expect(lastAudit(t)).toMatchObject({ reason_type: 'rule', reason_detail: 'WebFetch(domain:127.0.0.1)' });
+  });
+
+  it('look-alikes of the allowed host are not allowed: a suffix, a prefix, IPv6 spellings — no rule covers them, so they ask (headless deny)', async () => {
+    t = await app();
+    const before = hits;
+    for (const url of [`http://localhost.evil.test:${port}/`, `http://evil-localhost:${port}/`, `http://[::ffff:127.0.0.1]:${port}/`, `http://[::1]:${port}/`]) {
+      const r = await run(t, 'WebFetch', { url, prompt: 'p' });
+      expect(r.exec, url).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+      expect(r.chain.find((c) => c.layer === 'rules')).toBeUndefined();
+    }
+    // User info naming the allowed host does not carry its allowance to another host: refused outright.
+    const ui = await run(t, 'WebFetch', { url: `http://localhost@127.0.0.2:${port}/`, prompt: 'p' });
+    expect(ui.exec).toMatchObject({ status: 'failed', error_class: 'validation' });
+    expect(ui.text).toContain('user name or password');
+    expect(hits).toBe(before);
+  });
+});
+
+describe('protected paths in bypassPermissions', () => {
+  it.each(['.git/config', '.GIT/config', '.claude/settings.json', '.vscode/settings.json', '.bashrc', '.mcp.json', 'sub/.gitmodules'])(
+    'Write %s asks even in bypass mode (chain: safety) and is denied headless; nothing written',
+    async (file) => {
+      t = await makeApp({ permissions: { ...BYPASS } });
+      fs.mkdirSync(path.join(t.workspace, path.dirname(file)), { recursive: true });
+      const r = await run(t, 'Write', { file_path: file, content: 'x' });
+      expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'headless' } } });
+      expect(r.chain).toContainEqual(expect.objectContaining({ layer: 'tool', outcome: 'ask', detail: expect.stringMatching(/^safety: /) }));
+      expect(r.chain.find((c) => c.layer === 'mode')).toBeUndefined();
+      expect(fs.existsSync(path.join(t.workspace, file))).toBe(false);
+      expect(lastAudit(t)).toMatchObject({ behavior: 'deny', reason_type: 'headless' });
+    },
+  );
+
+  it('.claude/worktrees is the exception, and a symlink into .git is still protected', async () => {
+    t = await makeApp({ permissions: { ...BYPASS } });
+    fs.mkdirSync(path.join(t.workspace, '.claude', 'worktrees'), { recursive: true });
+    fs.mkdirSync(path.join(t.workspace, '.git'));
+    fs.symlinkSync(path.join(t.workspace, '.git'), path.join(t.workspace, 'gitdir'));
+    expect((await run(t, 'Write', { file_path: '.claude/worktrees/notes.md', content: 'x' })).exec).toMatchObject({
+      status: 'succeeded',
+      decision: { reason: { type: 'mode', detail: 'bypassPermissions' } },
+    });
+    const viaLink = await run(t, 'Write', { file_path: 'gitdir/hooks/pre-commit', content: 'x' });
+    expect(viaLink.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(fs.existsSync(path.join(t.workspace, '.git', 'hooks', 'pre-commit'))).toBe(false);
+  });
+});
+
+describe('hooks against rules', () => {
+  const allowHook = (dir: string) =>
+    printing(dir, 'allow', { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'hook says fine' } });
+
+  it('a hook’s allow does not beat a content deny rule (audit: rule), an ask rule or a protected path (audit: headless)', async () => {
+    const dir = tmpDir();
+    const hook = allowHook(dir);
+    t = await makeApp({
+      permissions: { deny: ['Read(./.env)'], ask: ['Bash(git push:*)'] },
+      hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: hook }] }] },
+    });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'TOKEN=x');
+    fs.mkdirSync(path.join(t.workspace, '.git'));
+    const env = await run(t, 'Read', { file_path: '.env' });
+    expect(env.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'rule', detail: 'Read(./.env)' } } });
+    expect(lastAudit(t)).toMatchObject({ reason_type: 'rule', reason_detail: 'Read(./.env)' });
+    const push = await run(t, 'Bash', { command: 'git push origin main' });
+    expect(push.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(push.chain).toContainEqual(expect.objectContaining({ layer: 'tool', outcome: 'ask', detail: 'rule: Bash(git push:*)' }));
+    const git = await run(t, 'Write', { file_path: '.git/config', content: 'x' });
+    expect(git.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(fs.existsSync(path.join(t.workspace, '.git', 'config'))).toBe(false);
+    // What nothing else stops, the hook allows (audit: hook).
+    const ok = await run(t, 'Bash', { command: 'touch ok' });
+    expect(ok.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'hook', detail: hook } } });
+    expect(lastAudit(t)).toMatchObject({ behavior: 'allow', reason_type: 'hook', reason_detail: hook });
+  });
+
+  it('an updatedInput pointing Read at .env is judged again (pitfall 8): denied by Read(./.env), nothing read', async () => {
+    const dir = tmpDir();
+    t = await makeApp({ permissions: { allow: ['Read'], deny: ['Read(./.env)'] } });
+    await t.close();
+    const rewrite = printing(dir, 'rewrite', {
+      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', updatedInput: { file_path: '.env' } },
+    });
+    t = await makeApp({ permissions: { allow: ['Read'], deny: ['Read(./.env)'] }, hooks: { PreToolUse: [{ matcher: 'Read', hooks: [{ type: 'command', command: rewrite }] }] } });
+    fs.writeFileSync(path.join(t.workspace, 'README.md'), 'readme');
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'TOKEN=top-secret');
+    const r = await run(t, 'Read', { file_path: 'README.md' });
+    expect(r.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'rule', detail: 'Read(./.env)' } } });
+    expect(r.text).not.toContain('top-secret');
+    expect(lastAudit(t)).toMatchObject({ behavior: 'deny', reason_type: 'rule', reason_detail: 'Read(./.env)' });
+  });
+});

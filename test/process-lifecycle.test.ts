@@ -1,0 +1,162 @@
+/**
+ * The service as a real process: SIGTERM with calls in flight (they finish,
+ * or are cancelled with their rows, and the exit code is 0), and SIGKILL
+ * under load (every execution that was acknowledged has its audit row, and the
+ * database passes PRAGMA integrity_check).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { cleanupTmp, tmpDir } from './helpers.js';
+
+const CLI = path.resolve('dist/cli.js');
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+afterAll(cleanupTmp);
+
+interface Running {
+  child: ChildProcess;
+  base: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr: () => string;
+}
+
+async function startService(config: Record<string, unknown>): Promise<Running & { dir: string; db: string }> {
+  const dir = tmpDir();
+  fs.mkdirSync(path.join(dir, 'ws'));
+  const db = path.join(dir, 'data', 'toolexec.db');
+  const cfg = path.join(dir, 'config.json');
+  fs.writeFileSync(cfg, JSON.stringify({ workspace: { root: './ws' }, storage: { path: './data/toolexec.db' }, logging: { level: 'warn' }, ...config }));
+  const child = spawn(process.execPath, [CLI, 'serve', '--config', cfg, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(child);
+  let err = '';
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stderr!.on('data', (b: Buffer) => {
+      err += b.toString();
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
+      if (m) resolve(Number(m[1]));
+    });
+    void exited.then(({ code }) => reject(new Error(`the service exited (${code}) before listening: ${err}`)));
+  });
+  return { child, base: `http://127.0.0.1:${port}`, exited, stderr: () => err, dir, db };
+}
+
+const execute = (base: string, body: unknown) =>
+  fetch(`${base}/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+function integrity(db: string): string {
+  const d = new Database(db, { readonly: true });
+  try {
+    return (d.pragma('integrity_check', { simple: true }) as string) ?? '';
+  } finally {
+    d.close();
+  }
+}
+
+describe('SIGTERM', () => {
+  it('lets running calls finish, answers new requests with 503, closes SQLite cleanly and exits 0', async () => {
+    const s = await startService({ permissions: { allow: ['Bash(sleep:*)'] }, server: { shutdownGraceMs: 20_000 } });
+    const running = execute(s.base, { session_id: 'term', tool_uses: [{ type: 'tool_use', id: 'slow', name: 'Bash', input: { command: 'sleep 1.5 && echo done' } }] });
+    // Wait until the call is running.
+    for (let i = 0; i < 200; i++) {
+      const r = await fetch(`${s.base}/executions?session_id=term`);
+      const body = (await r.json()) as { executions: Array<{ status: string }> };
+      if (body.executions[0]?.status === 'running') break;
+      await new Promise((r2) => setTimeout(r2, 20));
+    }
+    s.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 150));
+    const late = await fetch(`${s.base}/tools`).catch(() => undefined);
+    if (late) {
+      expect(late.status).toBe(503);
+      expect(((await late.json()) as { error: { code: string } }).error.code).toBe('TOOLEXEC_ERR_SHUTTING_DOWN');
+      expect(late.headers.get('retry-after')).toBeTruthy();
+    }
+    const res = await running;
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { executions: Array<{ status: string }>; tool_results: Array<{ content: string }> };
+    expect(body.executions[0]!.status).toBe('succeeded');
+    expect(body.tool_results[0]!.content).toContain('done');
+    expect(await s.exited).toEqual({ code: 0, signal: null });
+    expect(integrity(s.db)).toBe('ok');
+    // Closed cleanly: the WAL was checkpointed into the database file.
+    expect(fs.existsSync(`${s.db}-wal`) ? fs.statSync(`${s.db}-wal`).size : 0).toBe(0);
+    const d = new Database(s.db, { readonly: true });
+    const audit = d.prepare("SELECT behavior, reason_type FROM audit WHERE tool_use_id = 'slow'").all();
+    d.close();
+    expect(audit).toEqual([{ behavior: 'allow', reason_type: 'rule' }]);
+  });
+
+  it('cancels calls still running after the grace period, with their rows, and exits 0', async () => {
+    const s = await startService({ permissions: { allow: ['Bash(sleep:*)'] }, server: { shutdownGraceMs: 300 } });
+    const running = execute(s.base, { session_id: 'grace', tool_uses: [{ type: 'tool_use', id: 'long', name: 'Bash', input: { command: 'sleep 60' } }] });
+    for (let i = 0; i < 200; i++) {
+      const body = (await (await fetch(`${s.base}/executions?session_id=grace`)).json()) as { executions: Array<{ status: string }> };
+      if (body.executions[0]?.status === 'running') break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    s.child.kill('SIGTERM');
+    const res = await running;
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { executions: Array<{ status: string; error_class: string }> };
+    expect(body.executions[0]).toMatchObject({ status: 'cancelled', error_class: 'cancelled' });
+    expect(await s.exited).toEqual({ code: 0, signal: null });
+    const d = new Database(s.db, { readonly: true });
+    expect(d.prepare("SELECT status FROM executions WHERE tool_use_id = 'long'").get()).toEqual({ status: 'cancelled' });
+    expect(d.prepare("SELECT behavior FROM audit WHERE tool_use_id = 'long'").get()).toEqual({ behavior: 'allow' });
+    d.close();
+    expect(integrity(s.db)).toBe('ok');
+  });
+});
+
+describe('SIGKILL under load', () => {
+  it('loses no acknowledged execution: each has its audit row, and integrity_check is ok', async () => {
+    const s = await startService({ permissions: { allow: ['Glob', 'Read'] } });
+    fs.writeFileSync(path.join(s.dir, 'ws', 'a.txt'), 'hello\n');
+    const acknowledged: string[] = [];
+    let stop = false;
+    let n = 0;
+    const worker = async (w: number): Promise<void> => {
+      while (!stop) {
+        const id = `w${w}-${n++}`;
+        try {
+          const res = await execute(s.base, {
+            session_id: `kill-${w}`,
+            tool_uses: [
+              { type: 'tool_use', id: `${id}-r`, name: 'Read', input: { file_path: 'a.txt' } },
+              { type: 'tool_use', id: `${id}-g`, name: 'Glob', input: { pattern: '*.txt' } },
+            ],
+          });
+          if (res.status !== 200) continue;
+          const body = (await res.json()) as { executions: Array<{ id: string; status: string }> };
+          for (const e of body.executions) acknowledged.push(e.id);
+        } catch {
+          return; // the process is gone
+        }
+      }
+    };
+    const workers = Array.from({ length: 16 }, (_, w) => worker(w));
+    while (acknowledged.length < 400) await new Promise((r) => setTimeout(r, 20));
+    s.child.kill('SIGKILL');
+    stop = true;
+    await Promise.all(workers);
+    expect((await s.exited).signal).toBe('SIGKILL');
+    expect(integrity(s.db)).toBe('ok');
+    const d = new Database(s.db, { readonly: true });
+    const audited = new Set((d.prepare('SELECT execution_id FROM audit').all() as Array<{ execution_id: string }>).map((r) => r.execution_id));
+    const rows = new Map((d.prepare('SELECT id, status FROM executions').all() as Array<{ id: string; status: string }>).map((r) => [r.id, r.status]));
+    d.close();
+    const missingAudit = acknowledged.filter((id) => !audited.has(id));
+    const notFinished = acknowledged.filter((id) => rows.get(id) !== 'succeeded');
+    expect(acknowledged.length).toBeGreaterThanOrEqual(400);
+    expect(missingAudit).toEqual([]);
+    expect(notFinished).toEqual([]);
+  });
+});

@@ -1,0 +1,290 @@
+/**
+ * The websocket hub under a consumer that never reads, on a real listening
+ * server: a tool floods progress while permission requests come and go; the
+ * server's send buffer for the stuck client stays bounded (progress dropped
+ * past `slowBytes`, permission frames never), a healthy subscriber gets
+ * everything, a client past `maxBufferedBytes` is cut off without harming
+ * the others, and the heartbeat terminates a peer that stopped answering.
+ */
+import net from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { z } from 'zod';
+import { buildTool } from '../src/tool/build-tool.js';
+import type { AnyTool } from '../src/tool/types.js';
+import { cleanupTmp, makeApp, probeTool, use, type TestApp } from './helpers.js';
+import { sleep } from './helpers-hooks.js';
+
+const APPROVER = 'approver-token-0123456789';
+const WATCHER = 'watcher-token-0123456789';
+const AGENT = 'agent-token-0123456789';
+const tokens = [
+  { name: 'agent', token: AGENT, scopes: ['execute' as const] },
+  { name: 'alice', token: APPROVER, scopes: ['approve' as const, 'read' as const] },
+  { name: 'watcher', token: WATCHER, scopes: ['read' as const] },
+];
+
+let t: TestApp | undefined;
+const sockets: Array<WebSocket | net.Socket> = [];
+afterEach(async () => {
+  for (const s of sockets.splice(0)) (s instanceof WebSocket ? s.terminate() : s.destroy());
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+type Frame = { type: string; [k: string]: unknown };
+
+/** A websocket client that records every frame; as approver it allows every request it sees. */
+class Client {
+  readonly frames: Frame[] = [];
+  closed = false;
+  constructor(
+    readonly ws: WebSocket,
+    approve: boolean,
+  ) {
+    ws.on('message', (d) => {
+      const f = JSON.parse(String(d)) as Frame;
+      this.frames.push(f);
+      if (approve && f.type === 'permission.request') {
+        ws.send(JSON.stringify({ type: 'permission.respond', request_id: (f.request as { id: string }).id, decision: 'allow' }));
+      }
+    });
+    ws.on('close', () => {
+      this.closed = true;
+    });
+  }
+  count(type: string): number {
+    return this.frames.filter((f) => f.type === type).length;
+  }
+  async until(pred: () => boolean, what: string, ms = 30_000): Promise<void> {
+    for (const end = Date.now() + ms; !pred(); ) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await sleep(10);
+    }
+  }
+}
+
+async function connect(port: number, token: string, session: string, approve = false): Promise<Client> {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { authorization: `Bearer ${token}` } });
+  sockets.push(ws);
+  const c = new Client(ws, approve);
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  ws.send(JSON.stringify({ type: 'subscribe', session_id: session }));
+  await c.until(() => c.count('ack') > 0, 'the subscribe ack');
+  return c;
+}
+
+/** The TCP socket under a ws client: pausing it means the client never reads again. */
+function tcp(c: Client): net.Socket {
+  return (c.ws as unknown as { _socket: net.Socket })._socket;
+}
+
+interface Flood {
+  tool: AnyTool;
+  /** Resolves once the server's send buffer for some client passed `threshold`. */
+  backedUp: Promise<void>;
+  /** Lets the tool go on with its second part. */
+  release(): void;
+  maxBuffered: number;
+  emitted: number;
+}
+
+/**
+ * A tool that reports progress (payloads of `bytes`) until some client's
+ * server-side send buffer passes `threshold`, waits to be released, then
+ * reports `after` more. It samples every websocket's bufferedAmount after
+ * each event.
+ */
+function flood(buffered: () => number[], opts: { bytes: number; threshold: number; after: number; max: number }): Flood {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let backedUpResolve!: () => void;
+  const backedUp = new Promise<void>((r) => (backedUpResolve = r));
+  const f: Flood = {
+    backedUp,
+    release: () => release(),
+    maxBuffered: 0,
+    emitted: 0,
+    tool: buildTool({
+      name: 'Chatty',
+      description: 'Reports progress many times',
+      inputSchema: z.strictObject({ tag: z.string() }),
+      maxResultSizeChars: 100_000,
+      checkPermissions: async () => ({ behavior: 'allow', type: 'tool', detail: 'test tool' }),
+      call: async (input, _ctx, _canUse, _parent, onProgress) => {
+        const pad = randomBytes(opts.bytes / 2).toString('hex');
+        let extra = -1;
+        for (let i = 0; i < opts.max && extra !== 0; i++) {
+          onProgress({ progress: i + 1, message: `step ${i}`, data: pad });
+          f.emitted += 1;
+          const now = Math.max(0, ...buffered());
+          f.maxBuffered = Math.max(f.maxBuffered, now);
+          if (extra < 0 && now > opts.threshold) {
+            backedUpResolve();
+            await gate;
+            extra = opts.after;
+          }
+          if (extra > 0) extra -= 1;
+          // Let the sockets write between events, as a real tool's awaits would.
+          await new Promise((r) => setImmediate(r));
+        }
+        return { data: `done ${input.tag} after ${f.emitted} events` };
+      },
+    }),
+  };
+  return f;
+}
+
+async function start(ws: { slowBytes: number; maxBufferedBytes: number; heartbeatMs?: number }, tools: AnyTool[], askTimeoutMs = 60_000) {
+  t = await makeApp(
+    { server: { tokens }, permissions: { askTimeoutMs, headless: 'deny' } },
+    { extraTools: [probeTool({}), ...tools], ws: { heartbeatMs: 60_000, ...ws } },
+  );
+  await t.app.listen({ host: '127.0.0.1', port: 0 });
+  return (t.app.server.address() as net.AddressInfo).port;
+}
+
+function serverSockets(): WebSocket[] {
+  return [...(t!.app as unknown as { websocketServer: { clients: Set<WebSocket> } }).websocketServer.clients];
+}
+
+async function post(port: number, body: unknown): Promise<{ status: number; json: { executions: Array<{ status: string; decision: { reason: { type: string } } | null }> } }> {
+  const res = await fetch(`http://127.0.0.1:${port}/execute`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${AGENT}` },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, json: (await res.json()) as never };
+}
+
+describe('a subscriber that never reads', () => {
+  it('loses progress frames past slowBytes but no permission frame; the server buffer stays bounded; a healthy subscriber gets everything', async () => {
+    const SLOW = 256 * 1024;
+    const f = flood(() => serverSockets().map((s) => s.bufferedAmount), { bytes: 8 * 1024, threshold: SLOW, after: 500, max: 20_000 });
+    const port = await start({ slowBytes: SLOW, maxBufferedBytes: 64 * 1024 * 1024 }, [f.tool]);
+    const healthy = await connect(port, APPROVER, 's', true);
+    const slow = await connect(port, WATCHER, 's');
+    tcp(slow).pause();
+
+    const chatty = await post(port, { session_id: 's', wait: false, tool_uses: [use('Chatty', { tag: 'a' }, 'chatty')] });
+    expect(chatty.status).toBe(202);
+    await f.backedUp;
+    // Permission requests while the stuck client's buffer is past slowBytes.
+    const K = 5;
+    for (let i = 0; i < K; i++) {
+      const r = await post(port, { session_id: 's', tool_uses: [use('Probe', { value: `p${i}` }, `probe${i}`)] });
+      expect(r.json.executions[0]).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'user' } } });
+    }
+    f.release();
+    await healthy.until(() => healthy.frames.some((x) => x.type === 'execution.finished' && (x.execution as { tool: string }).tool === 'Chatty'), 'Chatty to finish');
+
+    // Bounded: once past slowBytes only essential frames were queued.
+    expect(f.maxBuffered).toBeLessThan(SLOW + 256 * 1024);
+    expect(healthy.count('execution.progress')).toBe(f.emitted);
+    expect(healthy.count('permission.request')).toBe(K);
+
+    tcp(slow).resume();
+    await slow.until(() => slow.frames.some((x) => x.type === 'execution.finished' && (x.execution as { tool: string }).tool === 'Chatty'), 'the slow client to catch up');
+    expect(slow.closed).toBe(false);
+    expect(slow.count('permission.request')).toBe(K);
+    expect(slow.count('permission.resolved')).toBe(K);
+    expect(slow.count('execution.progress')).toBeGreaterThan(0);
+    expect(slow.count('execution.progress')).toBeLessThan(f.emitted);
+    // What it did get of the progress is in order.
+    const steps = slow.frames.filter((x) => x.type === 'execution.progress').map((x) => (x.progress as { progress: number }).progress);
+    expect(steps).toEqual([...steps].sort((a, b) => a - b));
+  });
+
+  it('is disconnected past maxBufferedBytes (permission frames pile up), without harming the other subscribers', async () => {
+    const port = await start({ slowBytes: 64 * 1024, maxBufferedBytes: 1024 * 1024 }, []);
+    const healthy = await connect(port, APPROVER, 's', true);
+    const watcher = await connect(port, WATCHER, '*');
+    const slow = await connect(port, WATCHER, 's');
+    tcp(slow).pause();
+    expect(t!.app.toolexec.hub.connections).toBe(3);
+
+    // Each request carries a 256 KB input: its request and resolved frames are essential and never dropped.
+    const big = randomBytes(128 * 1024).toString('hex');
+    const N = 60;
+    for (let i = 0; i < N && t!.app.toolexec.hub.connections === 3; i++) {
+      const r = await post(port, { session_id: 's', tool_uses: [use('Probe', { value: `${i}:${big}` }, `big${i}`)] });
+      expect(r.json.executions[0]!.status).toBe('succeeded');
+    }
+    // The stuck client was cut off (the kernel's buffers hold a few MB before the server's own grows).
+    expect(t!.app.toolexec.hub.connections).toBe(2);
+    expect(Math.max(0, ...serverSockets().map((s) => s.bufferedAmount))).toBeLessThan(1024 * 1024);
+
+    // The others go on: a new request reaches both, and is answered.
+    const before = watcher.count('permission.request');
+    const r = await post(port, { session_id: 's', tool_uses: [use('Probe', { value: 'after' }, 'after')] });
+    expect(r.json.executions[0]).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'user' } } });
+    await watcher.until(() => watcher.count('permission.request') === before + 1, 'the watcher to see the request');
+    expect(healthy.closed).toBe(false);
+    expect(watcher.closed).toBe(false);
+    expect(healthy.count('permission.request')).toBe(watcher.count('permission.request'));
+
+    tcp(slow).resume();
+    await slow.until(() => slow.closed, 'the cut-off client to see its socket close');
+  });
+});
+
+describe('heartbeat', () => {
+  it('terminates a peer that completed the handshake and then went silent; a live client stays', async () => {
+    const port = await start({ slowBytes: 64 * 1024, maxBufferedBytes: 1024 * 1024, heartbeatMs: 100 }, []);
+    const live = await connect(port, WATCHER, 's');
+    // A raw TCP client: upgrade, then never read and never answer a ping.
+    const raw = net.connect(port, '127.0.0.1');
+    sockets.push(raw);
+    let head = '';
+    let rawClosed = false;
+    raw.on('close', () => (rawClosed = true));
+    await new Promise<void>((resolve, reject) => {
+      raw.once('error', reject);
+      raw.on('data', (b) => {
+        head += b.toString('latin1');
+        if (head.includes('\r\n\r\n')) {
+          raw.pause();
+          resolve();
+        }
+      });
+      raw.write(
+        [
+          'GET /ws HTTP/1.1',
+          `Host: 127.0.0.1:${port}`,
+          'Upgrade: websocket',
+          'Connection: Upgrade',
+          `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}`,
+          'Sec-WebSocket-Version: 13',
+          `Authorization: Bearer ${WATCHER}`,
+          '',
+          '',
+        ].join('\r\n'),
+      );
+    });
+    expect(head.startsWith('HTTP/1.1 101')).toBe(true);
+    expect(t!.app.toolexec.hub.connections).toBe(2);
+    await live.until(() => t!.app.toolexec.hub.connections === 1, 'the silent peer to be terminated', 10_000);
+    raw.resume();
+    await live.until(() => rawClosed, 'the raw socket to close', 10_000);
+    // The live client answered every ping and is still served.
+    live.ws.send(JSON.stringify({ type: 'ping' }));
+    await live.until(() => live.count('pong') === 1, 'a pong');
+    expect(live.closed).toBe(false);
+  });
+});
+
+describe('shutdown', () => {
+  it('a call that reaches the person layer after the broker was closed is denied at once, not left waiting', async () => {
+    const port = await start({ slowBytes: 64 * 1024, maxBufferedBytes: 1024 * 1024 }, [], 3000);
+    await connect(port, APPROVER, 's');
+    t!.app.toolexec.broker.cancelAll();
+    const r = await post(port, { session_id: 's', tool_uses: [use('Probe', { value: 'late' }, 'late')] });
+    expect(r.json.executions[0]).toMatchObject({ status: 'denied', decision: { reason: { type: 'user' } } });
+    expect(t!.app.toolexec.broker.pendingCount).toBe(0);
+  });
+});

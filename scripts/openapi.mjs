@@ -9,8 +9,8 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { buildApp } from '../dist/app.js';
 import { openApiText, ROUTE_DOCS } from '../dist/http/openapi/document.js';
 
-// Served by /docs itself, not part of the API.
-const UNDOCUMENTED = new Set(['get /docs/init.js', 'get /docs/assets/:file']);
+// Assets of /docs and /console, not part of the API.
+const UNDOCUMENTED = new Set(['get /docs/init.js', 'get /docs/assets/:file', 'get /console/assets/:file']);
 
 const mode = process.argv[2];
 const file = path.resolve('openapi/openapi.json');

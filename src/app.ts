@@ -14,6 +14,7 @@ import { installErrorHandling } from './http/error-handler.js';
 import { installJsonParser } from './http/json-parser.js';
 import websocket from '@fastify/websocket';
 import { auditRoutes } from './http/routes/audit.js';
+import { consoleRoutes } from './http/routes/console.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { executeRoutes } from './http/routes/execute.js';
 import { toolSearchRoutes } from './http/routes/tool-search.js';
@@ -114,6 +115,7 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
   wsRoutes(app, services);
   mcpServerRoutes(app, services, services.mcp);
   mcpRoutes(app, services);
+  consoleRoutes(app);
 
   app.addHook('onClose', async () => {
     await services.close();

@@ -298,6 +298,17 @@ export const ROUTE_DOCS: RouteDoc[] = [
     summary: 'Interactive API documentation',
     responses: { 200: { description: 'An HTML page', contentType: 'text/html' } },
   },
+  {
+    method: 'get',
+    path: '/console',
+    scope: null,
+    tag: 'operations',
+    summary: 'The web console: permission requests, live executions, the audit log, statistics and MCP servers',
+    description:
+      'A page (its scripts and styles under /console/assets/) served with a Content-Security-Policy that allows only this origin. ' +
+      'It holds no data: it asks for a token when the service has tokens and sends it with each API call (Authorization: Bearer) and to /ws (?token=).',
+    responses: { 200: { description: 'An HTML page', contentType: 'text/html' }, 304: { description: 'Not modified (ETag)' } },
+  },
 ];
 
 /** /executions/:id → /executions/{id} */

@@ -16,3 +16,7 @@ function walk(dir) {
   }
 }
 walk(src);
+
+// The `toolexec` bin (package.json "bin"): tsc keeps its shebang line but not an executable mode.
+const cli = path.join(dist, 'cli.js');
+if (fs.existsSync(cli)) fs.chmodSync(cli, 0o755);

@@ -1,94 +1,125 @@
 #!/usr/bin/env node
 /**
  * The `toolexec` command. `serve` runs the service; the operator commands
- * (tools, check, exec, audit) talk to the configuration or to a running
- * service. Exit codes: 0 ok, 1 failure, 2 bad usage or configuration.
+ * talk to the configuration (tools, check) or to a running service (exec,
+ * audit, health, and tools/check with --url). Each command lives in
+ * src/cli/ and is imported only when used, so that `toolexec health` (the
+ * container's HEALTHCHECK) starts in a few milliseconds.
+ * Exit codes: 0 ok, 1 failure, 2 bad usage or configuration.
  */
-import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config/load.js';
-import { serve } from './serve.js';
+import fs from 'node:fs';
+import { CliError, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, type CliIO, type Command, type CommandResult } from './cli/io.js';
+import { readProcessStdin } from './cli/args.js';
 
-const USAGE = `usage: toolexec <command> [options]
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./cli/serve.js')).serveCommand,
+  tools: async () => (await import('./cli/tools.js')).toolsCommand,
+  check: async () => (await import('./cli/check.js')).checkCommand,
+  exec: async () => (await import('./cli/exec.js')).execCommand,
+  audit: async () => (await import('./cli/audit.js')).auditCommand,
+  health: async () => (await import('./cli/health.js')).healthCommand,
+};
+
+export const USAGE = `usage: toolexec <command> [options]
 
 commands:
-  serve      run the service
-             --config FILE  --claude-settings FILE  --mcp-config FILE
-             --workspace DIR  --host HOST  --port N  --data-dir DIR
+  serve     run the service
+  tools     print the tool catalog (names, deferred or not, token size)
+  check     explain the permission decision for a tool call, running nothing
+  exec      run one tool call on a running service and print its result
+  audit     print (or follow) a running service's permission decisions
+  health    exit 0 when a running service is alive (or ready)
+
+Run "toolexec <command> --help" for a command's options.
+Environment: TOOLEXEC_CONFIG (configuration file), TOOLEXEC_URL (a running
+service, for exec/audit/health and tools/check), TOOLEXEC_TOKEN (its token).
+Exit codes: 0 ok, 1 failure, 2 bad usage or configuration.
 `;
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (!command || command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(USAGE);
-    return command ? 0 : 2;
+function version(): string {
+  try {
+    const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? 'unknown';
+  } catch {
+    return 'unknown';
   }
-  if (command === 'serve') {
-    let values: Record<string, string | boolean | undefined>;
-    try {
-      ({ values } = parseArgs({
-        args: rest,
-        options: {
-          config: { type: 'string' },
-          'claude-settings': { type: 'string' },
-          'mcp-config': { type: 'string' },
-          workspace: { type: 'string' },
-          host: { type: 'string' },
-          port: { type: 'string' },
-          'data-dir': { type: 'string' },
-        },
-        strict: true,
-      }));
-    } catch (e) {
-      process.stderr.write(`toolexec: ${(e as Error).message}\n`);
-      return 2;
-    }
-    const port = values.port === undefined ? undefined : Number(values.port);
-    if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
-      process.stderr.write(`toolexec: --port: expected an integer from 0 to 65535, got "${values.port}"\n`);
-      return 2;
-    }
-    let loaded;
-    try {
-      loaded = loadConfig({
-        configPath: values.config as string | undefined,
-        claudeSettingsPath: values['claude-settings'] as string | undefined,
-        mcpConfigPath: values['mcp-config'] as string | undefined,
-        overrides: {
-          workspace: values.workspace as string | undefined,
-          host: values.host as string | undefined,
-          port,
-          dataDir: values['data-dir'] as string | undefined,
-        },
-      });
-    } catch (e) {
-      if (e instanceof ConfigError) {
-        process.stderr.write(`toolexec: invalid configuration: ${e.message}\n`);
-        return 2;
-      }
-      throw e;
-    }
-    for (const w of loaded.warnings) process.stderr.write(`toolexec: warning: ${w}\n`);
-    try {
-      const app = await serve({ config: loaded.config, rules: loaded.rules, exitOnShutdown: true });
-      const addr = app.server.address();
-      const where = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);
-      process.stderr.write(`toolexec: listening on ${where} (workspace ${app.toolexec.workspace.root})\n`);
-    } catch (e) {
-      process.stderr.write(`toolexec: ${(e as Error).message}\n`);
-      return 2;
-    }
-    return -1; // keep running
-  }
-  process.stderr.write(`toolexec: unknown command "${command}"\n${USAGE}`);
-  return 2;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    if (code >= 0) process.exit(code);
-  },
-  (e: unknown) => {
-    process.stderr.write(`toolexec: ${(e as Error).stack ?? String(e)}\n`);
-    process.exit(1);
-  },
-);
+/** Runs a command line (without `node cli.js`); the exit code, or 'running' for a server. */
+export async function runCli(argv: string[], io: CliIO): Promise<CommandResult> {
+  const [command, ...rest] = argv;
+  if (command === undefined) {
+    io.stderr.write(USAGE);
+    return EXIT_USAGE;
+  }
+  if (command === '--help' || command === '-h' || command === 'help') {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  if (command === '--version' || command === '-V') {
+    io.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (!load) {
+    io.stderr.write(`toolexec: unknown command "${command}"\n\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  try {
+    return await (await load())(rest, io);
+  } catch (e) {
+    // Interrupted (Ctrl-C) while waiting: nothing went wrong, the user stopped it.
+    if (io.signal?.aborted) return EXIT_INTERRUPTED;
+    if (e instanceof CliError) {
+      io.stderr.write(`toolexec: ${e.message}\n`);
+      return e.exitCode;
+    }
+    throw e;
+  }
+}
+
+function isMain(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return fs.realpathSync(entry) === fs.realpathSync(new URL(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) {
+  const ac = new AbortController();
+  // serve installs its own handlers; for the other commands, a first Ctrl-C
+  // ends a --follow cleanly and a second one ends the process.
+  const onSignal = (): void => {
+    if (ac.signal.aborted) process.exit(EXIT_INTERRUPTED);
+    ac.abort();
+  };
+  const io: CliIO = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal: ac.signal, readStdin: readProcessStdin };
+  const command = process.argv[2];
+  if (command !== 'serve') {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
+  let settled = false;
+  // A command whose work was lost (a promise no handle keeps alive) must not end as a success.
+  process.on('beforeExit', () => {
+    if (settled) return;
+    process.stderr.write('toolexec: internal error: the command ended without finishing its work\n');
+    process.exit(EXIT_FAILURE);
+  });
+  runCli(process.argv.slice(2), io).then(
+    (code) => {
+      settled = true;
+      if (code === 'running') return;
+      // Exit once what was written has been handed to the OS (pipes may be asynchronous).
+      process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+    },
+    (e: unknown) => {
+      settled = true;
+      process.stderr.write(`toolexec: ${(e as Error).stack ?? String(e)}\n`);
+      process.exit(EXIT_FAILURE);
+    },
+  );
+}

@@ -54,16 +54,47 @@ function readJson(file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new ConfigError(`${file}: is not valid JSON (${(e as Error).message})`, file);
+    throw new ConfigError(`${file}: is not valid JSON (${(e as Error).message.replace(/\s*\n\s*/g, ' ')})`, file);
   }
+}
+
+function issuePath(p: readonly PropertyKey[]): string {
+  return p.map((k) => (typeof k === 'number' ? `[${k}]` : String(k))).join('.').replace(/\.\[/g, '[');
+}
+
+/**
+ * What was expected, in words: zod's "Invalid input: expected string,
+ * received undefined" becomes "expected string, but it is missing".
+ */
+function expectation(message: string): string {
+  return message
+    .replace(/^(Invalid input|Invalid option|Too big|Too small|Invalid string|Invalid URL|Invalid):\s*/, '')
+    .replace(/^Invalid discriminator value\.\s*Expected/, 'expected')
+    .replace(/,? received undefined$/, ', but it is missing');
+}
+
+type Issue = z.ZodError['issues'][number];
+
+/** One issue as "field.path: expected …"; a union names what each accepted shape wanted. */
+function describeOne(i: Issue, prefix: readonly PropertyKey[]): string {
+  const at = [...prefix, ...i.path];
+  if (i.code === 'invalid_union' && i.errors.length > 0) {
+    const shapes = i.errors
+      .map((branch) => branch[0])
+      .filter((b): b is Issue => b !== undefined)
+      .map((b) => `${b.path.length > 0 ? `${issuePath(b.path)}: ` : ''}${expectation(b.message)}`);
+    const where = at.length > 0 ? issuePath(at) : '(root)';
+    return `${where}: matches none of the accepted shapes (${shapes.join('; or ')})`;
+  }
+  const where = at.length > 0 ? issuePath(at) : '(root)';
+  return `${where}: ${i.code === 'invalid_format' && (i as { format?: string }).format === 'url' ? 'expected a URL' : expectation(i.message)}`;
 }
 
 /** The first issue of a zod error as "field.path: expected …". */
 export function describeIssue(e: z.ZodError): string {
   const i = e.issues[0];
   if (!i) return 'invalid';
-  const where = i.path.length > 0 ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[') : '(root)';
-  return `${where}: ${i.message}`;
+  return describeOne(i, []);
 }
 
 /** Keys present in the input that the schema does not know, as dotted paths. */

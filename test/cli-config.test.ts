@@ -1,0 +1,173 @@
+/**
+ * The command line's contract: usage, help, exit codes, and configuration
+ * errors reported in one line naming the field (exit 2), with unknown fields
+ * warned about by every command that loads the configuration.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanupTmp, tmpDir } from './helpers.js';
+import { BIN, ROOT, cleanEnv, cli, runBin } from './helpers-cli.js';
+
+afterAll(cleanupTmp);
+
+function configFile(content: unknown): string {
+  const dir = tmpDir('toolexec-cli-config-');
+  fs.mkdirSync(path.join(dir, 'ws'));
+  const file = path.join(dir, 'config.json');
+  fs.writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+  return file;
+}
+
+describe('the binary', () => {
+  it('is dist/cli.js with a shebang and an executable mode, and runs as a program', async () => {
+    expect(fs.readFileSync(BIN, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(fs.statSync(BIN).mode & 0o111).toBe(0o111);
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; version: string };
+    expect(pkg.bin.toolexec).toBe('dist/cli.js');
+    // Executed directly (through the shebang), not through node.
+    const r = await runBin(['--version'], { command: [BIN] });
+    expect(r).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+  });
+
+  it('runs as `npx toolexec` from the checkout', async () => {
+    const r = await runBin(['--no-install', 'toolexec', 'tools', '--help'], { command: ['npx'] });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('usage: toolexec tools');
+  });
+
+  it('exits 2 with the usage for no command and for an unknown one', async () => {
+    const none = await runBin([]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('usage: toolexec <command>');
+    const unknown = await runBin(['frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+  });
+
+  it('exits 2 naming an unknown option, and 2 for a malformed value', async () => {
+    const r = await runBin(['tools', '--colour']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^toolexec: tools: Unknown option '--colour'.*toolexec tools --help/);
+    const port = await runBin(['serve', '--port', 'eighty']);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain('--port: expected an integer from 0 to 65535, got "eighty"');
+  });
+});
+
+describe('help', () => {
+  it.each([
+    ['serve', '--data-dir DIR'],
+    ['tools', '--include-deferred'],
+    ['check', 'TOOL [INPUT]'],
+    ['exec', '--session ID'],
+    ['audit', '--follow'],
+    ['health', '--ready'],
+  ])('`%s --help` prints its options and exits 0', async (command, option) => {
+    const r = await cli([command, '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`usage: toolexec ${command}`);
+    expect(r.stdout).toContain(option);
+    expect(r.stderr).toBe('');
+  });
+
+  it('`--help` lists every command', async () => {
+    const r = await cli(['--help']);
+    expect(r.code).toBe(0);
+    for (const c of ['serve', 'tools', 'check', 'exec', 'audit', 'health']) expect(r.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
+  });
+});
+
+describe('configuration errors', () => {
+  it.each([
+    [{ server: { port: '80' } }, 'server.port: expected number, received string'],
+    [{ server: { port: 70000 } }, 'server.port: expected number to be <=65535'],
+    [{ permissions: { defaultMode: 'yolo' } }, 'permissions.defaultMode: expected one of "default"|"acceptEdits"|"plan"|"dontAsk"|"bypassPermissions"|"auto"'],
+    [{ server: { tokens: [{ name: 'ci', token: 'short' }] } }, 'server.tokens[0].token: a token must be at least 16 characters'],
+    [{ server: { tokens: [{ token: 'a'.repeat(20) }] } }, 'server.tokens[0].name: expected string, but it is missing'],
+    [{ mcpServers: { docs: { type: 'http' } } }, 'mcpServers.docs: matches none of the accepted shapes (type: expected "stdio"; or url: expected string, but it is missing)'],
+    [{ classifier: { url: 'not a url' } }, 'classifier.url: expected a URL'],
+    [{ permissions: { defaultMode: 'bypassPermissions' } }, 'permissions.defaultMode: "bypassPermissions" needs permissions.allowBypass: true'],
+    ['{"server": {"port": 1,}}', 'is not valid JSON'],
+    ['[1, 2]', '(root): expected a JSON object'],
+  ])('%j is reported in one line naming the field, with exit 2', async (content, expected) => {
+    const file = configFile(content);
+    for (const command of ['tools', 'check', 'serve']) {
+      const r = await cli(command === 'check' ? [command, '--config', file, 'Read', '{}'] : [command, '--config', file]);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      const line = `toolexec: invalid configuration: ${file}: ${expected}`;
+      // The JSON parser's own words follow "is not valid JSON"; every other message is exact.
+      if (expected === 'is not valid JSON') expect(r.stderr.startsWith(`${line} (`)).toBe(true);
+      else expect(r.stderr).toBe(`${line}\n`);
+      expect(r.stderr.endsWith('\n')).toBe(true);
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    }
+  });
+
+  it('reports a file that cannot be read, from the option or from TOOLEXEC_CONFIG', async () => {
+    const missing = path.join(tmpDir(), 'nope.json');
+    const r = await cli(['tools', '--config', missing]);
+    expect(r).toMatchObject({ code: 2, stderr: `toolexec: invalid configuration: ${missing}: cannot be read (ENOENT)\n` });
+    const env = await cli(['tools'], { env: cleanEnv({ TOOLEXEC_CONFIG: missing }) });
+    expect(env).toMatchObject({ code: 2, stderr: `toolexec: invalid configuration: ${missing}: cannot be read (ENOENT)\n` });
+  });
+
+  it('reports a bad Claude Code settings file and a bad .mcp.json by file and field', async () => {
+    const dir = tmpDir();
+    const settings = path.join(dir, 'settings.json');
+    fs.writeFileSync(settings, JSON.stringify({ permissions: { allow: 'Read' } }));
+    const r = await cli(['tools', '--claude-settings', settings, '--workspace', dir]);
+    expect(r).toMatchObject({ code: 2, stderr: `toolexec: invalid configuration: ${settings}: permissions.allow: expected array, received string\n` });
+    const mcp = path.join(dir, '.mcp.json');
+    fs.writeFileSync(mcp, JSON.stringify({ mcpServers: { a: { command: 7 } } }));
+    const m = await cli(['tools', '--mcp-config', mcp, '--workspace', dir]);
+    expect(m.code).toBe(2);
+    expect(m.stderr).toMatch(new RegExp(`^toolexec: invalid configuration: ${mcp.replace(/[.]/g, '\\.')}: mcpServers\\.a: matches none of the accepted shapes \\(command: expected string, received number`));
+  });
+
+  it('refuses a workspace that is not a directory (exit 2)', async () => {
+    const dir = tmpDir();
+    const r = await cli(['tools', '--workspace', path.join(dir, 'missing')]);
+    expect(r).toMatchObject({ code: 2, stderr: `toolexec: invalid configuration: workspace.root: ${path.join(dir, 'missing')} is not a directory\n` });
+  });
+
+  it('warns on stderr about unknown fields for every command that loads the configuration, and goes on', async () => {
+    const file = configFile({ server: { hots: '0.0.0.0' }, permisions: {}, workspace: { root: './ws' } });
+    const warning = [
+      `toolexec: warning: ${file}: unknown field "server.hots" is ignored`,
+      `toolexec: warning: ${file}: unknown field "permisions" is ignored`,
+    ];
+    const tools = await cli(['tools', '--config', file, '--json']);
+    expect(tools.code).toBe(0);
+    expect(tools.stderr.trimEnd().split('\n')).toEqual(warning);
+    expect(JSON.parse(tools.stdout)).toHaveProperty('tools');
+    const check = await cli(['check', '--config', file, 'Read', '{"file_path":"x"}']);
+    expect(check.code).toBe(0);
+    expect(check.stderr.trimEnd().split('\n')).toEqual(warning);
+    // serve warns before anything else, here before it refuses an unsafe bind.
+    const served = await runBin(['serve', '--config', file, '--host', '0.0.0.0', '--port', '0'], { env: cleanEnv() });
+    expect(served.code).toBe(2);
+    expect(served.stderr).toBe(`${warning.join('\n')}\ntoolexec: refusing to listen on 0.0.0.0 without tokens: set server.tokens in the configuration or TOOLEXEC_TOKEN, or listen on 127.0.0.1\n`);
+  });
+
+  it('rejects --url together with configuration options (exit 2)', async () => {
+    const file = configFile({});
+    const r = await cli(['check', '--url', 'http://127.0.0.1:1', '--config', file, 'Read']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--url asks a running service, which has its own configuration');
+  });
+
+  it('rejects a tool input that is not a JSON object (exit 2)', async () => {
+    const file = configFile({ workspace: { root: './ws' } });
+    const bad = await cli(['check', '--config', file, 'Read', '{file_path:1}']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^toolexec: check: the input is not valid JSON: /);
+    const arr = await cli(['check', '--config', file, 'Read', '[1]']);
+    expect(arr.code).toBe(2);
+    expect(arr.stderr).toContain('the input must be a JSON object');
+    const stdin = await cli(['check', '--config', file, 'Read', '-'], { stdin: '{"file_path":"a.txt"}' });
+    expect(stdin.code).toBe(0);
+    expect(stdin.stdout).toContain('Read {"file_path":"a.txt"}');
+  });
+});

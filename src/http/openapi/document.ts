@@ -231,8 +231,10 @@ export const ROUTE_DOCS: RouteDoc[] = [
       responses: {
         200: { description: 'A JSON-RPC answer (application/json or text/event-stream)', contentType: 'application/json' },
         202: { description: 'A notification or response accepted' },
-        ...STD_ERRORS,
-        404: err('Unknown MCP session'),
+        400: { description: 'No session id, or a request the transport refuses (JSON-RPC error)', schema: S.JsonRpcError },
+        401: err('No token, or an invalid one'),
+        403: err('The token lacks the scope'),
+        404: { description: 'Unknown MCP session (JSON-RPC error)', schema: S.JsonRpcError },
       },
     }),
   ),

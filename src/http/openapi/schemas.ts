@@ -277,7 +277,23 @@ export const SessionPatchDoc = z
   .object({ mode: z.enum(['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions', 'auto']) })
   .register(api, { id: 'SessionPatch' });
 
-const ToolDef = z.object({ name: z.string() }).loose();
+const JsonSchemaObject = z.record(z.string(), z.unknown());
+export const AnthropicToolDef = z
+  .object({ name: z.string(), description: z.string(), input_schema: JsonSchemaObject, defer_loading: z.literal(true).optional() })
+  .register(api, { id: 'AnthropicTool' });
+export const OpenAIToolDef = z
+  .object({ type: z.literal('function'), function: z.object({ name: z.string(), description: z.string(), parameters: JsonSchemaObject }) })
+  .register(api, { id: 'OpenAITool' });
+export const McpToolDef = z
+  .object({ name: z.string(), description: z.string(), inputSchema: JsonSchemaObject })
+  .register(api, { id: 'McpTool' });
+const ToolDef = z.union([AnthropicToolDef, OpenAIToolDef, McpToolDef]);
+
+/** A JSON-RPC 2.0 error, as the MCP endpoint answers transport errors. */
+export const JsonRpcError = z
+  .object({ jsonrpc: z.literal('2.0'), error: z.object({ code: z.number(), message: z.string() }), id: z.null() })
+  .register(api, { id: 'JsonRpcError' });
+
 export const Catalog = z
   .object({
     tools: z.array(ToolDef),
@@ -315,7 +331,7 @@ export const ToolSearchResult = z
     matches: z.array(z.string()),
     query: z.string(),
     total_deferred_tools: z.number(),
-    tools: z.array(z.object({}).loose()),
+    tools: z.array(ToolDef),
   })
   .register(api, { id: 'ToolSearchResult' });
 

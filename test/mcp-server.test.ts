@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import type { Approvals } from '../src/permissions/approvals.js';
 import { cleanupTmp, probeTool, sleepTool, type TestApp } from './helpers.js';
 import { fixtureStdio, makeMcpApp, waitConnected, waitFor } from './helpers-mcp.js';
@@ -306,3 +307,49 @@ describe('an open (token-less) service', () => {
     }
   });
 });
+
+describe('asks answered over the websocket', () => {
+  it('an MCP client’s call waits for a person on /ws: one approved, one denied, both audited with the approver', async () => {
+    const app = await makeMcpApp(
+      {
+        server: { tokens: [{ name: 'agent', token: EXEC_TOKEN, scopes: ['execute'] }, { name: 'alice', token: READ_TOKEN, scopes: ['read', 'approve'] }] },
+        mcpServers: { fx: fixtureStdio('--tools=destroy') },
+      },
+      {},
+    );
+    try {
+      await waitConnected(app.app, ['fx']);
+      await app.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (app.app.server.address() as { port: number }).port;
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { authorization: `Bearer ${READ_TOKEN}` } });
+      await new Promise((res) => ws.once('open', res));
+      ws.on('message', (d) => {
+        const f = JSON.parse(String(d)) as { type: string; request?: { id: string; input: { tag?: string } } };
+        if (f.type !== 'permission.request' || !f.request) return;
+        const allow = f.request.input.tag === 'yes';
+        ws.send(JSON.stringify({ type: 'permission.respond', request_id: f.request.id, decision: allow ? 'allow' : 'deny', message: allow ? undefined : 'not this one' }));
+      });
+      ws.send(JSON.stringify({ type: 'subscribe', session_id: '*' }));
+      await new Promise((res) => setTimeout(res, 100));
+      const client = new Client({ name: 'approvals-ws', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${EXEC_TOKEN}` } } }));
+      const yes = (await client.callTool({ name: 'mcp__fx__destroy', arguments: { tag: 'yes' } })) as CallToolResult;
+      const no = (await client.callTool({ name: 'mcp__fx__destroy', arguments: { tag: 'no' } })) as CallToolResult;
+      await client.close();
+      ws.close();
+      expect(text(yes)).toBe('destroyed yes');
+      expect(no.isError).toBe(true);
+      expect(text(no)).toContain('not this one');
+      const rows = app.app.toolexec.db
+        .prepare('SELECT behavior, reason_type, actor FROM audit WHERE execution_id IN (?, ?) ORDER BY id')
+        .all(execution(yes).id, execution(no).id);
+      expect(rows).toEqual([
+        { behavior: 'allow', reason_type: 'user', actor: 'alice' },
+        { behavior: 'deny', reason_type: 'user', actor: 'alice' },
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+

@@ -5,6 +5,7 @@
  * MCP server use it.
  */
 import type { Logger } from 'pino';
+import { ToolexecError } from '../errors.js';
 import type { ToolPool } from '../pool/pool.js';
 import { runBatch } from '../orchestration/run-batch.js';
 import { queueCall, runToolUse } from '../pipeline/run-tool-use.js';
@@ -129,6 +130,18 @@ export class Executor {
       }
       const earlier = session.toolUses.get(use.id);
       const row = earlier === undefined ? undefined : deps.executions.get(earlier);
+      if (earlier !== undefined && !row) {
+        // It ran, but its record is still waiting for the database to take
+        // writes again: never run it twice, and say so until the row is there.
+        const held = Promise.reject(
+          new ToolexecError('TOOLEXEC_ERR_STORAGE_UNAVAILABLE', `The call with tool_use id ${use.id} ran, but its record is not written yet; retry later`, { execution_id: earlier }),
+        );
+        held.catch(() => {});
+        const item: BatchItem = { use, executionId: earlier, replayed: true, queued: undefined, done: held };
+        items.push(item);
+        seen.set(use.id, item);
+        continue;
+      }
       if (row) {
         const item: BatchItem = {
           use,

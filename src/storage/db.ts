@@ -54,11 +54,27 @@ export function migrate(db: Db): void {
  * committed (write-behind caches use it to forget what is now durable).
  */
 export type WriteOp = () => void | (() => void);
-type Entry = { op: WriteOp; resolve?: () => void; reject?: (e: unknown) => void };
+type Entry = { op: WriteOp; resolve?: () => void; reject?: (e: unknown) => void; firstFailedAt?: number };
+
+/** A write that only waits for the commit; not worth keeping when a batch fails. */
+export const NOOP_OP: WriteOp = () => {};
+/** Failed writes kept for a retry at most (a database that stays full must not eat the memory). */
+const MAX_RETRY = 100_000;
+const RETRY_MS = 1000;
+const MAX_RETRY_AGE_MS = 10 * 60_000;
+
+/** A constraint violation is one bad row; anything else means the database is not taking writes. */
+export function isConstraintError(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT');
+}
 
 /** Queues writes and commits them together; see the file comment. */
 export class GroupCommitWriter {
   private queue: Entry[] = [];
+  /** Writes of failed batches, tried again first (bounded). */
+  private retry: Entry[] = [];
+  private retryTimer: NodeJS.Timeout | undefined;
   private scheduled = false;
   private lastCommit = 0;
   private lastError: unknown = undefined;
@@ -111,6 +127,7 @@ export class GroupCommitWriter {
 
   readonly flushNow = (): void => {
     this.scheduled = false;
+    if (this.retry.length > 0) this.runRetries();
     const entries = this.queue;
     if (entries.length === 0) return;
     this.queue = [];
@@ -123,12 +140,13 @@ export class GroupCommitWriter {
       return;
     } catch (e) {
       this.lastError = e;
-      if (entries.length === 1) {
-        entries[0]?.reject?.(e);
+      if (!isConstraintError(e) || entries.length === 1) {
+        this.failBatch(entries, e);
         return;
       }
     }
-    // One bad write must not take the others down with it: retry one by one.
+    // A constraint failure is one bad write: it must not take the others down
+    // with it, so they are retried one by one.
     let failed: unknown = undefined;
     for (const e of entries) {
       try {
@@ -137,11 +155,59 @@ export class GroupCommitWriter {
         e.resolve?.();
       } catch (err) {
         failed = err;
-        e.reject?.(err);
+        if (isConstraintError(err)) e.reject?.(err);
+        else this.failBatch([e], err);
       }
     }
     this.lastError = failed;
   };
+
+  /**
+   * The database did not take the batch (full, read-only, I/O error): every
+   * waiter learns it (their answers are withheld: a 503), and the writes are
+   * kept and tried again with the next commit, so that the rows of calls that
+   * did run are not lost once the database takes writes again.
+   */
+  private failBatch(entries: Entry[], e: unknown): void {
+    const now = Date.now();
+    for (const x of entries) x.reject?.(e);
+    const keep = entries.filter((x) => x.op !== NOOP_OP).map((x) => ({ op: x.op, firstFailedAt: x.firstFailedAt ?? now }));
+    this.retry.push(...keep);
+    if (this.retry.length > MAX_RETRY) this.dropped += this.retry.splice(0, this.retry.length - MAX_RETRY).length;
+    this.armRetry();
+  }
+
+  private armRetry(): void {
+    if (this.retryTimer || this.retry.length === 0) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.schedule();
+    }, RETRY_MS);
+    this.retryTimer.unref();
+  }
+
+  /**
+   * Failed writes, each in a transaction of its own (one that keeps failing
+   * must not fail the new writes with it), given up after MAX_RETRY_AGE_MS.
+   * They do not decide readiness: the new writes' commit does.
+   */
+  private runRetries(): void {
+    const pending = this.retry.splice(0);
+    const now = Date.now();
+    for (const x of pending) {
+      try {
+        const cb = this.runOne(x.op);
+        if (typeof cb === 'function') cb();
+      } catch (e) {
+        if (!isConstraintError(e) && now - (x.firstFailedAt ?? now) < MAX_RETRY_AGE_MS) this.retry.push(x);
+        else this.dropped += 1;
+      }
+    }
+    this.armRetry();
+  }
+
+  /** Writes given up after failing for too long (or beyond the retry bound). */
+  dropped = 0;
 
   /** The last commit's failure, if the last commit failed (readiness). */
   get failing(): unknown {
@@ -149,6 +215,6 @@ export class GroupCommitWriter {
   }
 
   get pending(): number {
-    return this.queue.length;
+    return this.queue.length + this.retry.length;
   }
 }

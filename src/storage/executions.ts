@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
-import type { Db, GroupCommitWriter } from './db.js';
+import { isConstraintError, NOOP_OP, type Db, type GroupCommitWriter } from './db.js';
 
 export interface ExecutionRow {
   seq: number;
@@ -74,7 +74,6 @@ export interface ListFilter {
 /** Input stored with an execution is capped; its digest always covers the whole. */
 export const STORED_INPUT_MAX_CHARS = 16 * 1024;
 
-const NOOP = (): void => {};
 
 /** Characters of base 36 for seq in an id: 36^11 rows is enough. */
 const SEQ_DIGITS = 11;
@@ -198,7 +197,7 @@ export class ExecutionLog {
     p.end(e);
     this.queueFlush();
     // Resolves with the commit that holds the queued flush (queued before this).
-    return this.writer.write(NOOP);
+    return this.writer.write(NOOP_OP);
   }
 
   private queueFlush(): void {
@@ -241,7 +240,10 @@ export class ExecutionLog {
           r.durationMs,
         );
       } catch (e) {
-        // One bad row must not take the others down: only its statement rolled back.
+        // A bad row (a constraint) must not take the others down: only its
+        // statement rolled back. Anything else means the database is not
+        // taking writes: the whole commit fails and the rows stay pending.
+        if (!isConstraintError(e)) throw e;
         this.onRowError(r.id, e);
       }
       written.push([r.id, r.version]);

@@ -1,0 +1,131 @@
+/**
+ * Faults the service must survive without crashing or answering 5xx for the
+ * caller's sake: a database that becomes full or read-only (a clear error,
+ * /readyz red, recovery once writable again), and a thousand concurrent
+ * POST /execute (429/503 with Retry-After rather than collapse).
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { cleanupTmp, makeApp, probeTool, sleepTool, use, type TestApp } from './helpers.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+async function readyz(app: TestApp['app']) {
+  const r = await app.inject({ method: 'GET', url: '/readyz' });
+  return { status: r.statusCode, body: r.json() as { status: string; checks: { database: string } } };
+}
+
+async function until(cond: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('a database that stops taking writes', () => {
+  for (const [what, stop, resume] of [
+    [
+      'full (SQLITE_FULL: max_page_count reached)',
+      (t2: TestApp) => {
+        const db = t2.app.toolexec.db;
+        const pages = db.pragma('page_count', { simple: true }) as number;
+        db.pragma(`max_page_count = ${pages}`);
+      },
+      (t2: TestApp) => {
+        t2.app.toolexec.db.pragma('max_page_count = 1073741823');
+      },
+    ],
+    [
+      'read-only (SQLITE_READONLY: query_only)',
+      (t2: TestApp) => {
+        t2.app.toolexec.db.pragma('query_only = ON');
+      },
+      (t2: TestApp) => {
+        t2.app.toolexec.db.pragma('query_only = OFF');
+      },
+    ],
+  ] as const) {
+    it(`${what}: 503 with a clear code, /readyz red, no crash, and recovery once writable`, async () => {
+      t = await makeApp({ permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({})], observability: { readinessCacheMs: 0 } });
+      const ok = await t.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'f', tool_uses: [use('Probe', { value: 'before' })] } });
+      expect(ok.statusCode).toBe(200);
+      // Fill the database's free pages so that the next rows need new ones.
+      t.app.toolexec.db.exec("CREATE TABLE IF NOT EXISTS filler (x TEXT); INSERT INTO filler VALUES (randomblob(1))");
+      stop(t);
+      // A burst of calls, each with a sizeable input, needs pages the database cannot have.
+      const big = 'x'.repeat(8000);
+      const failed = await t.app.inject({
+        method: 'POST',
+        url: '/execute',
+        payload: { session_id: 'f', tool_uses: Array.from({ length: 20 }, (_, i) => use('Probe', { value: `${big}${i}` }, `burst-${i}`)) },
+      });
+      expect(failed.statusCode).toBe(503);
+      expect(failed.json().error.code).toBe('TOOLEXEC_ERR_STORAGE_UNAVAILABLE');
+      // Asked again while the rows are held, a call is not run a second time.
+      const again = await t.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'f', tool_uses: [use('Probe', { value: 'x' }, 'burst-3')] } });
+      expect(again.statusCode).toBe(503);
+      expect(again.json().error.code).toBe('TOOLEXEC_ERR_STORAGE_UNAVAILABLE');
+      const r = await readyz(t.app);
+      expect(r.status).toBe(503);
+      expect(r.body.status).toBe('not_ready');
+      // Still serving: the catalog and health answer.
+      expect((await t.app.inject({ url: '/tools' })).statusCode).toBe(200);
+      expect((await t.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+      resume(t);
+      await until(async () => (await readyz(t!.app)).status === 200, 'readiness to recover');
+      const after = await t.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'f', tool_uses: [use('Probe', { value: 'after' }, 'after')] } });
+      expect(after.statusCode).toBe(200);
+      expect(after.json().executions[0].status).toBe('succeeded');
+      expect(t.app.toolexec.executions.findByToolUse('f', 'after')?.status).toBe('succeeded');
+      // The burst's calls did run: their rows and audit rows are written once the database takes writes again.
+      await until(async () => t!.app.toolexec.executions.findByToolUse('f', 'burst-19') !== undefined, 'the held rows to be written');
+      const db = t.app.toolexec.db;
+      expect((db.prepare("SELECT COUNT(*) AS n FROM executions WHERE tool_use_id LIKE 'burst-%'").get() as { n: number }).n).toBe(20);
+      expect((db.prepare("SELECT COUNT(*) AS n FROM audit WHERE tool_use_id LIKE 'burst-%'").get() as { n: number }).n).toBe(20);
+      // Now it is replayed from its row, not run again.
+      const replay = await t.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'f', tool_uses: [use('Probe', { value: 'x' }, 'burst-3')] } });
+      expect(replay.json().executions[0]).toMatchObject({ replayed: true, status: 'succeeded' });
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    });
+  }
+});
+
+describe('a thousand concurrent POST /execute', () => {
+  it('admits what it can, answers the rest 503 with Retry-After, and stays healthy', async () => {
+    t = await makeApp({ server: { maxInFlightCalls: 100 }, permissions: { allow: ['UnsafeSleep'] } }, { extraTools: [sleepTool({ safe: false })] });
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+    const statuses = await Promise.all(
+      Array.from({ length: 1000 }, async (_, i) => {
+        try {
+          const res = await fetch(`${base}/execute`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ session_id: `c${i % 50}`, tool_uses: [use('UnsafeSleep', { ms: 300, tag: String(i) }, `u${i}`)] }),
+          });
+          const body = (await res.json()) as { error?: { code: string } };
+          if (res.status === 503) {
+            expect(body.error?.code).toBe('TOOLEXEC_ERR_OVERLOADED');
+            expect(res.headers.get('retry-after')).toBeTruthy();
+          }
+          return res.status;
+        } catch {
+          return 0;
+        }
+      }),
+    );
+    const count = (s: number) => statuses.filter((x) => x === s).length;
+    expect(count(0)).toBe(0);
+    expect(count(200) + count(503)).toBe(1000);
+    expect(count(200)).toBeGreaterThanOrEqual(100);
+    expect(count(503)).toBeGreaterThan(0);
+    const health = await fetch(`${base}/healthz`);
+    expect(health.status).toBe(200);
+    expect(t.app.toolexec.registry.size).toBe(0);
+  });
+});

@@ -58,6 +58,14 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
     bodyLimit: config.server.bodyLimitBytes,
     requestTimeout: config.server.requestTimeoutMs,
     connectionTimeout: config.server.connectionTimeoutMs,
+    // Node honours requestTimeout only when the server is created with it
+    // (setting it afterwards, as Fastify does, leaves slow clients connected),
+    // and checks it every connectionsCheckingInterval (30 s by default): a
+    // tenth of the timeout cuts slow clients off close to it.
+    http: {
+      requestTimeout: config.server.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor((config.server.requestTimeoutMs || 30_000) / 10))),
+    },
     genReqId: (req) => {
       const h = req.headers['x-request-id'];
       return typeof h === 'string' && /^[\w.-]{1,128}$/.test(h) ? h : randomUUID();

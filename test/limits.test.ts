@@ -1,0 +1,77 @@
+/**
+ * Request limits: the per-token rate limit (429 with Retry-After, other
+ * tokens unaffected, open routes never limited), the body size limit (413),
+ * and a slow client cut off by the request timeout.
+ */
+import net from 'node:net';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { cleanupTmp, makeApp, probeTool, use, type TestApp } from './helpers.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+const A = 'token-a-0123456789abcdef';
+const B = 'token-b-0123456789abcdef';
+
+describe('rate limit', () => {
+  it('limits each token on its own, answers 429 with a code and Retry-After, and never limits the probes', async () => {
+    t = await makeApp(
+      {
+        server: { tokens: [{ name: 'a', token: A }, { name: 'b', token: B }], rateLimit: { max: 3, timeWindowMs: 60_000 } },
+        permissions: { allow: ['Probe'] },
+      },
+      { extraTools: [probeTool({})] },
+    );
+    const exec = (token: string) =>
+      t!.app.inject({ method: 'POST', url: '/execute', headers: { authorization: `Bearer ${token}` }, payload: { tool_uses: [use('Probe', { value: 'x' })] } });
+    for (let i = 0; i < 3; i++) expect((await exec(A)).statusCode).toBe(200);
+    const limited = await exec(A);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().error.code).toBe('TOOLEXEC_ERR_RATE_LIMITED');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await exec(B)).statusCode).toBe(200);
+    for (let i = 0; i < 10; i++) expect((await t.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+  });
+});
+
+describe('body size', () => {
+  it('answers a body over server.bodyLimitBytes with 413 and a code', async () => {
+    t = await makeApp({ server: { bodyLimitBytes: 1024 } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/execute',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ tool_uses: [use('Read', { file_path: 'x'.repeat(4000) })] }),
+    });
+    expect(res.statusCode).toBe(413);
+    expect(res.json().error.code).toBe('TOOLEXEC_ERR_REQUEST_BODY_TOO_LARGE');
+  });
+});
+
+describe('slow clients', () => {
+  it('cuts off a client that trickles its request past server.requestTimeoutMs, and keeps serving others', async () => {
+    t = await makeApp({ server: { requestTimeoutMs: 500 } });
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (t.app.server.address() as { port: number }).port;
+    const sock = net.connect(port, '127.0.0.1');
+    await new Promise((r) => sock.once('connect', r));
+    sock.write('POST /execute HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"tool_uses":');
+    let answer = '';
+    sock.on('data', (b) => (answer += b.toString()));
+    const closedAfter = await new Promise<number>((resolve) => {
+      const t0 = Date.now();
+      const drip = setInterval(() => sock.write(' '), 100);
+      sock.once('close', () => {
+        clearInterval(drip);
+        resolve(Date.now() - t0);
+      });
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(closedAfter).toBeLessThan(10_000);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+  });
+});

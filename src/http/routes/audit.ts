@@ -1,10 +1,10 @@
 /** GET /audit: permission decisions, filterable, paginated by cursor. */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { ToolexecError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { AuditRow } from '../../storage/audit.js';
 import { decodeCursor, encodeCursor, parseTime } from '../cursor.js';
+import { parseRequest } from '../validate.js';
 
 export const AuditQuery = z.object({
   session_id: z.string().min(1).max(256).optional(),
@@ -34,20 +34,16 @@ export function auditEntry(a: AuditRow) {
 
 export function auditRoutes(app: FastifyInstance, svc: Services): void {
   app.get('/audit', { config: { scope: 'read' } }, async (req) => {
-    const q = AuditQuery.safeParse(req.query);
-    if (!q.success) {
-      const i = q.error.issues[0];
-      throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.')}: ${i.message}` : 'invalid query');
-    }
-    const { limit } = q.data;
+    const q = parseRequest(AuditQuery, req.query, 'query');
+    const { limit } = q;
     const rows = svc.audit.query({
-      sessionId: q.data.session_id,
-      tool: q.data.tool,
-      behavior: q.data.behavior,
-      reason: q.data.reason,
-      since: parseTime(q.data.since, 'since'),
-      until: parseTime(q.data.until, 'until'),
-      beforeId: decodeCursor(q.data.cursor),
+      sessionId: q.session_id,
+      tool: q.tool,
+      behavior: q.behavior,
+      reason: q.reason,
+      since: parseTime(q.since, 'since'),
+      until: parseTime(q.until, 'until'),
+      beforeId: decodeCursor(q.cursor),
       limit: limit + 1,
     });
     const page = rows.slice(0, limit);

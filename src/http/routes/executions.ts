@@ -12,6 +12,7 @@ import type { Services } from '../../services.js';
 import type { ExecutionRow } from '../../storage/executions.js';
 import type { ToolResultBlock } from '../../tool/types.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
+import { parseRequest } from '../validate.js';
 
 export const ExecutionsQuery = z.object({
   session_id: z.string().min(1).max(256).optional(),
@@ -25,10 +26,6 @@ const IdParams = z.object({ id: z.string().min(1).max(256) });
 /** Characters of the result shown in an execution's detail. */
 export const PREVIEW_CHARS = 1000;
 
-function invalid(e: z.ZodError): ToolexecError {
-  const i = e.issues[0];
-  return new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || 'query'}: ${i.message}` : 'invalid request');
-}
 
 function json<T>(s: string | null, fallback: T): T {
   if (s === null) return fallback;
@@ -69,9 +66,7 @@ export function listItem(r: ExecutionRow, live: Call | undefined) {
 
 export function executionRoutes(app: FastifyInstance, svc: Services): void {
   app.get('/executions', { config: { scope: 'read' } }, async (req) => {
-    const q = ExecutionsQuery.safeParse(req.query);
-    if (!q.success) throw invalid(q.error);
-    const { limit, cursor, session_id, status, tool } = q.data;
+    const { limit, cursor, session_id, status, tool } = parseRequest(ExecutionsQuery, req.query, 'query');
     const rows = svc.executions.list({ sessionId: session_id, status, tool, limit: limit + 1, beforeSeq: decodeCursor(cursor) });
     const page = rows.slice(0, limit);
     return {
@@ -81,11 +76,10 @@ export function executionRoutes(app: FastifyInstance, svc: Services): void {
   });
 
   app.get('/executions/:id', { config: { scope: 'read' } }, async (req) => {
-    const p = IdParams.safeParse(req.params);
-    if (!p.success) throw invalid(p.error);
-    const live = svc.registry.get(p.data.id)?.call;
-    const row = svc.executions.get(p.data.id);
-    if (!row && !live) throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_FOUND', `No execution ${p.data.id}`);
+    const { id } = parseRequest(IdParams, req.params, 'params');
+    const live = svc.registry.get(id)?.call;
+    const row = svc.executions.get(id);
+    if (!row && !live) throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_FOUND', `No execution ${id}`);
     if (live && !TERMINAL_STATUSES.has(live.status)) {
       const d = 'decision' in live ? live.decision : undefined;
       return {
@@ -147,11 +141,10 @@ export function executionRoutes(app: FastifyInstance, svc: Services): void {
   });
 
   app.post('/executions/:id/cancel', { config: { scope: 'execute' } }, async (req, reply) => {
-    const p = IdParams.safeParse(req.params);
-    if (!p.success) throw invalid(p.error);
-    if (svc.registry.cancel(p.data.id)) return reply.status(202).send({ execution: { id: p.data.id, status: 'cancelling' } });
-    const row = svc.executions.get(p.data.id);
-    if (!row) throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_FOUND', `No execution ${p.data.id}`);
-    throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_RUNNING', `Execution ${p.data.id} is ${row.status}`, { status: row.status });
+    const { id } = parseRequest(IdParams, req.params, 'params');
+    if (svc.registry.cancel(id)) return reply.status(202).send({ execution: { id, status: 'cancelling' } });
+    const row = svc.executions.get(id);
+    if (!row) throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_FOUND', `No execution ${id}`);
+    throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_RUNNING', `Execution ${id} is ${row.status}`, { status: row.status });
   });
 }

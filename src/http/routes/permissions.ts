@@ -15,6 +15,7 @@ import { makeContext } from '../../pipeline/context.js';
 import { formatIssues } from '../../pipeline/input-errors.js';
 import type { Services } from '../../services.js';
 import { actorOf } from '../context.js';
+import { parseRequest } from '../validate.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(256) });
 
@@ -33,10 +34,6 @@ export const RuleCreate = z.strictObject({
 
 const RulesQuery = z.object({ session_id: z.string().min(1).max(256).optional() });
 
-function invalid(e: z.ZodError): ToolexecError {
-  const i = e.issues[0];
-  return new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || 'body'}: ${i.message}` : 'invalid request');
-}
 
 export function ruleView(r: PermissionRule) {
   return {
@@ -60,16 +57,13 @@ export function permissionRoutes(app: FastifyInstance, svc: Services): void {
   });
 
   app.post('/permissions/requests/:id', { config: { scope: 'approve' } }, async (req) => {
-    const p = IdParams.safeParse(req.params);
-    if (!p.success) throw invalid(p.error);
-    const request = svc.broker.respond(p.data.id, req.body ?? {}, actorOf(req) ?? 'anonymous');
+    const { id } = parseRequest(IdParams, req.params, 'params');
+    const request = svc.broker.respond(id, req.body ?? {}, actorOf(req) ?? 'anonymous');
     return { request };
   });
 
   app.post('/permissions/check', { config: { scope: 'read' } }, async (req) => {
-    const body = CheckRequest.safeParse(req.body);
-    if (!body.success) throw invalid(body.error);
-    const { name, input = {}, session_id } = body.data;
+    const { name, input = {}, session_id } = parseRequest(CheckRequest, req.body, 'body');
     const tool = svc.pool().lookup(name);
     if (!tool) throw new ToolexecError('TOOLEXEC_ERR_TOOL_NOT_FOUND', `No such tool available: ${name}`);
     const parsed = tool.inputSchema.safeParse(input);
@@ -108,28 +102,25 @@ export function permissionRoutes(app: FastifyInstance, svc: Services): void {
   });
 
   app.get('/permissions/rules', { config: { scope: 'approve' } }, async (req) => {
-    const q = RulesQuery.safeParse(req.query);
-    if (!q.success) throw invalid(q.error);
-    return { rules: svc.rules.list(q.data.session_id).map(ruleView), errors: svc.ruleErrors };
+    const q = parseRequest(RulesQuery, req.query, 'query');
+    return { rules: svc.rules.list(q.session_id).map(ruleView), errors: svc.ruleErrors };
   });
 
   app.post('/permissions/rules', { config: { scope: 'approve' } }, async (req, reply) => {
-    const body = RuleCreate.safeParse(req.body);
-    if (!body.success) throw invalid(body.error);
+    const body = parseRequest(RuleCreate, req.body, 'body');
     const rule = svc.rules.remember({
-      behavior: body.data.behavior,
-      rule: body.data.rule,
-      scope: body.data.scope,
-      sessionId: body.data.session_id,
+      behavior: body.behavior,
+      rule: body.rule,
+      scope: body.scope,
+      sessionId: body.session_id,
       createdBy: actorOf(req) ?? undefined,
     });
     return reply.status(201).send({ rule: ruleView(rule) });
   });
 
   app.delete('/permissions/rules/:id', { config: { scope: 'approve' } }, async (req, reply) => {
-    const p = IdParams.safeParse(req.params);
-    if (!p.success) throw invalid(p.error);
-    svc.rules.revoke(p.data.id);
+    const { id } = parseRequest(IdParams, req.params, 'params');
+    svc.rules.revoke(id);
     return reply.status(204).send();
   });
 }

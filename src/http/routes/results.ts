@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ToolexecError } from '../../errors.js';
 import type { Services } from '../../services.js';
+import { parseRequest } from '../validate.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(256) });
 
@@ -35,9 +36,8 @@ export function parseRange(header: string | undefined, size: number): { start: n
 
 export function resultRoutes(app: FastifyInstance, svc: Services): void {
   app.get('/results/:id', { config: { scope: 'read' } }, async (req, reply) => {
-    const p = IdParams.safeParse(req.params);
-    if (!p.success) throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', 'id: invalid');
-    const id = p.data.id.startsWith('result://') ? p.data.id.slice('result://'.length) : p.data.id;
+    const raw = parseRequest(IdParams, req.params, 'params').id;
+    const id = raw.startsWith('result://') ? raw.slice('result://'.length) : raw;
     const meta = svc.results.meta(id);
     if (!meta || meta.complete !== 1) throw new ToolexecError('TOOLEXEC_ERR_RESULT_NOT_FOUND', `No stored result ${id}`);
     const size = meta.total_bytes;

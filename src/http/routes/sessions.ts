@@ -10,6 +10,7 @@ import { PermissionMode } from '../../config/schema.js';
 import { ToolexecError } from '../../errors.js';
 import type { Session } from '../../sessions/session.js';
 import type { Services } from '../../services.js';
+import { parseRequest } from '../validate.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(256) });
 export const SessionPatch = z.strictObject({ mode: PermissionMode });
@@ -29,32 +30,25 @@ export function sessionView(s: Session, svc: Services) {
   };
 }
 
-function invalid(e: z.ZodError): ToolexecError {
-  const i = e.issues[0];
-  return new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || 'body'}: ${i.message}` : 'invalid request');
-}
 
 export function sessionRoutes(app: FastifyInstance, svc: Services): void {
   app.get('/sessions/:id', { config: { scope: 'read' } }, async (req) => {
-    const p = IdParams.safeParse(req.params);
-    if (!p.success) throw invalid(p.error);
-    const s = svc.sessions.find(p.data.id);
-    if (!s) throw new ToolexecError('TOOLEXEC_ERR_SESSION_NOT_FOUND', `No session ${p.data.id}`);
+    const { id } = parseRequest(IdParams, req.params, 'params');
+    const s = svc.sessions.find(id);
+    if (!s) throw new ToolexecError('TOOLEXEC_ERR_SESSION_NOT_FOUND', `No session ${id}`);
     return { session: sessionView(s, svc) };
   });
 
   app.patch('/sessions/:id', { config: { scope: 'approve' } }, async (req) => {
-    const p = IdParams.safeParse(req.params);
-    if (!p.success) throw invalid(p.error);
-    const body = SessionPatch.safeParse(req.body);
-    if (!body.success) throw invalid(body.error);
+    const { id } = parseRequest(IdParams, req.params, 'params');
+    const body = parseRequest(SessionPatch, req.body, 'body');
     const perms = svc.config.permissions;
-    if (body.data.mode === 'bypassPermissions' && (!perms.allowBypass || perms.disableBypassPermissionsMode === 'disable')) {
+    if (body.mode === 'bypassPermissions' && (!perms.allowBypass || perms.disableBypassPermissionsMode === 'disable')) {
       throw new ToolexecError('TOOLEXEC_ERR_SESSION_MODE_FORBIDDEN');
     }
-    const s = svc.sessions.get(p.data.id);
-    if (s.mode !== body.data.mode) {
-      s.mode = body.data.mode;
+    const s = svc.sessions.get(id);
+    if (s.mode !== body.mode) {
+      s.mode = body.mode;
       // A new mode starts the auto-mode denial count afresh.
       s.classifierDenials = { consecutive: 0, total: 0 };
       s.touch();

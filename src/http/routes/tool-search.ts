@@ -6,9 +6,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { ToolexecError } from '../../errors.js';
 import { toolDefinition } from '../../pool/catalog.js';
 import type { Services } from '../../services.js';
+import { parseRequest } from '../validate.js';
 import { DEFAULT_MAX_RESULTS, searchTools } from '../../tools/tool-search.js';
 
 export const ToolSearchQuery = z.object({
@@ -20,12 +20,7 @@ export const ToolSearchQuery = z.object({
 
 export function toolSearchRoutes(app: FastifyInstance, svc: Services): void {
   app.get('/tools/search', { config: { scope: 'execute' } }, async (req) => {
-    const parsed = ToolSearchQuery.safeParse(req.query);
-    if (!parsed.success) {
-      const i = parsed.error.issues[0];
-      throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || 'query'}: ${i.message}` : 'invalid query');
-    }
-    const { q, max_results, format, session_id } = parsed.data;
+    const { q, max_results, format, session_id } = parseRequest(ToolSearchQuery, req.query, 'query');
     const session = session_id ? svc.sessions.find(session_id) : undefined;
     const mode = session?.mode ?? svc.config.permissions.defaultMode;
     const { matches, totalDeferred } = searchTools(svc.pool().view(mode), q, max_results);

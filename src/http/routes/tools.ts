@@ -1,8 +1,8 @@
 /** GET /tools (the catalog, with ETag) and GET /tools/search. */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { ToolexecError } from '../../errors.js';
 import type { Services } from '../../services.js';
+import { parseRequest } from '../validate.js';
 
 export const ToolsQuery = z.object({
   format: z.enum(['anthropic', 'openai', 'mcp']).default('anthropic'),
@@ -10,18 +10,13 @@ export const ToolsQuery = z.object({
   deferred: z.enum(['include', 'exclude']).optional(),
 });
 
-function badQuery(e: z.ZodError): ToolexecError {
-  const i = e.issues[0];
-  return new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.')}: ${i.message}` : 'invalid query');
-}
 
 export function toolsRoutes(app: FastifyInstance, svc: Services): void {
   app.get('/tools', { config: { scope: 'execute' } }, async (req, reply) => {
-    const q = ToolsQuery.safeParse(req.query);
-    if (!q.success) throw badQuery(q.error);
-    const session = q.data.session_id ? svc.sessions.find(q.data.session_id) : undefined;
+    const q = parseRequest(ToolsQuery, req.query, 'query');
+    const session = q.session_id ? svc.sessions.find(q.session_id) : undefined;
     const mode = session?.mode ?? svc.config.permissions.defaultMode;
-    const catalog = svc.catalogs().get(q.data.format, mode, q.data.deferred === 'include');
+    const catalog = svc.catalogs().get(q.format, mode, q.deferred === 'include');
     reply.header('etag', catalog.etag);
     reply.header('cache-control', 'no-cache');
     const inm = req.headers['if-none-match'];

@@ -204,7 +204,11 @@ describe('ask rules and commands that cannot be modelled', () => {
       const env = ruleEnv({ allow: ['Bash(ls:*)', 'Bash(echo:*)', 'Bash(cat:*)', 'Bash(bash:*)', 'Bash(sh:*)', 'Bash(env:*)', 'Bash(eval:*)'] });
       const r = await env.check(cmd);
       expect(r.behavior).toBe('ask');
+      // Without Bash deny or ask rules, a whole-tool allow or bypass may still allow it (as in Claude Code)…
       expect(r).toMatchObject({ type: 'tool' });
+      // …with one, nothing but a person can: the ask is a safety one.
+      const guarded = ruleEnv({ allow: ['Bash(ls:*)', 'Bash(echo:*)', 'Bash(cat:*)', 'Bash(bash:*)', 'Bash(sh:*)', 'Bash(env:*)', 'Bash(eval:*)'], deny: ['Bash(shutdown:*)'] });
+      expect(await guarded.check(cmd)).toMatchObject({ behavior: 'ask', type: 'safety' });
     });
   }
 

@@ -37,6 +37,10 @@ describe('Bash deny rules through the pipeline: compound commands and wrappers',
     '{ rm -f victim; }',
     'bash -c "rm -f victim"',
     "r'm' -f victim",
+    // Wrappers named by their path (found in review).
+    '/usr/bin/env rm -f victim',
+    '/usr/bin/timeout 5 rm -f victim',
+    '/usr/bin/nohup rm -f victim',
   ];
   it.each(attacks)('%s is denied by Bash(rm:*) (audit: rule), and victim survives', async (command) => {
     t = await makeApp({ permissions: { ...BYPASS, allow: ['Bash'], deny: ['Bash(rm:*)'] } });
@@ -46,6 +50,19 @@ describe('Bash deny rules through the pipeline: compound commands and wrappers',
     expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
     expect(lastAudit(t)).toMatchObject({ tool: 'Bash', behavior: 'deny', reason_type: 'rule', reason_detail: 'Bash(rm:*)' });
   });
+
+  it.each(['x=rm; $x -f victim', 'c=rm; "$c" -f victim'])(
+    '%s (a command name hidden in an expansion) is never allowed while Bash deny rules exist, even in bypass mode',
+    async (command) => {
+      t = await makeApp({ permissions: { ...BYPASS, allow: ['Bash'], deny: ['Bash(rm:*)'] } });
+      fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec).toMatchObject({ status: 'denied' });
+      expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+      expect(r.chain.find((c) => c.layer === 'tool')).toMatchObject({ outcome: 'ask' });
+      expect(r.chain.find((c) => c.layer === 'tool')!.detail).toMatch(/^safety: too complex/);
+    },
+  );
 
   it('a prefix deny rule is literal, as in Claude Code (pitfall 3): `rm -fr` is not `rm -rf`, so it only asks', async () => {
     t = await makeApp({ permissions: { deny: ['Bash(rm -rf:*)'] } });

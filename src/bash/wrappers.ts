@@ -178,7 +178,9 @@ export function stripWrapperOnce(argv: readonly Word[], safeOnly: boolean): Stri
     while (i < argv.length && argv[i]!.literal && ASSIGNMENT.test(argv[i]!.value)) i++;
     return i < argv.length ? { argv: argv.slice(i) } : undefined;
   }
-  const name = head.value;
+  // `/usr/bin/env rm …` is `env rm …`: a wrapper named by its path is still that wrapper.
+  const slash = head.value.lastIndexOf('/');
+  const name = slash === -1 ? head.value : head.value.slice(slash + 1);
   if (safeOnly && !SAFE_WRAPPERS.has(name)) return undefined;
   const spec = WRAPPERS[name];
   if (!spec) return undefined;

@@ -29,6 +29,7 @@ import { isHarmlessOutput, isReadOnlyCommand } from '../bash/read-only.js';
 import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule } from '../bash/rule-match.js';
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
+import type { ReasonType } from './types.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { expandHome } from '../workspace.js';
 import { protectedPathReason } from './filesystem.js';
@@ -227,12 +228,17 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
   }
 
-  // 5. A command that cannot be modelled is never allowed.
+  // 5. A command that cannot be modelled is never allowed by its content. When
+  // Bash deny or ask rules exist, it is not allowed by a whole-tool allow rule,
+  // a hook's allow or bypassPermissions either (what an expansion hides could be
+  // what they forbid), so the ask is a safety one; without such rules, as in
+  // Claude Code, those may allow it.
+  const unverifiable: ReasonType = denyRules.length > 0 || askRules.length > 0 ? 'safety' : 'tool';
   if (a.tooComplex !== undefined) {
     return {
       behavior: 'ask',
       message: `This Bash command cannot be checked safely (${a.tooComplex}); it needs approval.`,
-      type: 'tool',
+      type: unverifiable,
       detail: `too complex: ${a.tooComplex}`,
     };
   }
@@ -256,7 +262,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     return {
       behavior: 'ask',
       message: `This Bash command writes to ${shown}, whose location cannot be known before it runs; it needs approval.`,
-      type: 'tool',
+      type: unverifiable,
       detail: `unknown write target: ${shown}`,
     };
   }

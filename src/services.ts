@@ -34,6 +34,7 @@ import { Retention } from './storage/retention.js';
 import type { AnyTool } from './tool/types.js';
 import { builtinTools } from './tools/index.js';
 import { childEnvironment } from './util/env.js';
+import { configSecrets } from './observability/logging.js';
 import { Workspace } from './workspace.js';
 
 export interface ServiceOptions {
@@ -126,9 +127,13 @@ export function createServices(opts: ServiceOptions): Services {
   const pathBase = { root: workspace.root, cwd: workspace.root, home: workspace.home, caseInsensitive: workspace.caseInsensitive };
   const ruleStore = new RuleStore(db, ruleInputs, pathBase);
 
-  const secrets = config.server.tokens.map((t) => t.token);
-  if (env.TOOLEXEC_TOKEN) secrets.push(env.TOOLEXEC_TOKEN);
-  const childEnv = childEnvironment(env, secrets, config.server.redact);
+  // Bash and hooks get neither the tokens nor the credentials the
+  // configuration's headers name; configured MCP servers (and the ${VAR}
+  // expansion of their settings) may need the latter, so they get those.
+  const tokens = config.server.tokens.map((t) => t.token);
+  if (env.TOOLEXEC_TOKEN) tokens.push(env.TOOLEXEC_TOKEN);
+  const childEnv = childEnvironment(env, configSecrets(config, env), config.server.redact);
+  const mcpEnv = childEnvironment(env, tokens, config.server.redact);
 
   const hooks =
     opts.hookRunner ??
@@ -192,7 +197,7 @@ export function createServices(opts: ServiceOptions): Services {
   const mcp: McpManager = new McpManager({
     servers: config.mcpServers,
     log,
-    childEnv,
+    childEnv: mcpEnv,
     cwd: workspace.root,
     ...opts.mcp,
     onToolsChanged: (tools) => services.setMcpTools([...staticMcpTools, ...tools]),

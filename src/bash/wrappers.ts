@@ -215,7 +215,3 @@ export function innermost(argv: readonly Word[]): { argv: Word[]; complex: strin
   const { stages, complex } = unwrapStages(argv, false);
   return { argv: stages[stages.length - 1]!, complex };
 }
-
-export function isAssignmentWord(w: Word): boolean {
-  return w.literal && ASSIGNMENT.test(w.value);
-}

@@ -5,7 +5,6 @@
  */
 
 /** Exit codes: 0 ok, 1 failure (tool error, service unreachable), 2 usage or configuration. */
-export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 /** Stopped by SIGINT/SIGTERM before finishing (128 + SIGINT), as shells report it. */

@@ -32,6 +32,14 @@ export function installErrorHandling(app: FastifyInstance): void {
       const e = new ToolexecError(mapped, fe.message);
       return reply.status(e.statusCode).send(e.toBody());
     }
+    // The database refusing a write (full, read-only, I/O) is not the caller's
+    // fault, nor a bug: 503 with a code, and /readyz says the same.
+    if (typeof fe.code === 'string' && fe.code.startsWith('SQLITE_') && !fe.code.startsWith('SQLITE_CONSTRAINT')) {
+      req.log.error({ err }, 'storage failure');
+      const e = new ToolexecError('TOOLEXEC_ERR_STORAGE_UNAVAILABLE', `The database did not take the write (${fe.code}); retry later`);
+      reply.header('retry-after', '5');
+      return reply.status(503).send(e.toBody());
+    }
     if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
       if (fe.statusCode === 429) {
         const e = new ToolexecError('TOOLEXEC_ERR_RATE_LIMITED', fe.message);

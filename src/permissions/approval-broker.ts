@@ -228,16 +228,24 @@ export class ApprovalBroker implements Approvals {
         view.resolved_by = actor;
         view.answer_message = answer?.message ?? null;
         view.remember = answer?.remember ?? null;
-        this.update.run({
-          id: view.id,
-          status,
-          resolved_at: view.resolved_at,
-          resolved_by: actor,
-          answer_message: view.answer_message,
-          remember: view.remember,
-        });
-        this.emit({ type: 'permission.resolved', request: view });
+        // The call learns its answer first: a database that does not take the
+        // update (full, read-only) must neither leave it waiting nor throw from
+        // a timer. The request's row then keeps its pending status; the
+        // decision itself is audited by the call.
         resolve(outcome);
+        this.emit({ type: 'permission.resolved', request: view });
+        try {
+          this.update.run({
+            id: view.id,
+            status,
+            resolved_at: view.resolved_at,
+            resolved_by: actor,
+            answer_message: view.answer_message,
+            remember: view.remember,
+          });
+        } catch (e) {
+          this.opts.log.error({ err: e, request_id: view.id }, 'could not record the answer of a permission request');
+        }
       };
       this.pending.set(view.id, { view, finish });
       if (req.signal.aborted) {

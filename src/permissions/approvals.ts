@@ -1,7 +1,7 @@
 /**
  * The user layer's interface: what step 5 asks when a call is still `ask`
- * after rules, mode, hooks and the classifier. The websocket broker
- * (ws/approval-broker.ts) implements it; without approvers the answer follows
+ * after rules, mode, hooks and the classifier. The broker
+ * (permissions/approval-broker.ts) implements it; without approvers the answer follows
  * `permissions.headless`.
  */
 import type { AnyTool, ToolInput } from '../tool/types.js';
@@ -41,7 +41,3 @@ export interface Approvals {
   request(req: ApprovalRequest): Promise<ApprovalOutcome>;
 }
 
-/** No approver can ever answer: every ask is denied as headless. */
-export const headlessApprovals: Approvals = {
-  request: () => Promise.resolve({ behavior: 'deny', reason: 'headless' }),
-};

@@ -59,6 +59,3 @@ export function parseRule(raw: string): ParsedRuleValue | { error: string } {
   return { toolName, content };
 }
 
-export function formatRule(r: ParsedRuleValue): string {
-  return r.content === undefined ? r.toolName : `${r.toolName}(${escapeRuleContent(r.content)})`;
-}

@@ -15,11 +15,3 @@ export function mcpToolName(server: string, tool: string): string {
   return `mcp__${normalizeNameForMCP(server)}__${normalizeNameForMCP(tool)}`;
 }
 
-/** Splits `mcp__srv__tool` (a server name containing `__` misparses, as in Claude Code). */
-export function parseMcpToolName(name: string): { server: string; tool: string | undefined } | undefined {
-  if (!name.startsWith('mcp__')) return undefined;
-  const rest = name.slice(5);
-  const i = rest.indexOf('__');
-  if (i === -1) return { server: rest, tool: undefined };
-  return { server: rest.slice(0, i), tool: rest.slice(i + 2) };
-}

@@ -3,9 +3,19 @@
  * tool's text). It stays in memory up to the call's persist threshold; past
  * it, everything goes to the result store in chunks, and only the preview is
  * kept. Memory per call is therefore bounded by threshold + one chunk,
- * whatever the output's size.
+ * whatever the output's size; what one call stores is capped too
+ * (`maxStoredChars`), past which the rest is dropped and the text says so.
+ *
+ * `write` never throws: it is called from child processes' 'data' listeners,
+ * where an exception would take the process down. A failure to store (a full
+ * or read-only database) is kept and thrown by `finish`, as an io error of the
+ * call.
  */
+import { ToolError } from '../pipeline/error-class.js';
 import type { ResultStore, ResultWriter } from './store.js';
+
+/** What one call may store, by default: 256 Mi characters. */
+export const DEFAULT_MAX_STORED_CHARS = 256 * 1024 * 1024;
 
 export type SinkResult =
   | { kind: 'inline'; text: string }
@@ -26,6 +36,7 @@ export interface SinkOptions {
   sessionId: string;
   executionId: string;
   tool: string;
+  maxStoredChars?: number;
 }
 
 export class SpillingOutputSink implements OutputSink {
@@ -34,19 +45,40 @@ export class SpillingOutputSink implements OutputSink {
   private total = 0;
   private writer: ResultWriter | undefined;
   private preview = '';
+  private failure: unknown;
+  private dropped = 0;
 
   constructor(private readonly opts: SinkOptions) {}
 
   write(text: string): void {
-    if (text.length === 0) return;
-    this.total += text.length;
-    if (this.writer) {
-      this.writer.write(text);
+    if (text.length === 0 || this.failure !== undefined) return;
+    const room = (this.opts.maxStoredChars ?? DEFAULT_MAX_STORED_CHARS) - this.total;
+    if (room <= 0) {
+      this.dropped += text.length;
       return;
     }
-    this.parts.push(text);
-    this.inMemory += text.length;
-    if (this.inMemory > this.opts.thresholdChars) this.spill();
+    if (text.length > room) {
+      this.dropped += text.length - room;
+      text = text.slice(0, room);
+    }
+    this.total += text.length;
+    try {
+      if (this.writer) {
+        this.writer.write(text);
+        return;
+      }
+      this.parts.push(text);
+      this.inMemory += text.length;
+      if (this.inMemory > this.opts.thresholdChars) this.spill();
+    } catch (e) {
+      this.failure = e;
+      this.parts = [];
+    }
+  }
+
+  /** Characters dropped past the cap. */
+  get droppedChars(): number {
+    return this.dropped;
   }
 
   private spill(): void {
@@ -67,12 +99,26 @@ export class SpillingOutputSink implements OutputSink {
   }
 
   finish(): SinkResult {
+    if (this.failure !== undefined) {
+      this.abort();
+      throw new ToolError(`The output could not be stored: ${(this.failure as Error).message ?? String(this.failure)}`, 'io');
+    }
+    if (this.dropped > 0) {
+      const note = `\n\n... [output truncated: ${this.dropped.toLocaleString('en-US')} more characters were not stored] ...\n`;
+      this.writeTail(note);
+    }
     if (!this.writer) {
       const text = this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
       this.parts = [];
       return { kind: 'inline', text };
     }
-    const meta = this.writer.finish();
+    let meta;
+    try {
+      meta = this.writer.finish();
+    } catch (e) {
+      this.abort();
+      throw new ToolError(`The output could not be stored: ${(e as Error).message}`, 'io');
+    }
     return {
       kind: 'persisted',
       id: meta.id,
@@ -84,7 +130,17 @@ export class SpillingOutputSink implements OutputSink {
 
   abort(): void {
     this.parts = [];
-    this.writer?.abort();
+    try {
+      this.writer?.abort();
+    } catch {
+      /* the database may be the reason we are aborting */
+    }
+  }
+
+  /** Appends past the cap (the truncation note). */
+  private writeTail(text: string): void {
+    if (this.writer) this.writer.write(text);
+    else this.parts.push(text);
   }
 }
 

@@ -91,6 +91,3 @@ export function buildTool<S extends z.ZodType<ToolInput>, O>(
   return Object.freeze(tool);
 }
 
-export function isTool(x: unknown): x is AnyTool {
-  return typeof x === 'object' && x !== null && typeof (x as AnyTool).call === 'function' && typeof (x as AnyTool).name === 'string';
-}

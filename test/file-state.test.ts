@@ -166,3 +166,24 @@ describe('atomic writes', () => {
     await expect(readTextFile(root)).rejects.toThrow(/is a directory/);
   });
 });
+
+describe('FileStateBudget', () => {
+  it('bounds the content all sessions keep: a cache past the shared budget gives up its own oldest entries', async () => {
+    const { FileStateBudget, FileStateCache } = await import('../src/file-state/cache.js');
+    const budget = new FileStateBudget(1000);
+    const a = new FileStateCache(100, 800, budget);
+    const b = new FileStateCache(100, 800, budget);
+    const entry = (n: number) => ({ content: 'x'.repeat(n), timestamp: 0, offset: undefined, limit: undefined, isPartialView: false });
+    a.set('/a1', entry(300));
+    a.set('/a2', entry(300));
+    b.set('/b1', entry(300));
+    expect(budget.bytes).toBe(900);
+    b.set('/b2', entry(300));
+    // b pushed the total to 1200: b gave up its own oldest (b1), a kept both.
+    expect(b.has('/b1')).toBe(false);
+    expect(a.has('/a1') && a.has('/a2') && b.has('/b2')).toBe(true);
+    expect(budget.bytes).toBe(900);
+    a.clear();
+    expect(budget.bytes).toBe(300);
+  });
+});

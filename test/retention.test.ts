@@ -212,6 +212,13 @@ describe('retention', () => {
     insertAudit(now - 40 * DAY);
     insertAudit(now - DAY);
     await waitFor(() => count('audit') === 1, 'the timer to prune');
+    const retention = svc().retention;
+    await retention.stop();
+    // Stopped: no timer is armed, and old rows stay.
+    expect((retention as unknown as { timer: unknown }).timer).toBeUndefined();
+    insertAudit(now - 40 * DAY);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(count('audit')).toBe(2);
     await t.close();
     t = undefined;
   });

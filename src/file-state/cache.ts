@@ -50,6 +50,20 @@ export function freshness(
 export const FILE_STATE_MAX_ENTRIES = 100;
 export const FILE_STATE_MAX_BYTES = 25 * 1024 * 1024;
 
+/**
+ * A byte budget shared by every session's cache: sessions come and go, and
+ * 25 MB each must not add up without bound. A cache that pushes the total
+ * past the budget gives up its own oldest entries (an active session pays
+ * for what it reads; others keep theirs).
+ */
+export class FileStateBudget {
+  bytes = 0;
+  constructor(readonly maxBytes: number) {}
+}
+
+/** The default shared budget: 256 MB of remembered file content in all. */
+export const FILE_STATE_GLOBAL_MAX_BYTES = 256 * 1024 * 1024;
+
 export class FileStateCache {
   private readonly map = new Map<string, { state: FileState; bytes: number }>();
   private bytes = 0;
@@ -57,7 +71,19 @@ export class FileStateCache {
   constructor(
     readonly maxEntries = FILE_STATE_MAX_ENTRIES,
     readonly maxBytes = FILE_STATE_MAX_BYTES,
+    private readonly budget: FileStateBudget | undefined = undefined,
   ) {}
+
+  private account(delta: number): void {
+    this.bytes += delta;
+    if (this.budget) this.budget.bytes += delta;
+  }
+
+  /** Gives every entry up (the session leaves memory): the shared budget gets its bytes back. */
+  clear(): void {
+    this.account(-this.bytes);
+    this.map.clear();
+  }
 
   private static key(p: string): string {
     return path.normalize(p);
@@ -81,14 +107,14 @@ export class FileStateCache {
     const k = FileStateCache.key(p);
     const old = this.map.get(k);
     if (old) {
-      this.bytes -= old.bytes;
+      this.account(-old.bytes);
       this.map.delete(k);
     }
     const bytes = Buffer.byteLength(state.content, 'utf8');
     // An entry larger than the whole budget is not kept: Edit will ask for a new read.
-    if (bytes > this.maxBytes) return;
+    if (bytes > this.maxBytes || (this.budget && bytes > this.budget.maxBytes)) return;
     this.map.set(k, { state, bytes });
-    this.bytes += bytes;
+    this.account(bytes);
     this.evict();
   }
 
@@ -96,16 +122,18 @@ export class FileStateCache {
     const k = FileStateCache.key(p);
     const old = this.map.get(k);
     if (!old) return;
-    this.bytes -= old.bytes;
+    this.account(-old.bytes);
     this.map.delete(k);
   }
 
   private evict(): void {
-    while (this.map.size > this.maxEntries || this.bytes > this.maxBytes) {
+    const over = (): boolean =>
+      this.map.size > this.maxEntries || this.bytes > this.maxBytes || (this.budget !== undefined && this.budget.bytes > this.budget.maxBytes);
+    while (over()) {
       const oldest = this.map.keys().next();
       if (oldest.done) return;
       const e = this.map.get(oldest.value);
-      if (e) this.bytes -= e.bytes;
+      if (e) this.account(-e.bytes);
       this.map.delete(oldest.value);
     }
   }

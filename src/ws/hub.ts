@@ -132,7 +132,9 @@ export class WsHub {
         }
         case 'unsubscribe': {
           conn.sessions.delete(f.session_id);
-          this.bySession.get(f.session_id)?.delete(conn);
+          const set = this.bySession.get(f.session_id);
+          set?.delete(conn);
+          if (set && set.size === 0) this.bySession.delete(f.session_id);
           this.send(conn, { type: 'ack', ref: 'unsubscribe', session_id: f.session_id }, true);
           return;
         }

@@ -28,11 +28,15 @@ export async function startServer(file, args = [], env = {}) {
     child,
     /** Microseconds of CPU the server has used (user + system). */
     async cpu() {
+      return (await this.cpuSplit()).total;
+    },
+    /** Microseconds of CPU the server has used: in all, in user mode, in the kernel (system calls). */
+    async cpuSplit() {
       const before = buf.length;
       child.kill('SIGUSR2');
       for (let i = 0; i < 200; i++) {
-        const m = /CPU (\d+)/.exec(buf.slice(before));
-        if (m) return Number(m[1]);
+        const m = /CPU (\d+)(?: (\d+) (\d+))?/.exec(buf.slice(before));
+        if (m) return { total: Number(m[1]), user: Number(m[2] ?? m[1]), system: Number(m[3] ?? 0) };
         await new Promise((r) => setTimeout(r, 5));
       }
       throw new Error('the server did not report its CPU time');

@@ -1,12 +1,15 @@
 // The in-process pipeline per call against calling the tool directly, with 0
 // and 3 PreToolUse command hooks. Figures are µs per call; "concurrent" issues
-// calls 100 at a time, so the group commit is amortised as under load.
+// calls 100 at a time, so the group commit is amortised as under load. Each
+// call gets its own CallAbort, as the executor gives it (a shared AbortSignal
+// would add an 'abort' listener per call that the service never pays).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { z } from 'zod';
 import { Config } from '../dist/config/schema.js';
+import { CallAbort } from '../dist/pipeline/cancel.js';
 import { runToolUse } from '../dist/pipeline/run-tool-use.js';
 import { createServices } from '../dist/services.js';
 import { buildTool } from '../dist/tool/build-tool.js';
@@ -58,13 +61,13 @@ export async function pipelineBench() {
     };
     const sequential = async (k) => {
       for (let i = 0; i < k; i++) {
-        await runToolUse(use(i), session, svc.deps, { executionId: svc.executions.newId(), signal: ctx.signal, actor: null });
+        await runToolUse(use(i), session, svc.deps, { executionId: svc.executions.newId(), abort: new CallAbort(), actor: null });
       }
     };
     const concurrent = async (k) => {
       for (let i = 0; i < k; i += 100) {
         const batch = [];
-        for (let j = i; j < Math.min(k, i + 100); j++) batch.push(runToolUse(use(j), session, svc.deps, { executionId: svc.executions.newId(), signal: ctx.signal, actor: null }));
+        for (let j = i; j < Math.min(k, i + 100); j++) batch.push(runToolUse(use(j), session, svc.deps, { executionId: svc.executions.newId(), abort: new CallAbort(), actor: null }));
         await Promise.all(batch);
       }
     };

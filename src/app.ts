@@ -4,7 +4,7 @@
  * listening server only for websockets, streaming and timeouts.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { Config, type ConfigInput } from './config/schema.js';
 import { ToolexecError } from './errors.js';
@@ -27,7 +27,7 @@ import { wsRoutes } from './http/routes/ws.js';
 import { healthRoutes } from './http/routes/health.js';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { statsRoutes } from './http/routes/stats.js';
-import { loggerForConfig } from './observability/logging.js';
+import { lazyRequestLogger, loggerForConfig } from './observability/logging.js';
 import { mcpServerRoutes } from './http/routes/mcp-servers.js';
 import { mcpRoutes } from './http/routes/mcp.js';
 import { toolsRoutes } from './http/routes/tools.js';
@@ -70,6 +70,8 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
       const h = req.headers['x-request-id'];
       return typeof h === 'string' && /^[\w.-]{1,128}$/.test(h) ? h : randomUUID();
     },
+    // A request's child logger is made when something logs (observability/logging.ts LazyLogger).
+    childLoggerFactory: lazyRequestLogger as unknown as NonNullable<FastifyServerOptions['childLoggerFactory']>,
     // Per-request lines only at debug: at info they cost a log write per call on the hot path.
     logController: new LogController({ disableRequestLogging: config.logging.level !== 'debug' && config.logging.level !== 'trace' }),
     // Graceful shutdown drains calls first (serve.ts shutdown()); by the time
@@ -89,9 +91,11 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
   await app.register(websocket, { options: { maxPayload: MAX_WS_FRAME_BYTES } });
   installJsonParser(app, config.server.maxJsonDepth);
   installErrorHandling(app);
-  app.addHook('onRequest', async (req) => {
+  // Synchronous (a throw is an error as in an async hook): an async hook costs a promise and a microtask turn per request.
+  app.addHook('onRequest', (req, _reply, done) => {
     // Probes keep answering: /healthz alive, /readyz not ready.
     if (services.closing && req.url !== '/healthz' && req.url !== '/readyz') throw new ToolexecError('TOOLEXEC_ERR_SHUTTING_DOWN');
+    done();
   });
   installAuth(app, new Authenticator(config.server.tokens, opts.env?.TOOLEXEC_TOKEN ?? process.env.TOOLEXEC_TOKEN));
   if (config.server.rateLimit) {

@@ -95,6 +95,47 @@ describe('a database that stops taking writes', () => {
   }
 });
 
+describe('storage failures in the middle of a call', () => {
+  it('a Bash output spilling into a read-only database fails the call (io), the process stays up', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(head:*)'] } }, { observability: { readinessCacheMs: 0 } });
+    t.app.toolexec.db.pragma('query_only = ON');
+    const r = await t.app.inject({
+      method: 'POST',
+      url: '/execute',
+      payload: { session_id: 'spill', tool_uses: [use('Bash', { command: 'head -c 300000 /dev/zero | tr "\\0" a' }, 'spill-1')] },
+    });
+    // The call ran; its record cannot be written: its result is withheld.
+    expect(r.statusCode).toBe(503);
+    t.app.toolexec.db.pragma('query_only = OFF');
+    await until(async () => t!.app.toolexec.executions.findByToolUse('spill', 'spill-1') !== undefined, 'the held row');
+    const row = t.app.toolexec.executions.findByToolUse('spill', 'spill-1')!;
+    expect(row).toMatchObject({ status: 'failed', error_class: 'io' });
+    expect(JSON.parse(row.result_block!).content).toContain('could not be stored');
+    expect((await t.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+  });
+
+  it('an approver’s answer while the database is read-only still reaches the waiting call', async () => {
+    t = await makeApp(
+      { permissions: { headless: 'wait', askTimeoutMs: 30_000 } },
+      { extraTools: [probeTool({})], observability: { readinessCacheMs: 0 } },
+    );
+    const pending = t.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'ro', tool_uses: [use('Probe', { value: 'v' }, 'ro-1')] } });
+    let id: string | undefined;
+    await until(async () => {
+      id = t!.app.toolexec.broker.list().pending[0]?.id;
+      return id !== undefined;
+    }, 'the permission request');
+    t.app.toolexec.db.pragma('query_only = ON');
+    const answer = await t.app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision: 'allow' } });
+    expect(answer.statusCode).toBe(200);
+    const res = await pending;
+    // The call ran; its record waits for the database.
+    expect(res.statusCode).toBe(503);
+    t.app.toolexec.db.pragma('query_only = OFF');
+    await until(async () => t!.app.toolexec.executions.findByToolUse('ro', 'ro-1')?.status === 'succeeded', 'the held row');
+  });
+});
+
 describe('a thousand concurrent POST /execute', () => {
   it('admits what it can, answers the rest 503 with Retry-After, and stays healthy', async () => {
     t = await makeApp({ server: { maxInFlightCalls: 100 }, permissions: { allow: ['UnsafeSleep'] } }, { extraTools: [sleepTool({ safe: false })] });

@@ -59,9 +59,11 @@ describe('/healthz and /readyz', () => {
   it('is not ready after the writer failed for a storage reason, and recovers through its own probe', async () => {
     t = await makeApp({}, { observability: { readinessCacheMs: 0 } });
     const writer = t.app.toolexec.writer;
+    // A transient I/O error: the write fails once, then succeeds when tried again.
+    let failures = 1;
     await writer
       .write(() => {
-        throw new Database.SqliteError('disk I/O error', 'SQLITE_IOERR_WRITE');
+        if (failures-- > 0) throw new Database.SqliteError('disk I/O error', 'SQLITE_IOERR_WRITE');
       })
       .catch(() => undefined);
     const r = await readyz(t.app);

@@ -25,7 +25,7 @@ const app = await buildApp({
   extraTools: [noop],
   config: {
     workspace: { root: path.join(dir, 'ws') },
-    storage: { path: path.join(dir, 'toolexec.db') },
+    storage: { path: process.env.BENCH_STORAGE === 'memory' ? ':memory:' : path.join(dir, 'toolexec.db') },
     server: { tokens: [{ name: 'bench', token: BENCH_TOKEN, scopes: ['execute', 'read'] }], maxInFlightCalls: 100000 },
     permissions: { allow: ['Noop'] },
     logging: { level: 'warn' },
@@ -38,7 +38,7 @@ console.log(`LISTENING ${app.server.address().port}`);
 // a shared, noisy machine disturbs less than throughput.
 process.on('SIGUSR2', () => {
   const u = process.cpuUsage();
-  console.log(`CPU ${u.user + u.system}`);
+  console.log(`CPU ${u.user + u.system} ${u.user} ${u.system}`);
 });
 process.on('SIGTERM', () =>
   app.close().then(() => {
@@ -46,3 +46,5 @@ process.on('SIGTERM', () =>
     process.exit(0);
   }),
 );
+// For bench/zz-prof-server.mjs (commit statistics while profiling).
+export { app };

@@ -9,6 +9,7 @@ import { ToolexecError } from '../errors.js';
 import type { ToolPool } from '../pool/pool.js';
 import { runBatch } from '../orchestration/run-batch.js';
 import { queueCall, runToolUse } from '../pipeline/run-tool-use.js';
+import { CallAbort } from '../pipeline/cancel.js';
 import type { FinishedCall, PipelineDeps, QueuedCall, ToolUse } from '../pipeline/types.js';
 import type { Session } from '../sessions/session.js';
 import type { ExecutionRow } from '../storage/executions.js';
@@ -106,7 +107,7 @@ export class Executor {
   start(session: Session, uses: readonly ToolUse[], actor: string | null, signal: AbortSignal | undefined, log?: Logger): BatchItem[] {
     const { deps, registry } = this.opts;
     const items: BatchItem[] = [];
-    const fresh: { use: ToolUse; queued: QueuedCall; controller: AbortController; resolve: (f: FinishedCall) => void; reject: (e: unknown) => void }[] = [];
+    const fresh: { use: ToolUse; queued: QueuedCall; abort: CallAbort; resolve: (f: FinishedCall) => void; reject: (e: unknown) => void }[] = [];
     const seen = new Map<string, BatchItem>();
 
     for (const use of uses) {
@@ -154,15 +155,12 @@ export class Executor {
         seen.set(use.id, item);
         continue;
       }
-      const controller = new AbortController();
-      if (signal) {
-        if (signal.aborted) controller.abort();
-        else signal.addEventListener('abort', () => controller.abort(), { once: true });
-      }
+      // The batch's signal (a client that went away) is read by the call, not listened to (pipeline/cancel.ts).
+      const abort = new CallAbort(signal);
       const id = deps.executions.newId();
       session.toolUses.set(use.id, id);
       const queued = queueCall(use, session, deps, id, actor);
-      const entry = registry.add(queued, controller);
+      const entry = registry.add(queued, abort);
       let resolve!: (f: FinishedCall) => void;
       let reject!: (e: unknown) => void;
       const donePromise = new Promise<FinishedCall>((res, rej) => {
@@ -181,7 +179,7 @@ export class Executor {
       };
       items.push(item);
       seen.set(use.id, item);
-      fresh.push({ use, queued, controller, resolve, reject });
+      fresh.push({ use, queued, abort, resolve, reject });
     }
 
     if (fresh.length > 0) {
@@ -189,15 +187,16 @@ export class Executor {
         fresh.map((f) => f.use),
         this.pool,
         this.opts.maxConcurrency,
-        async (_use, i) => {
+        async (_use, i, parsed) => {
           const f = fresh[i]!;
           try {
             const out = await runToolUse(f.use, session, deps, {
               executionId: f.queued.id,
-              signal: f.controller.signal,
+              abort: f.abort,
               actor,
               queued: f.queued,
               log,
+              parsed,
             });
             f.resolve(out);
           } catch (e) {

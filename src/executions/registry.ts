@@ -5,6 +5,7 @@
  * progress become events for websocket subscribers. With no subscriber, an
  * event costs one Set-size check.
  */
+import type { CallAbort } from '../pipeline/cancel.js';
 import type { Call, CallObserver, FinishedCall } from '../pipeline/types.js';
 import { TERMINAL_STATUSES } from '../pipeline/types.js';
 import type { ProgressEvent } from '../tool/types.js';
@@ -19,8 +20,11 @@ export type ExecutionListener = (e: ExecutionEvent) => void;
 
 export interface LiveExecution {
   call: Call;
-  readonly controller: AbortController;
+  /** Cancels the call (its AbortSignal is made only if the call reads it). */
+  readonly controller: CallAbort;
   done: Promise<FinishedCall> | undefined;
+  /** Its key in the (session, tool_use id) index, made once. */
+  readonly key: string;
 }
 
 export function toolUseKey(sessionId: string, toolUseId: string): string {
@@ -32,10 +36,11 @@ export class ExecutionRegistry implements CallObserver {
   private readonly byToolUse = new Map<string, string>();
   private readonly listeners = new Set<ExecutionListener>();
 
-  add(call: Call, controller: AbortController): LiveExecution {
-    const entry: LiveExecution = { call, controller, done: undefined };
+  add(call: Call, controller: CallAbort): LiveExecution {
+    const key = toolUseKey(call.sessionId, call.toolUseId);
+    const entry: LiveExecution = { call, controller, done: undefined, key };
     this.live.set(call.id, entry);
-    this.byToolUse.set(toolUseKey(call.sessionId, call.toolUseId), call.id);
+    this.byToolUse.set(key, call.id);
     return entry;
   }
 
@@ -61,8 +66,7 @@ export class ExecutionRegistry implements CallObserver {
     const e = this.live.get(id);
     if (!e) return;
     this.live.delete(id);
-    const key = toolUseKey(e.call.sessionId, e.call.toolUseId);
-    if (this.byToolUse.get(key) === id) this.byToolUse.delete(key);
+    if (this.byToolUse.get(e.key) === id) this.byToolUse.delete(e.key);
   }
 
   /** Every call in flight (shutdown, dashboards). */
@@ -95,7 +99,7 @@ export class ExecutionRegistry implements CallObserver {
     if (entry) entry.call = call;
     if (TERMINAL_STATUSES.has(call.status)) {
       this.live.delete(call.id);
-      const key = toolUseKey(call.sessionId, call.toolUseId);
+      const key = entry ? entry.key : toolUseKey(call.sessionId, call.toolUseId);
       if (this.byToolUse.get(key) === call.id) this.byToolUse.delete(key);
       if (this.listeners.size > 0) this.emit({ type: 'execution.finished', call: call as FinishedCall });
       return;

@@ -2,7 +2,7 @@
  * Request-scoped typing: each route names the scope it needs in its config;
  * the auth hook puts the caller's principal on the request.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Scope } from '../config/schema.js';
 import type { Services } from '../services.js';
 import { ToolexecError } from '../errors.js';
@@ -34,20 +34,34 @@ export function isLoopbackOrigin(origin: string): boolean {
   }
 }
 
+/**
+ * Authentication as a route-level onRequest hook, made once per route when it
+ * is registered with the scope the route's config names; routes without a
+ * scope get none. Reading `req.routeOptions` per request builds a dozen-field
+ * object each time, and an async hook costs a promise and a microtask turn:
+ * the hook is synchronous (Fastify treats a throw as an async hook's
+ * rejection). Must be installed before the routes are registered.
+ */
 export function installAuth(app: FastifyInstance, auth: Authenticator): void {
   app.decorate('authenticator', auth);
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (req: FastifyRequest) => {
-    const scope = req.routeOptions.config?.scope;
+  app.addHook('onRoute', (route) => {
+    const scope = (route.config as FastifyContextConfig | undefined)?.scope;
     if (scope === undefined) return;
-    // Without tokens the service trusts loopback; a web page elsewhere must not
-    // reach it through the browser (DNS rebinding, cross-site requests).
-    const origin = req.headers.origin;
-    if (!auth.enabled && typeof origin === 'string' && origin !== 'null' && !isLoopbackOrigin(origin)) {
-      throw new ToolexecError('TOOLEXEC_ERR_ORIGIN_FORBIDDEN');
-    }
-    const token = tokenOf(req, scope === 'any');
-    req.principal = auth.check(token, scope);
+    const allowQuery = scope === 'any';
+    const hook = (req: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+      // Without tokens the service trusts loopback; a web page elsewhere must not
+      // reach it through the browser (DNS rebinding, cross-site requests).
+      const origin = req.headers.origin;
+      if (!auth.enabled && typeof origin === 'string' && origin !== 'null' && !isLoopbackOrigin(origin)) {
+        throw new ToolexecError('TOOLEXEC_ERR_ORIGIN_FORBIDDEN');
+      }
+      req.principal = auth.check(tokenOf(req, allowQuery), scope);
+      done();
+    };
+    // First among the route's own hooks, as the global hook it replaces was.
+    const own = route.onRequest;
+    route.onRequest = own === undefined ? [hook] : [hook, ...(Array.isArray(own) ? own : [own])];
   });
 }
 

@@ -45,6 +45,33 @@ export const ExecuteRequest = z.object({
 });
 export type ExecuteRequest = z.infer<typeof ExecuteRequest>;
 
+/*
+ * Fast paths: a well-formed envelope or item is recognised by a few typeof
+ * and length checks, the same ones its zod schema makes, and zod runs only
+ * when one fails (to word the error exactly as before). zod's safeParse of
+ * the envelope and of one tool_use block measured 0.26 and 0.40 µs; the
+ * envelope's checks 0.06 µs (Node 20, zod 4). Where a schema would copy a
+ * value (z.record), the fast path does not apply.
+ */
+function isIdLike(v: unknown): v is string {
+  return typeof v === 'string' && v.length >= 1 && v.length <= 512;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The envelope, when it passes ExecuteRequest as is; undefined when zod must judge it. */
+export function plainExecuteRequest(body: unknown): ExecuteRequest | undefined {
+  // zod wants the key present (its value may be anything, even undefined).
+  if (!isObject(body) || !('tool_uses' in body)) return undefined;
+  const sid = body.session_id;
+  if (sid !== undefined && (typeof sid !== 'string' || sid.length < 1 || sid.length > 256)) return undefined;
+  const wait = body.wait;
+  if (wait !== undefined && typeof wait !== 'boolean') return undefined;
+  return { session_id: sid, tool_uses: body.tool_uses, wait };
+}
+
 function invalid(message: string): ToolexecError {
   return new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', message);
 }
@@ -82,34 +109,57 @@ export function readToolUses(raw: unknown): ToolUse[] {
     throw invalid(`tool_uses holds ${items.length} items; at most ${MAX_TOOL_USES_PER_REQUEST} per request`);
   }
   const out: ToolUse[] = [];
-  items.forEach((item, i) => {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
     if (item === null || typeof item !== 'object' || Array.isArray(item)) {
       throw invalid(`tool_uses[${i}] must be an object`);
     }
     const o = item as Record<string, unknown>;
     if (o.type === 'tool_use') {
+      // `input` may hold anything, but zod wants the key present.
+      if (isIdLike(o.id) && isIdLike(o.name) && 'input' in o) {
+        out.push({ id: o.id, name: o.name, input: o.input, format: 'anthropic' });
+        continue;
+      }
       const r = AnthropicToolUse.safeParse(o);
       if (!r.success) throw invalid(`tool_uses[${i}] is not a valid tool_use block: ${firstIssue(r.error)}`);
       out.push({ id: r.data.id, name: r.data.name, input: r.data.input, format: 'anthropic' });
-      return;
+      continue;
     }
     if (o.type === 'function_call') {
+      if (isIdLike(o.call_id) && isIdLike(o.name) && (o.arguments === undefined || typeof o.arguments === 'string')) {
+        const a = parseArguments(o.arguments);
+        out.push({ id: o.call_id, name: o.name, input: a.input, inputError: a.inputError, format: 'openai' });
+        continue;
+      }
       const r = OpenAIFunctionCallItem.safeParse(o);
       if (!r.success) throw invalid(`tool_uses[${i}] is not a valid function_call item: ${firstIssue(r.error)}`);
       const a = parseArguments(r.data.arguments);
       out.push({ id: r.data.call_id, name: r.data.name, input: a.input, inputError: a.inputError, format: 'openai' });
-      return;
+      continue;
     }
     if ('function' in o) {
+      const fn = o.function;
+      if (
+        isIdLike(o.id) &&
+        (o.type === undefined || o.type === 'function') &&
+        isObject(fn) &&
+        isIdLike(fn.name) &&
+        (fn.arguments === undefined || typeof fn.arguments === 'string')
+      ) {
+        const a = parseArguments(fn.arguments);
+        out.push({ id: o.id, name: fn.name, input: a.input, inputError: a.inputError, format: 'openai' });
+        continue;
+      }
       const r = OpenAIToolCall.safeParse(o);
       if (!r.success) throw invalid(`tool_uses[${i}] is not a valid OpenAI tool call: ${firstIssue(r.error)}`);
       const a = parseArguments(r.data.function.arguments);
       out.push({ id: r.data.id, name: r.data.function.name, input: a.input, inputError: a.inputError, format: 'openai' });
-      return;
+      continue;
     }
-    if (typeof o.type === 'string') return; // text, thinking, … blocks of a content array
+    if (typeof o.type === 'string') continue; // text, thinking, … blocks of a content array
     throw invalid(`tool_uses[${i}] is neither a tool_use block nor an OpenAI tool call`);
-  });
+  }
   return out;
 }
 

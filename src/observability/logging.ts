@@ -192,3 +192,81 @@ const LAZY_HANDLER: ProxyHandler<{ base: Logger; bindings: Record<string, unknow
 export function lazyChild(base: Logger, bindings: Record<string, unknown>): Logger {
   return new Proxy({ base, bindings, child: undefined }, LAZY_HANDLER) as unknown as Logger;
 }
+
+type LogFn = (...args: unknown[]) => void;
+
+/**
+ * A request's logger (Fastify's childLoggerFactory), made on first use like
+ * lazyChild: Fastify makes a pino child per request, and with request
+ * logging off (the default below debug) nearly every request logs nothing.
+ * A class rather than a proxy because Fastify checks, per request, that the
+ * logging methods exist: here that check finds them on the prototype without
+ * making the child.
+ */
+export class LazyLogger {
+  private made: Logger | undefined = undefined;
+
+  constructor(
+    private readonly base: Logger,
+    private readonly bound: Record<string, unknown>,
+  ) {}
+
+  private real(): Logger {
+    return (this.made ??= this.base.child(this.bound));
+  }
+
+  get level(): string {
+    return this.made ? this.made.level : this.base.level;
+  }
+
+  set level(l: string) {
+    this.real().level = l;
+  }
+
+  isLevelEnabled(l: string): boolean {
+    return (this.made ?? this.base).isLevelEnabled(l);
+  }
+
+  bindings(): Record<string, unknown> {
+    return this.real().bindings();
+  }
+
+  child(bindings: Record<string, unknown>, options?: pino.ChildLoggerOptions): Logger {
+    return this.real().child(bindings, options);
+  }
+
+  fatal(...a: unknown[]): void {
+    (this.real().fatal as LogFn)(...a);
+  }
+
+  error(...a: unknown[]): void {
+    (this.real().error as LogFn)(...a);
+  }
+
+  warn(...a: unknown[]): void {
+    (this.real().warn as LogFn)(...a);
+  }
+
+  info(...a: unknown[]): void {
+    (this.real().info as LogFn)(...a);
+  }
+
+  debug(...a: unknown[]): void {
+    (this.real().debug as LogFn)(...a);
+  }
+
+  trace(...a: unknown[]): void {
+    (this.real().trace as LogFn)(...a);
+  }
+
+  silent(): void {}
+}
+
+/**
+ * Fastify's childLoggerFactory with LazyLogger: a request whose route sets
+ * its own level or serializers gets a real child at once.
+ */
+export function lazyRequestLogger(logger: Logger, bindings: Record<string, unknown>, opts: pino.ChildLoggerOptions): Logger {
+  if (opts.level !== undefined || opts.serializers !== undefined) return logger.child(bindings, opts);
+  return new LazyLogger(logger, bindings) as unknown as Logger;
+}

@@ -4,21 +4,30 @@
  * counts as unsafe) run together, at most `maxConcurrency` at once; every
  * other call runs alone, in order. Results come back in request order,
  * whatever order they finished in.
+ *
+ * A batch of one call runs alone whatever its safety, so it is not judged;
+ * in a larger batch, the parse done to judge a call is handed to its step 2
+ * rather than done twice (zod's parse is most of a small call's step 2).
  */
 import type { ToolPool } from '../pool/pool.js';
-import type { ToolUse } from '../pipeline/types.js';
+import type { PreParsed, ToolUse } from '../pipeline/types.js';
 
 /** Whether a tool use may run beside others (Claude Code's runTools rule). */
 export function isSafeToRunConcurrently(use: ToolUse, pool: ToolPool): boolean {
-  if (use.inputError !== undefined) return true; // fails at parse without side effects
+  return judge(use, pool).safe;
+}
+
+function judge(use: ToolUse, pool: ToolPool): { safe: boolean; parsed: PreParsed | undefined } {
+  if (use.inputError !== undefined) return { safe: true, parsed: undefined }; // fails at parse without side effects
   const tool = pool.lookup(use.name);
-  if (!tool) return true; // fails at lookup without side effects
+  if (!tool) return { safe: true, parsed: undefined }; // fails at lookup without side effects
   const r = tool.inputSchema.safeParse(use.input);
-  if (!r.success) return true; // fails at parse
+  if (!r.success) return { safe: true, parsed: undefined }; // fails at parse
+  const parsed: PreParsed = { tool, raw: use.input, data: r.data };
   try {
-    return tool.isConcurrencySafe(r.data) === true;
+    return { safe: tool.isConcurrencySafe(r.data) === true, parsed };
   } catch {
-    return false;
+    return { safe: false, parsed };
   }
 }
 
@@ -52,13 +61,15 @@ export async function runBatch<T>(
   uses: readonly ToolUse[],
   pool: ToolPool,
   maxConcurrency: number,
-  run: (use: ToolUse, index: number) => Promise<T>,
+  run: (use: ToolUse, index: number, parsed: PreParsed | undefined) => Promise<T>,
 ): Promise<T[]> {
+  if (uses.length === 1) return [await run(uses[0]!, 0, undefined)];
   const out: T[] = new Array<T>(uses.length);
-  const runs = partition(uses.map((u) => isSafeToRunConcurrently(u, pool)));
+  const judged = uses.map((u) => judge(u, pool));
+  const runs = partition(judged.map((j) => j.safe));
   for (const r of runs) {
-    if (r.concurrent && r.indices.length > 1) await pooled(r.indices, maxConcurrency, (i) => run(uses[i]!, i), out);
-    else for (const i of r.indices) out[i] = await run(uses[i]!, i);
+    if (r.concurrent && r.indices.length > 1) await pooled(r.indices, maxConcurrency, (i) => run(uses[i]!, i, judged[i]!.parsed), out);
+    else for (const i of r.indices) out[i] = await run(uses[i]!, i, judged[i]!.parsed);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 /** Step 1: find the tool by exact name, alias, or MCP namespace. */
 import type { ToolPool } from '../pool/pool.js';
 import { errorBlock, finished } from './finish.js';
+import { validatingCall } from './states.js';
 import type { FinishedCall, QueuedCall, ValidatingCall } from './types.js';
 
 export function lookup(call: QueuedCall, pool: ToolPool): ValidatingCall | FinishedCall {
@@ -8,5 +9,5 @@ export function lookup(call: QueuedCall, pool: ToolPool): ValidatingCall | Finis
   if (!tool) {
     return finished(call, 'failed', errorBlock(call.toolUseId, `Error: No such tool available: ${call.name}`), 'not_found');
   }
-  return { ...call, status: 'validating', tool, input: undefined };
+  return validatingCall(call, tool, undefined);
 }

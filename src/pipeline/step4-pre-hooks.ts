@@ -9,6 +9,7 @@ import type { Session } from '../sessions/session.js';
 import type { ToolContext, ToolInput } from '../tool/types.js';
 import { parse } from './step2-parse.js';
 import { validate } from './step3-validate.js';
+import { validatingCall } from './states.js';
 import type { FinishedCall, PipelineDeps, ValidatingCall } from './types.js';
 
 type Parsed = ValidatingCall & { input: ToolInput };
@@ -19,7 +20,12 @@ export interface PreHookResult {
   additionalContext: readonly string[];
 }
 
-const NONE: readonly string[] = Object.freeze([]);
+export const NO_CONTEXT: readonly string[] = Object.freeze([]);
+
+/** Whether step 4 has anything to run for this tool (the pipeline skips the step, and its promise, when not). */
+export function hasPreHooks(deps: PipelineDeps, toolName: string): boolean {
+  return deps.hooks.matches('PreToolUse', toolName);
+}
 
 export async function preHooks(
   call: Parsed,
@@ -28,7 +34,7 @@ export async function preHooks(
   session: Session,
   signal: AbortSignal,
 ): Promise<PreHookResult> {
-  if (!deps.hooks.matches('PreToolUse', call.tool.name)) return { call, permission: undefined, additionalContext: NONE };
+  if (!hasPreHooks(deps, call.tool.name)) return { call, permission: undefined, additionalContext: NO_CONTEXT };
   const outcome = await deps.hooks.run(
     'PreToolUse',
     {
@@ -49,7 +55,7 @@ export async function preHooks(
     permission = { behavior: 'deny', reason: `A PreToolUse hook stopped the call: ${outcome.stop.reason}`, source: 'continue:false' };
   }
   if (outcome.updatedInput && permission?.behavior !== 'deny') {
-    const reparsed = parse({ ...call, input: undefined }, outcome.updatedInput);
+    const reparsed = parse(validatingCall(call, call.tool, undefined), outcome.updatedInput);
     if (reparsed.status !== 'validating') return { call: reparsed, permission, additionalContext: outcome.additionalContext };
     const revalidated = await validate(reparsed as Parsed, ctx);
     return { call: revalidated, permission, additionalContext: outcome.additionalContext };

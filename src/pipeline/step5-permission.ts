@@ -11,8 +11,10 @@ import type { RuleIndex } from '../permissions/rule-index.js';
 import type { Decision } from '../permissions/types.js';
 import type { Session } from '../sessions/session.js';
 import type { ToolContext, ToolInput } from '../tool/types.js';
+import type { CallAbort } from './cancel.js';
 import { errorText } from './error-class.js';
-import { errorBlock, finished, plainErrorBlock } from './finish.js';
+import { errorBlock, finished, plainErrorBlock, refinished } from './finish.js';
+import { awaitingPermissionCall, runningCall, validatingCall } from './states.js';
 import { parse } from './step2-parse.js';
 import { validate } from './step3-validate.js';
 import type { AwaitingPermissionCall, FinishedCall, PipelineDeps, RunningCall, ValidatingCall } from './types.js';
@@ -29,20 +31,20 @@ export async function permission(
   rules: RuleIndex,
   hook: HookPermission | undefined,
   deps: PipelineDeps,
-  signal: AbortSignal,
+  abort: CallAbort,
   onAwaiting: (c: AwaitingPermissionCall) => void,
 ): Promise<RunningCall | FinishedCall> {
   const { tool } = call;
   let input = call.input;
   let d: Decision = await decide({ tool, input, ctx, mode: session.mode, rules, hook });
 
-  if (d.behavior === 'ask' && session.mode === 'auto') d = await classifierLayer(d, call, session, deps, signal);
+  if (d.behavior === 'ask' && session.mode === 'auto') d = await classifierLayer(d, call, session, deps, abort.signal);
   if (d.behavior === 'ask' && deps.hooks.matches('PermissionRequest', tool.name)) {
-    d = await permissionRequestHooks(d, call, session, deps, signal);
+    d = await permissionRequestHooks(d, call, session, deps, abort.signal);
     if (d.updatedInput) input = d.updatedInput;
   }
   if (d.behavior === 'ask') {
-    onAwaiting({ ...call, status: 'awaiting_permission', requestId: undefined });
+    onAwaiting(awaitingPermissionCall(call, tool, call.input, undefined));
     const outcome = await deps.approvals.request({
       executionId: call.id,
       sessionId: call.sessionId,
@@ -52,10 +54,10 @@ export async function permission(
       inputDigest: call.inputDigest,
       summary: safeSummary(tool, input),
       decision: d,
-      signal,
+      signal: abort.signal,
     });
     // A call cancelled while it waited was not decided: nothing to audit.
-    if (signal.aborted) return finished(call, 'cancelled', errorBlock(call.toolUseId, messages.cancelled), 'cancelled');
+    if (abort.aborted) return finished(call, 'cancelled', errorBlock(call.toolUseId, messages.cancelled), 'cancelled');
     const chain = d.chain;
     chain.push({ layer: 'user', outcome: outcome.behavior, detail: outcome.actor ?? outcome.reason });
     if (outcome.behavior === 'allow') {
@@ -105,13 +107,13 @@ export async function permission(
   }
   if (input !== call.input) {
     // An approver's or PermissionRequest hook's input runs only if it is still valid.
-    const reparsed = parse({ ...call, input: undefined }, input);
-    if (reparsed.status !== 'validating') return { ...reparsed, decision: d };
+    const reparsed = parse(validatingCall(call, tool, undefined), input);
+    if (reparsed.status !== 'validating') return refinished(reparsed, { decision: d });
     const revalidated = await validate(reparsed as Parsed, ctx);
-    if (revalidated.status !== 'validating') return { ...revalidated, decision: d };
+    if (revalidated.status !== 'validating') return refinished(revalidated, { decision: d });
     input = revalidated.input;
   }
-  return { ...call, status: 'running', input, decision: d };
+  return runningCall(call, tool, input, d);
 }
 
 function safeSummary(tool: Parsed['tool'], input: ToolInput): string {

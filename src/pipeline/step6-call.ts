@@ -12,6 +12,7 @@ import { persistThreshold } from './context.js';
 import { errorBlock, finished } from './finish.js';
 import { messages } from '../permissions/messages.js';
 import type { FinishedCall, PipelineDeps, RunningCall } from './types.js';
+import { CANCELLED, type CallAbort } from './cancel.js';
 
 export interface CallSucceeded {
   ok: true;
@@ -29,7 +30,14 @@ export interface CallFailed {
   errorClass: ErrorClass;
 }
 
-const CANCELLED = Symbol('cancelled');
+function cancelled(call: RunningCall): CallFailed {
+  return {
+    ok: false,
+    finished: finished(call, 'cancelled', errorBlock(call.toolUseId, messages.interrupted), 'cancelled'),
+    error: messages.interrupted,
+    errorClass: 'cancelled',
+  };
+}
 
 export async function callTool(
   call: RunningCall,
@@ -38,27 +46,17 @@ export async function callTool(
   canUseTool: CanUseTool,
   parentMessage: unknown,
   onProgress: OnProgress,
-  signal: AbortSignal,
+  abort: CallAbort,
 ): Promise<CallSucceeded | CallFailed> {
   const { tool } = call;
-  const cancelled = (): CallFailed => ({
-    ok: false,
-    finished: finished(call, 'cancelled', errorBlock(call.toolUseId, messages.interrupted), 'cancelled'),
-    error: messages.interrupted,
-    errorClass: 'cancelled',
-  });
-  if (signal.aborted) return cancelled();
+  if (abort.aborted) return cancelled(call);
 
-  let onAbort: (() => void) | undefined;
-  const abortPromise = new Promise<typeof CANCELLED>((resolve) => {
-    onAbort = () => resolve(CANCELLED);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
   let out: Awaited<ReturnType<typeof tool.call>> | typeof CANCELLED;
   try {
-    out = await Promise.race([tool.call(call.input, ctx, canUseTool, parentMessage, onProgress), abortPromise]);
+    // A throw before the tool's first await is a failure like a rejection.
+    out = await abort.race(tool.call(call.input, ctx, canUseTool, parentMessage, onProgress));
   } catch (e) {
-    if (signal.aborted) return cancelled();
+    if (abort.aborted) return cancelled(call);
     const cls = classifyError(e);
     const text = errorText(e);
     return {
@@ -67,10 +65,8 @@ export async function callTool(
       error: text,
       errorClass: cls,
     };
-  } finally {
-    if (onAbort) signal.removeEventListener('abort', onAbort);
   }
-  if (out === CANCELLED || signal.aborted) return cancelled();
+  if (out === CANCELLED || abort.aborted) return cancelled(call);
 
   let block: ToolResultBlock;
   try {

@@ -25,6 +25,11 @@ export function appendText(block: ToolResultBlock, text: string): ToolResultBloc
   return { ...block, content: [...block.content, { type: 'text', text }] };
 }
 
+/** Whether step 7 has anything to run (the pipeline skips the step, and its promise, when not). */
+export function hasPostHooks(deps: PipelineDeps, failed: boolean, toolName: string): boolean {
+  return deps.hooks.matches(failed ? 'PostToolUseFailure' : 'PostToolUse', toolName);
+}
+
 export async function postHooks(
   p: PostHookInput,
   deps: PipelineDeps,

@@ -46,6 +46,14 @@ export interface ToolUse {
   inputError?: string | undefined;
 }
 
+/** A successful parse of a tool use's input done ahead of step 2 (orchestration). */
+export interface PreParsed {
+  readonly tool: AnyTool;
+  /** The input parsed, identical (===) to the use's. */
+  readonly raw: unknown;
+  readonly data: ToolInput;
+}
+
 interface CallBase {
   readonly id: string;
   readonly toolUseId: string;

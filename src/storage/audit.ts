@@ -4,7 +4,15 @@
  * executed or approved) and a digest of the exact input judged.
  */
 import type { Statement } from 'better-sqlite3';
-import type { Db, GroupCommitWriter } from './db.js';
+import { MultiRowWriter, type Db, type GroupCommitWriter } from './db.js';
+
+const COLUMNS = 10;
+
+function insertSql(rows: number): string {
+  const row = `(${new Array<string>(COLUMNS).fill('?').join(', ')})`;
+  return `INSERT INTO audit (ts, session_id, tool_use_id, execution_id, tool, behavior, reason_type, reason_detail, actor, input_digest)
+       VALUES ${new Array<string>(rows).fill(row).join(', ')}`;
+}
 
 export interface AuditEntry {
   ts: number;
@@ -46,24 +54,59 @@ export interface AuditFilter {
   limit: number;
 }
 
+function bindRow(p: unknown[], i: number, e: AuditEntry): void {
+  p[i] = e.ts;
+  p[i + 1] = e.sessionId;
+  p[i + 2] = e.toolUseId;
+  p[i + 3] = e.executionId;
+  p[i + 4] = e.tool;
+  p[i + 5] = e.behavior;
+  p[i + 6] = e.reasonType;
+  p[i + 7] = e.reasonDetail;
+  p[i + 8] = e.actor;
+  p[i + 9] = e.inputDigest;
+}
+
+/** The key of the queued write that inserts the rows recorded since the last commit. */
+const AUDIT_KEY = 'audit';
+
 export class AuditLog {
   private readonly insert: Statement;
+  private readonly rows: MultiRowWriter<AuditEntry>;
+  /** Rows recorded since the last commit began, written by one queued write. */
+  private batch: AuditEntry[] | undefined = undefined;
 
   constructor(
     private readonly db: Db,
     private readonly writer: GroupCommitWriter,
   ) {
-    this.insert = db.prepare(
-      `INSERT INTO audit (ts, session_id, tool_use_id, execution_id, tool, behavior, reason_type, reason_detail, actor, input_digest)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
+    this.insert = db.prepare(insertSql(1));
+    // Several rows per statement (storage/db.ts MultiRowWriter). A constraint
+    // failure loses that row only; anything else fails the commit, and the
+    // rows are tried again with the batch.
+    this.rows = new MultiRowWriter<AuditEntry>(db, insertSql, COLUMNS, bindRow, () => {});
   }
 
-  /** Queues the row; it commits before (or with) the execution's final row. */
+  /**
+   * Queues the row; it commits before (or with) the execution's final row.
+   * The rows recorded before a commit share one queued write (a closure and a
+   * queue entry per batch rather than per row), which owns them: a failed
+   * commit retries the same rows.
+   */
   record(e: AuditEntry): void {
-    this.writer.writeLater(() => {
-      this.insertEntry(e);
-    });
+    let rows = this.batch;
+    // After a failed commit the last batch's write waits for a retry: new rows
+    // start a new write in the batch that commits next.
+    if (rows === undefined || !this.writer.isQueued(AUDIT_KEY)) {
+      const batch: AuditEntry[] = [];
+      rows = batch;
+      this.batch = batch;
+      this.writer.writeLater(() => {
+        if (this.batch === batch) this.batch = undefined;
+        this.rows.write(batch);
+      }, AUDIT_KEY);
+    }
+    rows.push(e);
   }
 
   private insertEntry(e: AuditEntry): void {

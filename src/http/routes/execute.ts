@@ -11,7 +11,7 @@ import { summaryOfRow, type BatchItem, type ExecutionSummary } from '../../execu
 import type { Services } from '../../services.js';
 import type { ToolResultBlock } from '../../tool/types.js';
 import { actorOf } from '../context.js';
-import { ExecuteRequest, readToolUses, toOpenAIMessage } from '../tool-uses.js';
+import { ExecuteRequest, plainExecuteRequest, readToolUses, toOpenAIMessage } from '../tool-uses.js';
 
 export function newSessionId(): string {
   return `s_${randomUUID().replace(/-/g, '')}`;
@@ -51,22 +51,29 @@ function queuedSummary(item: BatchItem, svc: Services): ExecutionSummary {
   return { ...summaryOfRow(row), replayed: true };
 }
 
+function readEnvelope(raw: unknown): ExecuteRequest {
+  const plain = plainExecuteRequest(raw);
+  if (plain !== undefined) return plain;
+  const body = ExecuteRequest.safeParse(raw);
+  if (!body.success) {
+    const i = body.error.issues[0];
+    throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || 'body'}: ${i.message}` : 'invalid body');
+  }
+  return body.data;
+}
+
 export function executeRoutes(app: FastifyInstance, svc: Services): void {
   app.post('/execute', { config: { scope: 'execute' } }, async (req, reply) => {
-    const body = ExecuteRequest.safeParse(req.body);
-    if (!body.success) {
-      const i = body.error.issues[0];
-      throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || 'body'}: ${i.message}` : 'invalid body');
-    }
-    const uses = readToolUses(body.data.tool_uses);
+    const body = readEnvelope(req.body);
+    const uses = readToolUses(body.tool_uses);
     // Back-pressure: past the in-flight limit, callers are told to come back rather than queued without bound.
     if (svc.registry.size + uses.length > svc.config.server.maxInFlightCalls) {
       reply.header('retry-after', '1');
       throw new ToolexecError('TOOLEXEC_ERR_OVERLOADED', `${svc.registry.size} calls are in flight (limit ${svc.config.server.maxInFlightCalls}); retry later`);
     }
-    const sessionId = body.data.session_id ?? newSessionId();
+    const sessionId = body.session_id ?? newSessionId();
     const session = svc.sessions.get(sessionId);
-    const wait = body.data.wait ?? true;
+    const wait = body.wait ?? true;
 
     // req.log is a pino child of the app's logger (with this request's reqId): the calls' lines carry it.
     const items = svc.executor.start(session, uses, actorOf(req), undefined, req.log as unknown as Logger);

@@ -8,7 +8,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { Config, type ConfigInput } from './config/schema.js';
 import { ToolexecError } from './errors.js';
-import { Authenticator } from './http/auth.js';
+import { Authenticator, envToken } from './http/auth.js';
 import { installAuth } from './http/context.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installJsonParser } from './http/json-parser.js';
@@ -94,10 +94,14 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
   // Synchronous (a throw is an error as in an async hook): an async hook costs a promise and a microtask turn per request.
   app.addHook('onRequest', (req, _reply, done) => {
     // Probes keep answering: /healthz alive, /readyz not ready.
-    if (services.closing && req.url !== '/healthz' && req.url !== '/readyz') throw new ToolexecError('TOOLEXEC_ERR_SHUTTING_DOWN');
+    if (services.closing) {
+      const q = req.url.indexOf('?');
+      const path = q === -1 ? req.url : req.url.slice(0, q);
+      if (path !== '/healthz' && path !== '/readyz') throw new ToolexecError('TOOLEXEC_ERR_SHUTTING_DOWN');
+    }
     done();
   });
-  installAuth(app, new Authenticator(config.server.tokens, opts.env?.TOOLEXEC_TOKEN ?? process.env.TOOLEXEC_TOKEN));
+  installAuth(app, new Authenticator(config.server.tokens, envToken(opts.env)));
   if (config.server.rateLimit) {
     // Per token (per address for anonymous callers), after authentication; open routes are not limited.
     await app.register((await import('@fastify/rate-limit')).default, {

@@ -18,7 +18,7 @@ export const ERROR_CODES = {
   TOOLEXEC_ERR_AUTH_SCOPE: { status: 403, message: 'The token lacks the scope this route needs' },
   TOOLEXEC_ERR_ORIGIN_FORBIDDEN: {
     status: 403,
-    message: 'Without tokens, browsers may reach toolexec only from a loopback origin',
+    message: 'Without tokens, toolexec answers only requests addressed to a loopback host from a loopback origin; configure tokens to serve other names',
   },
   TOOLEXEC_ERR_RATE_LIMITED: { status: 429, message: 'Too many requests' },
   TOOLEXEC_ERR_OVERLOADED: { status: 503, message: 'The service is overloaded; retry later' },

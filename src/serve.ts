@@ -7,19 +7,15 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ToolexecError } from './errors.js';
+import { envToken } from './http/auth.js';
+import { isLoopbackHostname } from './http/context.js';
 import type { Config } from './config/schema.js';
 import type { RuleInput } from './permissions/rule-index.js';
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost', '::ffff:127.0.0.1']);
-
-export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
 /** Without tokens, only loopback: returns the reason to refuse, or undefined. */
 export function unsafeBindReason(config: Config, env: NodeJS.ProcessEnv): string | undefined {
-  const hasTokens = config.server.tokens.length > 0 || Boolean(env.TOOLEXEC_TOKEN);
-  if (hasTokens || isLoopbackHost(config.server.host)) return undefined;
+  const hasTokens = config.server.tokens.length > 0 || envToken(env) !== undefined;
+  if (hasTokens || isLoopbackHostname(config.server.host)) return undefined;
   return `refusing to listen on ${config.server.host} without tokens: set server.tokens in the configuration or TOOLEXEC_TOKEN, or listen on 127.0.0.1`;
 }
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { configProblems, type Config } from './config/schema.js';
 import { ToolexecError } from './errors.js';
+import { envToken } from './http/auth.js';
 import { Executor } from './executions/executor.js';
 import { ExecutionRegistry } from './executions/registry.js';
 import { ConfiguredHookRunner } from './hooks/runner.js';
@@ -112,7 +113,8 @@ export function createServices(opts: ServiceOptions): Services {
   const audit = new AuditLog(db, writer);
   const interrupted = executions.recoverInterrupted();
   if (interrupted.length > 0) log.warn({ count: interrupted.length }, 'calls left unfinished by a previous process were marked cancelled');
-  const sessions = new SessionStore(db, writer, { mode: config.permissions.defaultMode, cwd: workspace.root }, (id) =>
+  const allowBypass = config.permissions.allowBypass && config.permissions.disableBypassPermissionsMode !== 'disable';
+  const sessions = new SessionStore(db, writer, { mode: config.permissions.defaultMode, cwd: workspace.root, allowBypass }, (id) =>
     executions.toolUsesOf(id),
   );
 
@@ -131,7 +133,8 @@ export function createServices(opts: ServiceOptions): Services {
   // configuration's headers name; configured MCP servers (and the ${VAR}
   // expansion of their settings) may need the latter, so they get those.
   const tokens = config.server.tokens.map((t) => t.token);
-  if (env.TOOLEXEC_TOKEN) tokens.push(env.TOOLEXEC_TOKEN);
+  const fromEnv = envToken(opts.env);
+  if (fromEnv) tokens.push(fromEnv);
   const childEnv = childEnvironment(env, configSecrets(config, env), config.server.redact);
   const mcpEnv = childEnvironment(env, tokens, config.server.redact);
 
@@ -190,7 +193,7 @@ export function createServices(opts: ServiceOptions): Services {
     observer: registry,
     config,
   };
-  const executor = new Executor({ deps, registry, maxConcurrency: config.execution.maxConcurrency });
+  const executor = new Executor({ deps, registry, maxConcurrency: config.execution.maxConcurrency, maxInFlight: config.server.maxInFlightCalls });
 
   const staticMcpTools = opts.mcpTools ?? [];
   // The callback runs only after start(), once `services` exists.

@@ -59,7 +59,7 @@ describe('slow clients', () => {
     const port = (t.app.server.address() as { port: number }).port;
     const sock = net.connect(port, '127.0.0.1');
     await new Promise((r) => sock.once('connect', r));
-    sock.write('POST /execute HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"tool_uses":');
+    sock.write(`POST /execute HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"tool_uses":`);
     let answer = '';
     sock.on('data', (b) => (answer += b.toString()));
     const closedAfter = await new Promise<number>((resolve) => {

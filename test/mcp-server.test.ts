@@ -5,6 +5,7 @@
  * by a deny rule and by the headless default for an unanswered ask, gets
  * progress and tools/list_changed, and is held to the token that opened it.
  */
+import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -246,6 +247,27 @@ describe('a call longer than the connection idle timeout', () => {
   });
 });
 
+describe('back-pressure on /mcp', () => {
+  it('refuses a call past server.maxInFlightCalls with a clear error, and takes calls again once the live ones end', async () => {
+    const app = await makeMcpApp({ server: { maxInFlightCalls: 1 }, permissions: { allow: ['SafeSleep'] } }, { extraTools: [sleepTool({ safe: true })] });
+    try {
+      await app.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (app.app.server.address() as { port: number }).port;
+      const client = new Client({ name: 'busy', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+      const first = client.callTool({ name: 'SafeSleep', arguments: { ms: 600, tag: 'first' } });
+      await waitFor(() => app.app.toolexec.registry.size === 1, 'the first call to be live');
+      await expect(client.callTool({ name: 'SafeSleep', arguments: { ms: 1, tag: 'second' } })).rejects.toThrow(/calls are in flight \(limit 1\); retry later/);
+      expect(text((await first) as CallToolResult)).toBe('slept 600 ms: first');
+      await waitFor(() => app.app.toolexec.registry.size === 0, 'the live set to empty');
+      expect(text((await client.callTool({ name: 'SafeSleep', arguments: { ms: 1, tag: 'third' } })) as CallToolResult)).toBe('slept 1 ms: third');
+      await client.close();
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('asks answered by an approver', () => {
   it('runs an approved MCP call and refuses a rejected one, with the approver in the audit log', async () => {
     const asked: string[] = [];
@@ -302,6 +324,36 @@ describe('an open (token-less) service', () => {
       const local = await init(`http://localhost:${port}`);
       expect(local.status).toBe(200);
       await local.text();
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('refuses requests whose Host names another machine (DNS rebinding sends no Origin) on every protected route', async () => {
+    const app = await makeMcpApp({});
+    try {
+      await app.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (app.app.server.address() as { port: number }).port;
+      // fetch() will not let a test set Host; node:http will.
+      const get = (path: string, host: string) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = http.request({ host: '127.0.0.1', port, path, headers: { host } }, (res) => {
+            let body = '';
+            res.on('data', (c) => (body += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      const rebound = await get('/executions', `attacker.example:${port}`);
+      expect(rebound.status).toBe(403);
+      expect(JSON.parse(rebound.body).error.code).toBe('TOOLEXEC_ERR_ORIGIN_FORBIDDEN');
+      expect((await get('/tools', 'attacker.example')).status).toBe(403);
+      expect((await get('/executions', `localhost:${port}`)).status).toBe(200);
+      expect((await get('/executions', `127.0.0.1:${port}`)).status).toBe(200);
+      expect((await get('/executions', `[::1]:${port}`)).status).toBe(200);
+      // Health stays open: load balancers probe by any name.
+      expect((await get('/healthz', 'attacker.example')).status).toBe(200);
     } finally {
       await app.close();
     }

@@ -5,6 +5,8 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { partition } from '../src/orchestration/run-batch.js';
+import { z } from 'zod';
+import { buildTool } from '../src/tool/build-tool.js';
 import { cleanupTmp, execute, makeApp, sleepTool, textOf, use, type TestApp } from './helpers.js';
 
 let t: TestApp | undefined;
@@ -91,6 +93,36 @@ describe('runs', () => {
     expect(span('c').start).toBeGreaterThanOrEqual(Math.max(span('a').end, span('b').end));
     expect(span('d').start).toBeGreaterThanOrEqual(span('c').end);
     expect(Math.min(span('e').start, span('f').start)).toBeGreaterThanOrEqual(span('d').end);
+  });
+});
+
+describe('a tool whose input schema throws', () => {
+  it('fails that call with an error result, runs the rest of the batch, and answers 200', async () => {
+    const throwing = buildTool({
+      name: 'Throwing',
+      description: 'A schema whose refinement throws',
+      inputSchema: z.strictObject({ x: z.string() }).superRefine(() => {
+        throw new Error('refinement exploded');
+      }),
+      maxResultSizeChars: 1000,
+      mayBeReadOnly: true,
+      isConcurrencySafe: () => true,
+      isReadOnly: () => true,
+      checkPermissions: async () => ({ behavior: 'allow', type: 'tool', detail: 'test tool' }),
+      call: async () => ({ data: 'never' }),
+    });
+    t = await makeApp({}, { extraTools: [throwing, sleepTool({ safe: true })] });
+    const r = await execute(t.app, {
+      tool_uses: [use('SafeSleep', { ms: 1, tag: 'a' }, 'a'), use('Throwing', { x: 'y' }, 'b'), use('SafeSleep', { ms: 1, tag: 'c' }, 'c')],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.tool_results.map((b) => b.tool_use_id)).toEqual(['a', 'b', 'c']);
+    expect(textOf(r.body.tool_results[0]!.content)).toBe('slept 1 ms: a');
+    expect(r.body.tool_results[1]!.is_error).toBe(true);
+    expect(textOf(r.body.tool_results[1]!.content)).toContain('refinement exploded');
+    expect(r.body.executions[1]!.error_class).toBe('internal');
+    expect(textOf(r.body.tool_results[2]!.content)).toBe('slept 1 ms: c');
+    expect(t.app.toolexec.registry.size).toBe(0);
   });
 });
 

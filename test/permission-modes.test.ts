@@ -184,3 +184,18 @@ describe('audit', () => {
     ]);
   });
 });
+
+describe('session modes across restarts', () => {
+  it('a session left in bypassPermissions comes back in the default mode once bypass is no longer allowed', async () => {
+    const dir = tmpDir();
+    const storage = { path: path.join(dir, 'db.sqlite') };
+    t = await makeApp({ storage, permissions: { allowBypass: true } }, { extraTools: [writer()] });
+    const patched = await t.app.inject({ method: 'PATCH', url: '/sessions/s-bypass', payload: { mode: 'bypassPermissions' } });
+    expect(patched.json().session.mode).toBe('bypassPermissions');
+    await t.close();
+    t = await makeApp({ storage, permissions: { allowBypass: false } }, { extraTools: [writer()] });
+    expect((await t.app.inject({ url: '/sessions/s-bypass' })).json().session.mode).toBe('default');
+    const r = await execute(t.app, { session_id: 's-bypass', tool_uses: [use('Writer', { value: 'v' })] });
+    expect(r.body.executions[0]!.decision!.reason.type).toBe('headless');
+  });
+});

@@ -289,3 +289,39 @@ describe('hooks against rules', () => {
     expect(lastAudit(t)).toMatchObject({ behavior: 'deny', reason_type: 'rule', reason_detail: 'Read(./.env)' });
   });
 });
+
+describe('input replaced by an approver or a PermissionRequest hook', () => {
+  it('is judged again: an approver cannot turn an allowed ask into a denied command', async () => {
+    t = await makeApp({ permissions: { deny: ['Bash(rm:*)'], headless: 'wait', askTimeoutMs: 20_000 } });
+    fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
+    const svc = t.app.toolexec;
+    const pending = run(t, 'Bash', { command: 'touch a' });
+    let id: string | undefined;
+    for (let i = 0; i < 400 && !id; i++) {
+      id = svc.broker.list().pending[0]?.id;
+      if (!id) await new Promise((r) => setTimeout(r, 10));
+    }
+    const answer = await t.app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision: 'allow', updated_input: { command: 'rm -f victim' } } });
+    expect(answer.statusCode).toBe(200);
+    const r = await pending;
+    expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm:*)' } } });
+    expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+    expect(lastAudit(t)).toMatchObject({ behavior: 'deny', reason_type: 'rule' });
+  });
+
+  it('an approver’s harmless replacement runs', async () => {
+    t = await makeApp({ permissions: { deny: ['Bash(rm:*)'], headless: 'wait', askTimeoutMs: 20_000 } });
+    const svc = t.app.toolexec;
+    const pending = run(t, 'Bash', { command: 'touch a' });
+    let id: string | undefined;
+    for (let i = 0; i < 400 && !id; i++) {
+      id = svc.broker.list().pending[0]?.id;
+      if (!id) await new Promise((r) => setTimeout(r, 10));
+    }
+    await t.app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision: 'allow', updated_input: { command: 'touch b' } } });
+    const r = await pending;
+    expect(r.exec).toMatchObject({ status: 'succeeded', decision: { behavior: 'allow', reason: { type: 'user' } } });
+    expect(fs.existsSync(path.join(t.workspace, 'b'))).toBe(true);
+    expect(fs.existsSync(path.join(t.workspace, 'a'))).toBe(false);
+  });
+});

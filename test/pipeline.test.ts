@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { RECENT_TOOL_USES, ToolUseIndex } from '../src/sessions/tool-use-index.js';
 import { cleanupTmp, execute, makeApp, probeTool, textOf, tmpDir, use, type TestApp } from './helpers.js';
 
 let t: TestApp | undefined;
@@ -146,5 +147,53 @@ describe('envelope', () => {
     const other = await execute(t.app, { session_id: 'other', tool_uses: [use('Probe', { value: 'three' }, 'same')] });
     expect(other.body.executions[0]!.replayed).toBeUndefined();
     expect(calls).toHaveLength(2);
+  });
+
+  it(`still replays a tool_use id from more than ${RECENT_TOOL_USES} calls back (kept as a hash; the row settles it), and across a restart`, async () => {
+    const calls: unknown[] = [];
+    const storage = { path: path.join(tmpDir(), 'idem.db') };
+    t = await makeApp({ storage, permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({ calls, readOnly: true })] });
+    const total = RECENT_TOOL_USES + 300;
+    for (let start = 0; start < total; start += 256) {
+      const uses = Array.from({ length: Math.min(256, total - start) }, (_, i) => use('Probe', { value: String(start + i) }, `tu${start + i}`));
+      const r = await execute(t.app, { session_id: 'long', tool_uses: uses });
+      expect(r.status).toBe(200);
+    }
+    expect(calls).toHaveLength(total);
+    const session = t.app.toolexec.sessions.get('long');
+    expect(session.toolUses.size).toBe(total);
+    // tu0 left the recent window: only its hash is in memory.
+    expect(session.toolUses.get('tu0')).toBeUndefined();
+    expect(session.toolUses.mayBeOlder('tu0')).toBe(true);
+    const replay = async () => {
+      const r = await execute(t!.app, { session_id: 'long', tool_uses: [use('Probe', { value: 'again' }, 'tu0'), use('Probe', { value: 'new' }, 'fresh')] });
+      expect(r.body.executions[0]).toMatchObject({ replayed: true, status: 'succeeded' });
+      expect(r.body.tool_results[0]!.content).toBe('value=0');
+      return r;
+    };
+    await replay();
+    expect(calls).toHaveLength(total + 1); // only 'fresh' ran
+    await t.close();
+    t = await makeApp({ storage, permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({ calls, readOnly: true })] });
+    const r = await replay();
+    expect(r.body.executions[1]).toMatchObject({ replayed: true }); // 'fresh' too, from the reloaded session
+    expect(calls).toHaveLength(total + 1);
+  });
+});
+
+describe('ToolUseIndex', () => {
+  it('keeps recent ids whole, older ones as hashes, and never forgets one', () => {
+    const idx = new ToolUseIndex(8);
+    for (let i = 0; i < 5000; i++) idx.set(`toolu_${i}`, `ex_${i}`);
+    idx.set('toolu_4999', 'ex_other'); // the first execution of an id wins
+    expect(idx.size).toBe(5000);
+    expect(idx.get('toolu_4999')).toBe('ex_4999');
+    expect(idx.get('toolu_0')).toBeUndefined();
+    for (let i = 0; i < 4992; i++) expect(idx.mayBeOlder(`toolu_${i}`)).toBe(true);
+    // Ids never seen: a hash hit is possible but rare (each one is then checked against the database).
+    let hits = 0;
+    for (let i = 0; i < 5000; i++) if (idx.mayBeOlder(`never_${i}`)) hits++;
+    expect(hits).toBeLessThan(3);
+    expect(new ToolUseIndex().mayBeOlder('x')).toBe(false);
   });
 });

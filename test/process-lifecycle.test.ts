@@ -78,6 +78,10 @@ describe('SIGTERM', () => {
       expect(late.status).toBe(503);
       expect(((await late.json()) as { error: { code: string } }).error.code).toBe('TOOLEXEC_ERR_SHUTTING_DOWN');
       expect(late.headers.get('retry-after')).toBeTruthy();
+      // Probes still answer while draining, whatever their query string.
+      const alive = await fetch(`${s.base}/healthz?probe=lb`);
+      expect(alive.status).toBe(200);
+      await alive.text();
     }
     const res = await running;
     expect(res.status).toBe(200);

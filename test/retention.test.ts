@@ -233,3 +233,25 @@ describe('retention', () => {
     expect(count('results')).toBe(1);
   });
 });
+
+describe('retention and idempotency', () => {
+  it('a tool_use id whose execution was pruned runs again rather than being refused', async () => {
+    const probe = buildTool({
+      name: 'Counter',
+      description: 'Counts its calls',
+      inputSchema: z.strictObject({}),
+      maxResultSizeChars: 1000,
+      checkPermissions: async () => ({ behavior: 'allow', type: 'tool', detail: 'test tool' }),
+      call: async () => ({ data: 'counted' }),
+    });
+    t = await makeApp({ retention: { auditMaxAgeDays: 1 } }, { extraTools: [probe] });
+    const first = await execute(t.app, { session_id: 'ret', tool_uses: [use('Counter', {}, 'again')] });
+    expect(first.body.executions[0]!.status).toBe('succeeded');
+    await svc().retention.runOnce(now + 10 * DAY);
+    expect(count('executions')).toBe(0);
+    const second = await execute(t.app, { session_id: 'ret', tool_uses: [use('Counter', {}, 'again')] });
+    expect(second.status).toBe(200);
+    expect(second.body.executions[0]).toMatchObject({ status: 'succeeded' });
+    expect(second.body.executions[0]!.replayed).toBeUndefined();
+  });
+});

@@ -91,6 +91,8 @@ export interface ExecutorOptions {
   deps: PipelineDeps;
   registry: ExecutionRegistry;
   maxConcurrency: number;
+  /** Back-pressure: a batch that would take the live calls past this is refused (`TOOLEXEC_ERR_OVERLOADED`). */
+  maxInFlight?: number;
 }
 
 export class Executor {
@@ -105,7 +107,11 @@ export class Executor {
    * aborts every new call of the batch (a client that went away).
    */
   start(session: Session, uses: readonly ToolUse[], actor: string | null, signal: AbortSignal | undefined, log?: Logger): BatchItem[] {
-    const { deps, registry } = this.opts;
+    const { deps, registry, maxInFlight } = this.opts;
+    // Every entry point (/execute, /mcp) is bounded here: callers are told to come back rather than queued without bound.
+    if (maxInFlight !== undefined && registry.size + uses.length > maxInFlight) {
+      throw new ToolexecError('TOOLEXEC_ERR_OVERLOADED', `${registry.size} calls are in flight (limit ${maxInFlight}); retry later`);
+    }
     const items: BatchItem[] = [];
     const fresh: { use: ToolUse; queued: QueuedCall; abort: CallAbort; resolve: (f: FinishedCall) => void; reject: (e: unknown) => void }[] = [];
     const seen = new Map<string, BatchItem>();
@@ -129,9 +135,14 @@ export class Executor {
         seen.set(use.id, item);
         continue;
       }
-      const earlier = session.toolUses.get(use.id);
-      const row = earlier === undefined ? undefined : deps.executions.get(earlier);
-      if (earlier !== undefined && !row) {
+      let earlier = session.toolUses.get(use.id);
+      let row = earlier === undefined ? undefined : deps.executions.get(earlier);
+      if (earlier === undefined && session.toolUses.mayBeOlder(use.id)) {
+        // Past the recent window only a hash is kept: the database settles it.
+        row = deps.executions.findByToolUse(session.id, use.id);
+        earlier = row?.id;
+      }
+      if (earlier !== undefined && !row && deps.executions.isHeld(earlier)) {
         // It ran, but its record is still waiting for the database to take
         // writes again: never run it twice, and say so until the row is there.
         const held = Promise.reject(
@@ -205,7 +216,14 @@ export class Executor {
             f.reject(e);
           }
         },
-      );
+      ).catch((e: unknown) => {
+        // The orchestrator itself failed before running the calls: no call of the batch is left waiting
+        // forever. Settling twice is a no-op, so the calls already finished keep their outcome.
+        for (const f of fresh) {
+          registry.remove(f.queued.id);
+          f.reject(e);
+        }
+      });
     }
     return items;
   }

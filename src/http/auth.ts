@@ -48,6 +48,15 @@ function sameDigest(a: string, b: string): boolean {
   return diff === 0;
 }
 
+/**
+ * The token TOOLEXEC_TOKEN gives, read one way everywhere (authentication,
+ * the bind check, secret masking, child environments): the given
+ * environment's, else the process's.
+ */
+export function envToken(env: NodeJS.ProcessEnv | undefined): string | undefined {
+  return (env?.TOOLEXEC_TOKEN ?? process.env.TOOLEXEC_TOKEN) || undefined;
+}
+
 export class Authenticator {
   private readonly entries: Entry[];
 

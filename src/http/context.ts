@@ -23,15 +23,26 @@ declare module 'fastify' {
   }
 }
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+/** Whether a host name is this machine's loopback (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHostname(host: string): boolean {
+  const h = host.toLowerCase();
+  return h === 'localhost' || h === '::1' || h === '[::1]' || h === '::ffff:127.0.0.1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
 
 /** Whether an Origin header names a loopback host (a page served by this machine). */
 export function isLoopbackOrigin(origin: string): boolean {
   try {
-    return LOOPBACK_HOSTS.has(new URL(origin).hostname);
+    return isLoopbackHostname(new URL(origin).hostname);
   } catch {
     return false;
   }
+}
+
+/** The host name of a Host header (`name:port`, `[v6]:port`). */
+function hostnameOf(host: string): string {
+  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
+  const colon = host.lastIndexOf(':');
+  return colon === -1 ? host : host.slice(0, colon);
 }
 
 /**
@@ -51,10 +62,14 @@ export function installAuth(app: FastifyInstance, auth: Authenticator): void {
     const allowQuery = scope === 'any';
     const hook = (req: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
       // Without tokens the service trusts loopback; a web page elsewhere must not
-      // reach it through the browser (DNS rebinding, cross-site requests).
-      const origin = req.headers.origin;
-      if (!auth.enabled && typeof origin === 'string' && origin !== 'null' && !isLoopbackOrigin(origin)) {
-        throw new ToolexecError('TOOLEXEC_ERR_ORIGIN_FORBIDDEN');
+      // reach it through the browser: not cross-site (Origin), and not by DNS
+      // rebinding, whose same-origin requests carry no Origin but the
+      // attacker's name in Host.
+      if (!auth.enabled) {
+        const origin = req.headers.origin;
+        if (typeof origin === 'string' && origin !== 'null' && !isLoopbackOrigin(origin)) throw new ToolexecError('TOOLEXEC_ERR_ORIGIN_FORBIDDEN');
+        const host = req.headers.host;
+        if (typeof host === 'string' && !isLoopbackHostname(hostnameOf(host))) throw new ToolexecError('TOOLEXEC_ERR_ORIGIN_FORBIDDEN');
       }
       req.principal = auth.check(tokenOf(req, allowQuery), scope);
       done();

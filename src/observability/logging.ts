@@ -22,6 +22,7 @@
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import { envToken } from '../http/auth.js';
 
 export const CENSOR = '[redacted]';
 
@@ -119,9 +120,8 @@ export function makeMasker(secrets: readonly string[], patterns: readonly RegExp
 /** Secret values the configuration and environment hold: tokens and credential-like header values. */
 export function configSecrets(config: Config, env: NodeJS.ProcessEnv): string[] {
   const out = config.server.tokens.map((t) => t.token);
-  // As the authenticator reads it: the given environment's, else the process's.
-  const envToken = env.TOOLEXEC_TOKEN ?? process.env.TOOLEXEC_TOKEN;
-  if (envToken) out.push(envToken);
+  const fromEnv = envToken(env);
+  if (fromEnv) out.push(fromEnv);
   const headerSets: Array<Record<string, string> | undefined> = [config.classifier?.headers];
   for (const s of Object.values(config.mcpServers)) if ('headers' in s) headerSets.push(s.headers);
   for (const groups of Object.values(config.hooks)) for (const g of groups) for (const h of g.hooks) if (h.type === 'http') headerSets.push(h.headers);

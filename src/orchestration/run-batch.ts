@@ -21,7 +21,12 @@ function judge(use: ToolUse, pool: ToolPool): { safe: boolean; parsed: PreParsed
   if (use.inputError !== undefined) return { safe: true, parsed: undefined }; // fails at parse without side effects
   const tool = pool.lookup(use.name);
   if (!tool) return { safe: true, parsed: undefined }; // fails at lookup without side effects
-  const r = tool.inputSchema.safeParse(use.input);
+  let r: ReturnType<typeof tool.inputSchema.safeParse>;
+  try {
+    r = tool.inputSchema.safeParse(use.input);
+  } catch {
+    return { safe: false, parsed: undefined }; // a refinement that throws: step 2 reports it, alone
+  }
   if (!r.success) return { safe: true, parsed: undefined }; // fails at parse
   const parsed: PreParsed = { tool, raw: use.input, data: r.data };
   try {

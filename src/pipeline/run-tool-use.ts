@@ -104,20 +104,24 @@ export async function runToolUse(
   const abort = opts.abort ?? (opts.signal !== undefined ? CallAbort.of(opts.signal) : new CallAbort());
   // Made on first use: most calls log nothing (observability/logging.ts).
   const log = lazyChild(opts.log ?? deps.log, { execution_id: queued.id, tool: use.name });
+  // Until its row is committed the call belongs to this Session object: the
+  // store must not evict it (and make a second one for the same id).
   session.active += 1;
-  let result: FinishedCall;
   try {
-    result = await steps(queued, use, session, deps, abort, log, opts.parsed);
-  } catch (e) {
-    // Ours, not the tool's: logged with its stack, reported to the model without one.
-    log.error({ err: e }, 'pipeline error');
-    result = finished(queued, 'failed', errorBlock(queued.toolUseId, `Internal error: ${errorText(e)}`), 'internal');
+    let result: FinishedCall;
+    try {
+      result = await steps(queued, use, session, deps, abort, log, opts.parsed);
+    } catch (e) {
+      // Ours, not the tool's: logged with its stack, reported to the model without one.
+      log.error({ err: e }, 'pipeline error');
+      result = finished(queued, 'failed', errorBlock(queued.toolUseId, `Internal error: ${errorText(e)}`), 'internal');
+    }
+    await persist(result, deps, log);
+    deps.observer.onState(result);
+    return result;
   } finally {
     session.active -= 1;
   }
-  await persist(result, deps, log);
-  deps.observer.onState(result);
-  return result;
 }
 
 async function persist(f: FinishedCall, deps: PipelineDeps, log: Logger): Promise<void> {

@@ -87,6 +87,25 @@ export async function permission(
     input = d.updatedInput;
   }
 
+  // An approver's or PermissionRequest hook's input runs only if it is still
+  // valid, and never past a deny: the rule, tool and safety layers judge it
+  // again (the person's allow answers the asks; it cannot lift a deny).
+  let checked: Parsed | FinishedCall | undefined;
+  if (d.behavior === 'allow' && input !== call.input) {
+    const reparsed = parse(validatingCall(call, tool, undefined), input);
+    checked = reparsed.status !== 'validating' ? reparsed : await validate(reparsed as Parsed, ctx);
+    if (checked.status === 'validating') {
+      input = checked.input;
+      const again = await decide({ tool, input, ctx, mode: session.mode, rules, hook: undefined });
+      if (again.behavior === 'deny') {
+        d = {
+          ...again,
+          chain: [...d.chain, { layer: 'rules', outcome: 'deny', detail: `the updated input, judged again: ${again.reason.type}: ${again.reason.detail}` }],
+        };
+      }
+    }
+  }
+
   deps.audit.record({
     ts: Date.now(),
     sessionId: call.sessionId,
@@ -105,14 +124,7 @@ export async function permission(
       decision: d,
     });
   }
-  if (input !== call.input) {
-    // An approver's or PermissionRequest hook's input runs only if it is still valid.
-    const reparsed = parse(validatingCall(call, tool, undefined), input);
-    if (reparsed.status !== 'validating') return refinished(reparsed, { decision: d });
-    const revalidated = await validate(reparsed as Parsed, ctx);
-    if (revalidated.status !== 'validating') return refinished(revalidated, { decision: d });
-    input = revalidated.input;
-  }
+  if (checked !== undefined && checked.status !== 'validating') return refinished(checked, { decision: d });
   return runningCall(call, tool, input, d);
 }
 

@@ -4,8 +4,9 @@
  * rules remembered for the session, and the auto-mode denial counters.
  */
 import type { PermissionMode } from '../config/schema.js';
-import { FileStateCache } from '../file-state/cache.js';
+import { FileStateCache, type FileStateBudget } from '../file-state/cache.js';
 import type { SessionView } from '../tool/types.js';
+import { ToolUseIndex } from './tool-use-index.js';
 
 export interface SessionRecord {
   id: string;
@@ -21,7 +22,7 @@ export class Session implements SessionView {
   mode: PermissionMode;
   cwd: string;
   todos: unknown[];
-  readonly fileState = new FileStateCache();
+  readonly fileState: FileStateCache;
   readonly createdAt: number;
   updatedAt: number;
   /** Auto mode: classifier denials in a row and in all. */
@@ -32,14 +33,16 @@ export class Session implements SessionView {
    * tool_use id → execution id of every call of this session: idempotency is
    * checked here, not through a database index (see storage/migrations.ts).
    */
-  readonly toolUses: Map<string, string>;
+  readonly toolUses: ToolUseIndex;
   private dirty = false;
 
   constructor(
     rec: SessionRecord,
     private readonly onTouch: (s: Session) => void,
-    toolUses: Map<string, string> = new Map(),
+    toolUses: ToolUseIndex = new ToolUseIndex(),
+    budget: FileStateBudget | undefined = undefined,
   ) {
+    this.fileState = new FileStateCache(undefined, undefined, budget);
     this.toolUses = toolUses;
     this.id = rec.id;
     this.mode = rec.mode;

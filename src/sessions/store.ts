@@ -6,9 +6,11 @@
  * a new Read, which is the safe direction.
  */
 import type { Statement } from 'better-sqlite3';
-import type { PermissionMode } from '../config/schema.js';
+import { PermissionMode } from '../config/schema.js';
+import { FILE_STATE_GLOBAL_MAX_BYTES, FileStateBudget } from '../file-state/cache.js';
 import type { Db, GroupCommitWriter } from '../storage/db.js';
 import { Session, type SessionRecord } from './session.js';
+import { ToolUseIndex } from './tool-use-index.js';
 
 export const MAX_SESSIONS_IN_MEMORY = 1000;
 
@@ -29,10 +31,12 @@ export class SessionStore {
   constructor(
     db: Db,
     private readonly writer: GroupCommitWriter,
-    private readonly defaults: { mode: PermissionMode; cwd: string },
+    private readonly defaults: { mode: PermissionMode; cwd: string; allowBypass: boolean },
     /** Loads a session's tool_use ids (idempotency) when it comes back into memory. */
     private readonly loadToolUses: (sessionId: string) => Array<{ tool_use_id: string; id: string }> = () => [],
     private readonly maxInMemory = MAX_SESSIONS_IN_MEMORY,
+    /** Shared by every session's FileStateCache. */
+    private readonly budget = new FileStateBudget(FILE_STATE_GLOBAL_MAX_BYTES),
   ) {
     this.getRow = db.prepare('SELECT * FROM sessions WHERE id = ?');
     this.upsert = db.prepare(
@@ -57,13 +61,25 @@ export class SessionStore {
       this.live.set(id, hit);
       return hit;
     }
-    const row = this.getRow.get(id) as Row | undefined;
+    return this.load(id, this.getRow.get(id) as Row | undefined);
+  }
+
+  /** A mode the configuration allows now: a session stored in bypass mode comes back in the default one when bypass is no longer allowed. */
+  private allowedMode(stored: string): { mode: PermissionMode; changed: boolean } {
+    const known = PermissionMode.safeParse(stored);
+    if (!known.success) return { mode: this.defaults.mode, changed: true };
+    if (known.data === 'bypassPermissions' && !this.defaults.allowBypass) return { mode: this.defaults.mode, changed: true };
+    return { mode: known.data, changed: false };
+  }
+
+  private load(id: string, row: Row | undefined): Session {
     let s: Session;
     if (row) {
+      const { mode, changed } = this.allowedMode(row.mode);
       s = new Session(
         {
           id: row.id,
-          mode: row.mode as PermissionMode,
+          mode,
           cwd: row.cwd,
           todos: safeJsonArray(row.todos),
           created_at: row.created_at,
@@ -71,7 +87,9 @@ export class SessionStore {
         },
         this.persist,
         this.toolUseMap(row.id),
+        this.budget,
       );
+      if (changed) s.touch();
     } else {
       const now = Date.now();
       const rec: SessionRecord = {
@@ -83,7 +101,7 @@ export class SessionStore {
         updated_at: now,
       };
       // A session unknown to the sessions table may still have calls (its row is written behind).
-      s = new Session(rec, this.persist, this.toolUseMap(id));
+      s = new Session(rec, this.persist, this.toolUseMap(id), this.budget);
       s.touch();
     }
     this.live.set(id, s);
@@ -91,9 +109,9 @@ export class SessionStore {
     return s;
   }
 
-  private toolUseMap(id: string): Map<string, string> {
-    const m = new Map<string, string>();
-    for (const r of this.loadToolUses(id)) if (!m.has(r.tool_use_id)) m.set(r.tool_use_id, r.id);
+  private toolUseMap(id: string): ToolUseIndex {
+    const m = new ToolUseIndex();
+    for (const r of this.loadToolUses(id)) m.set(r.tool_use_id, r.id);
     return m;
   }
 
@@ -106,7 +124,8 @@ export class SessionStore {
   /** The session if it was ever used, without creating it. */
   find(id: string): Session | undefined {
     if (this.live.has(id)) return this.get(id);
-    return this.getRow.get(id) ? this.get(id) : undefined;
+    const row = this.getRow.get(id) as Row | undefined;
+    return row ? this.load(id, row) : undefined;
   }
 
   private evict(): void {
@@ -115,6 +134,8 @@ export class SessionStore {
       if (this.live.size <= this.maxInMemory) return;
       if (s.active > 0) continue;
       this.live.delete(id);
+      // Its remembered file content no longer counts against the shared budget.
+      s.fileState.clear();
     }
   }
 

@@ -220,6 +220,15 @@ export class ExecutionLog {
     this.queueFlush();
   }
 
+  /**
+   * Whether the row of this execution is still waiting to be written (a call
+   * that ran while the database refused writes). An id mapped by a session
+   * but neither written nor held was pruned by retention.
+   */
+  isHeld(id: string): boolean {
+    return this.pending.has(id);
+  }
+
   /** Completes the row; resolves when it is committed. */
   finish(e: ExecutionEnd): Promise<void> {
     this.open.delete(e.id);

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ERROR_CODES } from '../../errors.js';
+import { AnthropicToolUse, ExecuteRequest, MAX_TOOL_USES_PER_REQUEST, OpenAIFunctionCallItem, OpenAIToolCall } from '../tool-uses.js';
 
 /** The schemas that become components of the OpenAPI document. */
 export const api = z.registry<{ id: string; description?: string }>();
@@ -50,32 +51,27 @@ export const ToolResultBlock = z
   .register(api, { id: 'ToolResult' });
 
 // ---- tool uses in (documentation of what readToolUses accepts) ----
+// Built from the schemas readToolUses checks (src/http/tool-uses.ts), so their
+// limits cannot drift apart; `.extend({})` copies rather than registers them.
 
-export const AnthropicToolUseDoc = z
-  .object({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.unknown() })
-  .register(api, { id: 'AnthropicToolUse', description: 'An Anthropic tool_use content block' });
-export const OpenAIToolCallDoc = z
-  .object({
-    id: z.string().min(1),
-    type: z.literal('function').optional(),
-    function: z.object({ name: z.string().min(1), arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).optional() }),
-  })
-  .register(api, { id: 'OpenAIToolCall', description: 'An OpenAI Chat Completions tool call (arguments as a JSON string)' });
-export const OpenAIFunctionCallDoc = z
-  .object({ type: z.literal('function_call'), call_id: z.string().min(1), name: z.string().min(1), arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).optional() })
-  .register(api, { id: 'OpenAIFunctionCall', description: 'An OpenAI Responses function_call item' });
+export const AnthropicToolUseDoc = AnthropicToolUse.extend({}).register(api, { id: 'AnthropicToolUse', description: 'An Anthropic tool_use content block' });
+export const OpenAIToolCallDoc = OpenAIToolCall.extend({}).register(api, {
+  id: 'OpenAIToolCall',
+  description: 'An OpenAI Chat Completions tool call (arguments as a JSON string)',
+});
+export const OpenAIFunctionCallDoc = OpenAIFunctionCallItem.extend({}).register(api, { id: 'OpenAIFunctionCall', description: 'An OpenAI Responses function_call item' });
 const OtherBlock = z.object({ type: z.string() }).loose().meta({ description: 'Any other content block (text, thinking, …): ignored' });
 const ToolUseItem = z.union([AnthropicToolUseDoc, OpenAIToolCallDoc, OpenAIFunctionCallDoc, OtherBlock]);
 
 export const ExecuteRequestDoc = z
   .object({
-    session_id: z.string().min(1).max(256).optional().meta({ description: 'The session; a new one is made when absent' }),
+    session_id: ExecuteRequest.shape.session_id.meta({ description: 'The session; a new one is made when absent' }),
     tool_uses: z.union([
-      z.array(ToolUseItem).max(256),
+      z.array(ToolUseItem).max(MAX_TOOL_USES_PER_REQUEST),
       z.object({ role: z.literal('assistant'), content: z.array(ToolUseItem) }).loose(),
       z.object({ role: z.literal('assistant'), tool_calls: z.array(OpenAIToolCallDoc) }).loose(),
     ]),
-    wait: z.boolean().optional().meta({ description: 'false: answer 202 at once; follow over /ws or GET /executions/{id}' }),
+    wait: ExecuteRequest.shape.wait.meta({ description: 'false: answer 202 at once; follow over /ws or GET /executions/{id}' }),
   })
   .register(api, { id: 'ExecuteRequest' });
 

@@ -66,11 +66,6 @@ export function executeRoutes(app: FastifyInstance, svc: Services): void {
   app.post('/execute', { config: { scope: 'execute' } }, async (req, reply) => {
     const body = readEnvelope(req.body);
     const uses = readToolUses(body.tool_uses);
-    // Back-pressure: past the in-flight limit, callers are told to come back rather than queued without bound.
-    if (svc.registry.size + uses.length > svc.config.server.maxInFlightCalls) {
-      reply.header('retry-after', '1');
-      throw new ToolexecError('TOOLEXEC_ERR_OVERLOADED', `${svc.registry.size} calls are in flight (limit ${svc.config.server.maxInFlightCalls}); retry later`);
-    }
     const sessionId = body.session_id ?? newSessionId();
     const session = svc.sessions.get(sessionId);
     const wait = body.wait ?? true;

@@ -1,0 +1,86 @@
+/**
+ * A session's tool_use id → execution id map, for idempotency (contract §5:
+ * a repeated `(session_id, tool_use id)` is never run twice), in bounded
+ * memory. The last `recentMax` ids are kept whole; older ones only as a 32-bit
+ * hash in an open-addressing table (4 bytes each, against ~150 for a Map
+ * entry with its two strings). A miss in both means a new id, as before, with
+ * no database read; a hash hit sends the caller to the database
+ * (`ExecutionLog.findByToolUse`), which settles it (a true replay, or a hash
+ * collision, about one new id in 4 billion per old one).
+ */
+export const RECENT_TOOL_USES = 4096;
+
+/** FNV-1a over the UTF-16 code units; never 0 (0 marks an empty slot). */
+function hash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0 || 1;
+}
+
+export class ToolUseIndex {
+  private readonly recent = new Map<string, string>();
+  private table = new Uint32Array(0);
+  private older = 0;
+  private evicted = 0;
+
+  constructor(private readonly recentMax = RECENT_TOOL_USES) {}
+
+  /** How many tool uses the session has had. */
+  get size(): number {
+    return this.recent.size + this.evicted;
+  }
+
+  /** The execution id of a recent tool use. */
+  get(toolUseId: string): string | undefined {
+    return this.recent.get(toolUseId);
+  }
+
+  /** Whether an older tool use may have had this id (ask the database). */
+  mayBeOlder(toolUseId: string): boolean {
+    if (this.older === 0) return false;
+    const t = this.table;
+    const mask = t.length - 1;
+    const h = hash(toolUseId);
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      if (t[i] === 0) return false;
+      if (t[i] === h) return true;
+    }
+  }
+
+  /** Records a tool use (the first execution of an id wins). */
+  set(toolUseId: string, executionId: string): void {
+    if (this.recent.has(toolUseId)) return;
+    this.recent.set(toolUseId, executionId);
+    if (this.recent.size > this.recentMax) {
+      const oldest = this.recent.keys().next().value as string;
+      this.recent.delete(oldest);
+      this.evicted++;
+      this.addOlder(hash(oldest));
+    }
+  }
+
+  private addOlder(h: number): void {
+    // At most half full, so probes stay short and an empty slot always ends one.
+    if ((this.older + 1) * 2 > this.table.length) this.grow();
+    const t = this.table;
+    const mask = t.length - 1;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      if (t[i] === h) return; // the same hash is already there: nothing to add
+      if (t[i] === 0) {
+        t[i] = h;
+        this.older++;
+        return;
+      }
+    }
+  }
+
+  private grow(): void {
+    const old = this.table;
+    this.table = new Uint32Array(Math.max(1024, old.length * 2));
+    this.older = 0;
+    for (const h of old) if (h !== 0) this.addOlder(h);
+  }
+}

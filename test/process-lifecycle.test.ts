@@ -25,9 +25,9 @@ interface Running {
   stderr: () => string;
 }
 
-async function startService(config: Record<string, unknown>): Promise<Running & { dir: string; db: string }> {
-  const dir = tmpDir();
-  fs.mkdirSync(path.join(dir, 'ws'));
+async function startService(config: Record<string, unknown>, existing?: string): Promise<Running & { dir: string; db: string }> {
+  const dir = existing ?? tmpDir();
+  fs.mkdirSync(path.join(dir, 'ws'), { recursive: true });
   const db = path.join(dir, 'data', 'toolexec.db');
   const cfg = path.join(dir, 'config.json');
   fs.writeFileSync(cfg, JSON.stringify({ workspace: { root: './ws' }, storage: { path: './data/toolexec.db' }, logging: { level: 'warn' }, ...config }));
@@ -162,5 +162,36 @@ describe('SIGKILL under load', () => {
     expect(acknowledged.length).toBeGreaterThanOrEqual(400);
     expect(missingAudit).toEqual([]);
     expect(notFinished).toEqual([]);
+
+    // Restarted on the same database: ready, every acknowledged execution
+    // served as it was, calls cut off by the kill closed as interrupted, and
+    // a repeated tool_use id answered from its row, not run again.
+    const again = await startService({ permissions: { allow: ['Glob', 'Read'] } }, s.dir);
+    expect((await fetch(`${again.base}/readyz`)).status).toBe(200);
+    for (const id of acknowledged.slice(-20)) {
+      const res = await fetch(`${again.base}/executions/${id}`);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { execution: { status: string } }).execution.status).toBe('succeeded');
+    }
+    const left = (await (await fetch(`${again.base}/executions?limit=200&status=running`)).json()) as { executions: unknown[] };
+    expect(left.executions).toEqual([]);
+    const first = acknowledged[0]!;
+    const d2 = new Database(s.db, { readonly: true });
+    const row = d2.prepare('SELECT session_id, tool_use_id FROM executions WHERE id = ?').get(first) as { session_id: string; tool_use_id: string };
+    const before = (d2.prepare('SELECT COUNT(*) AS n FROM executions').get() as { n: number }).n;
+    d2.close();
+    const replay = await execute(again.base, {
+      session_id: row.session_id,
+      tool_uses: [{ type: 'tool_use', id: row.tool_use_id, name: row.tool_use_id.endsWith('-r') ? 'Read' : 'Glob', input: row.tool_use_id.endsWith('-r') ? { file_path: 'a.txt' } : { pattern: '*.txt' } }],
+    });
+    expect(replay.status).toBe(200);
+    expect(((await replay.json()) as { executions: Array<{ id: string; replayed?: boolean }> }).executions[0]).toMatchObject({ id: first, replayed: true });
+    again.child.kill('SIGTERM');
+    expect((await again.exited).code).toBe(0);
+    const d3 = new Database(s.db, { readonly: true });
+    expect((d3.prepare('SELECT COUNT(*) AS n FROM executions').get() as { n: number }).n).toBe(before);
+    expect((d3.prepare(`SELECT COUNT(*) AS n FROM executions WHERE finished_at IS NULL`).get() as { n: number }).n).toBe(0);
+    d3.close();
+    expect(integrity(s.db)).toBe('ok');
   });
 });

@@ -207,7 +207,7 @@ export class ExecutionLog {
       `SELECT * FROM executions WHERE finished_at IS NULL AND status IN ('queued','validating','awaiting_permission','running')`,
     );
     this.interrupted = db.prepare(
-      `UPDATE executions SET status = 'cancelled', error_class = 'cancelled', is_error = 1, finished_at = ?1,
+      `UPDATE executions SET status = 'cancelled', error_class = 'cancelled', is_error = 1, finished_at = ?,
          result_block = json_object('type','tool_result','tool_use_id',tool_use_id,'content','<tool_use_error>The call was interrupted: toolexec restarted before it finished.</tool_use_error>','is_error',json('true'))
        WHERE finished_at IS NULL AND status IN ('queued','validating','awaiting_permission','running')`,
     );

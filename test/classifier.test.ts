@@ -88,6 +88,26 @@ describe('the classifier’s answers', () => {
     expect((await run(t, 'Bash', { command: 'touch other' }, 'd')).exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
     expect(s.requests).toHaveLength(0);
   });
+
+  it('never answers what even bypassPermissions asks about: an ask rule or a protected path goes to a person', async () => {
+    const { server: s } = await start(() => ({ decision: 'allow', reason: 'looks fine' }));
+    await t!.close();
+    t = await makeApp({
+      permissions: { defaultMode: 'auto', ask: ['Bash(touch asked:*)'], headless: 'deny' },
+      classifier: { url: `${s.url}/classify`, timeoutMs: 5000 },
+    });
+    const asked = await run(t, 'Bash', { command: 'touch asked' });
+    expect(asked.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(asked.chain).toContainEqual({ layer: 'classifier', outcome: 'skip', detail: 'an ask rule is for a person to answer' });
+    expect(exists('asked')).toBe(false);
+    const git = await run(t, 'Write', { file_path: path.join(t.workspace, '.git', 'config'), content: '[core]\n' });
+    expect(git.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(git.chain).toContainEqual({ layer: 'classifier', outcome: 'skip', detail: 'a protected path is for a person to answer' });
+    expect(exists('.git/config')).toBe(false);
+    // The same classifier still answers an ordinary ask.
+    expect((await run(t, 'Bash', { command: 'touch plain' })).exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'classifier' } } });
+    expect(s.requests).toHaveLength(1);
+  });
 });
 
 describe('a classifier that fails means ask, never allow', () => {

@@ -144,6 +144,12 @@ async function classifierLayer(
   signal: AbortSignal,
 ): Promise<Decision> {
   const counters = session.classifierDenials;
+  // What even bypassPermissions still asks about (an explicit ask rule, a
+  // protected path) is a person's to answer, not a model's.
+  if (d.reason.type === 'rule' || d.reason.type === 'safety') {
+    d.chain.push({ layer: 'classifier', outcome: 'skip', detail: `${d.reason.type === 'rule' ? 'an ask rule' : 'a protected path'} is for a person to answer` });
+    return d;
+  }
   if (!deps.classifier) {
     d.chain.push({ layer: 'classifier', outcome: 'skip', detail: 'no classifier configured' });
     return d;

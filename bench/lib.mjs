@@ -58,6 +58,8 @@ export function summarise(r) {
   return {
     requests: r.requests.total,
     rps: Math.round(r.requests.average),
+    // autocannon's percentiles are whole milliseconds; the mean is not rounded.
+    mean_ms: +r.latency.average.toFixed(3),
     p50_ms: r.latency.p50,
     p99_ms: r.latency.p99,
     errors: r.errors + r.timeouts + (r.non2xx ?? 0),

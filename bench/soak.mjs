@@ -3,7 +3,7 @@
 // background child it leaves behind), a large result, a PreToolUse hook, a
 // denial — sampling its memory, open file descriptors and child processes.
 // Fails when they keep growing after the warm-up.
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,17 +12,31 @@ import { root, table, writeResult } from './lib.mjs';
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 120);
 const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? 8);
 
+// Every process the service starts inherits this variable (child environments
+// keep everything but the service's own TOOLEXEC_* variables and secrets), so
+// processes it leaked are found even once reparented to init, which a
+// parent-pid scan (pgrep -P) would miss.
+const MARK = `SOAK_MARK=${process.pid}-${Date.now()}`;
+
+/** Live processes (other than the service) whose environment carries MARK. */
+function marked(servicePid) {
+  let n = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === servicePid) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(MARK)) n++;
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return n;
+}
+
 function sample(pid) {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
   const fds = fs.readdirSync(`/proc/${pid}/fd`).length;
-  let children = 0;
-  try {
-    children = execFileSync('pgrep', ['-P', String(pid)]).toString().trim().split('\n').filter(Boolean).length;
-  } catch {
-    children = 0;
-  }
-  return { rss_mb: +rss.toFixed(1), fds, children };
+  return { rss_mb: +rss.toFixed(1), fds, children: marked(pid) };
 }
 
 export async function soak() {
@@ -41,7 +55,11 @@ export async function soak() {
       hooks: { PreToolUse: [{ matcher: 'Grep', hooks: [{ type: 'command', command: 'cat > /dev/null' }] }] },
     }),
   );
-  const child = spawn(process.execPath, [path.join(root, 'dist/cli.js'), 'serve', '--config', cfg, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const [markName, markValue] = MARK.split('=');
+  const child = spawn(process.execPath, [path.join(root, 'dist/cli.js'), 'serve', '--config', cfg, '--port', '0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, [markName]: markValue },
+  });
   const port = await new Promise((resolve, reject) => {
     let err = '';
     child.stderr.on('data', (b) => {

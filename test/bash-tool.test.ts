@@ -217,7 +217,9 @@ describe('large output', () => {
     want.update(line.repeat(whole % 1024));
     want.update(line.slice(0, total - whole * line.length));
     expect(got.digest('hex')).toBe(want.digest('hex'));
-    expect(growthMb).toBeLessThan(200);
+    // Holding the output whole would take at least 100 MB (one byte a character);
+    // streamed into chunks it stays far below (bench/large-result measures it).
+    expect(growthMb).toBeLessThan(100);
   });
 });
 

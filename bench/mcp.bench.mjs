@@ -236,6 +236,19 @@ else {
   if (sdkMed?.serverCpu !== undefined && txMed?.serverCpu !== undefined) {
     console.log(`ratio SDK / toolexec server CPU per call: ${(cpuPerCall(sdkMed) / cpuPerCall(txMed)).toFixed(2)}x`);
   }
+  const { writeResult } = await import('./lib.mjs');
+  const row = (x) => {
+    const r = median(results[x.key]);
+    return r && { case: x.name, calls_per_s: Math.round(r.rps), p50_ms: r.p50, p99_ms: r.p99, cpu_us_per_call: cpuPerCall(r) };
+  };
+  writeResult('mcp', {
+    target: 'toolexec calls/s >= 2x the SDK server',
+    connections: CONNECTIONS,
+    rounds: ROUNDS,
+    ratio: sdkMed && txMed ? +(txMed.rps / sdkMed.rps).toFixed(2) : null,
+    rows: series.map(row).filter(Boolean),
+    failed,
+  });
   if (failed > 0) {
     console.error(`${failed} requests failed; the figures are not comparable`);
     process.exitCode = 1;

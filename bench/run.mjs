@@ -37,3 +37,8 @@ for (const [name, fn] of Object.entries(benches)) {
   if (only && only !== name) continue;
   await fn();
 }
+
+// The summary, from the results on disk (each bench wrote its own).
+const { reportMarkdown } = await import('./report.mjs');
+console.log('\nSummary (npm run bench:report -- --write puts it in the README):\n');
+console.log(reportMarkdown());

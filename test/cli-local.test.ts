@@ -2,7 +2,8 @@
  * `toolexec tools` and `toolexec check` without a server: the configuration
  * built in-process answers exactly what a running service with the same
  * configuration answers, reads remembered rules and session modes from the
- * configured database, and never writes to that database.
+ * configured database, and never writes to that database; with tokens
+ * configured (in the file or TOOLEXEC_TOKEN) it answers all the same.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -11,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../src/config/schema.js';
 import { cleanupTmp, makeApp, tmpDir } from './helpers.js';
 import { everythingStdio } from './helpers-mcp.js';
-import { cli } from './helpers-cli.js';
+import { cleanEnv, cli, runBin } from './helpers-cli.js';
 
 afterAll(cleanupTmp);
 
@@ -210,5 +211,63 @@ describe('toolexec check (local)', () => {
     const r = await cli(['check', '--config', p.file, '--json', 'mcp__everything__echo', '{"message":"hi"}']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ tool: 'mcp__everything__echo', behavior: 'deny', reason: { type: 'rule', detail: 'mcp__everything__echo' } });
+  });
+});
+
+describe('toolexec tools and check (local) with tokens configured', () => {
+  const TOKEN = 'tok-local-0123456789abcdef';
+  const DENY_LINES = (input: object): string =>
+    [
+      `Bash ${JSON.stringify(input)}`,
+      '  decision: deny',
+      '  reason:   rule: Bash(rm:*)',
+      '  mode:     default',
+      '  message:  Permission to use Bash with command rm -rf / has been denied.',
+      '  chain:',
+      '    tool  deny        rule: Bash(rm:*)',
+      '',
+    ].join('\n');
+
+  // The built binary as a process: what a user's shell runs.
+  async function both(file: string, env: NodeJS.ProcessEnv): Promise<void> {
+    const app = await makeApp(POLICY);
+    try {
+      const tools = await runBin(['tools', '--config', file, '--json'], { env });
+      expect(tools.stderr).toBe('');
+      expect(tools.code).toBe(0);
+      expect(JSON.parse(tools.stdout)).toEqual((await app.app.inject({ url: '/tools' })).json());
+      const table = await runBin(['tools', '--config', file], { env });
+      expect(table).toMatchObject({ code: 0, stderr: '' });
+      expect(table.stdout).toMatch(/^Read\s+up front\s+Reads a file/m);
+      const input = { command: 'cd /tmp && rm -rf /' };
+      const check = await runBin(['check', '--config', file, 'Bash', JSON.stringify(input)], { env });
+      expect(check).toEqual({ code: 0, stdout: DENY_LINES(input), stderr: '' });
+      const json = await runBin(['check', '--config', file, '--json', 'Read', '{"file_path":"a.txt"}'], { env });
+      expect(json).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(json.stdout)).toMatchObject({ tool: 'Read', behavior: 'allow', reason: { type: 'rule', detail: 'Read' } });
+      for (const out of [tools, table, check, json]) expect(out.stdout + out.stderr).not.toContain(TOKEN);
+    } finally {
+      await app.close();
+    }
+  }
+
+  it('answers with tokens in the configuration file, even when none has the scope the route needs', async () => {
+    const p = project({
+      ...POLICY,
+      server: {
+        tokens: [
+          { name: 'ops', token: TOKEN },
+          { name: 'approver', token: 'tok-approver-0123456789abcdef', scopes: ['approve'] },
+        ],
+      },
+    });
+    await both(p.file, cleanEnv());
+    const approverOnly = project({ ...POLICY, server: { tokens: [{ name: 'approver', token: TOKEN, scopes: ['approve'] }] } });
+    await both(approverOnly.file, cleanEnv());
+  });
+
+  it('answers with TOOLEXEC_TOKEN set', async () => {
+    const p = project(POLICY);
+    await both(p.file, cleanEnv({ TOOLEXEC_TOKEN: TOKEN }));
   });
 });

@@ -6,11 +6,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import pino from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { cleanupTmp, execute, textOf, tmpDir, use, type TestApp } from './helpers.js';
 import { probeTool } from './helpers.js';
 import { loadConfig } from '../src/config/load.js';
-import { FIXTURE, fixtureLog, fixtureStdio, isAlive, makeMcpApp, serverStatus, waitConnected, waitFor } from './helpers-mcp.js';
+import { ServerConnection } from '../src/mcp/connection.js';
+import { FAST_MCP, FIXTURE, fixtureLog, fixtureStdio, isAlive, makeMcpApp, serverStatus, waitConnected, waitFor } from './helpers-mcp.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -280,5 +282,88 @@ describe('bad tools and bad names', () => {
     expect(pool.all.filter((x) => x.name === 'mcp__dup_x__echo')).toHaveLength(0);
     expect(pool.lookup('mcp__fx__echo')!.mcpInfo).toBeUndefined();
     expect(pool.lookup('mcp__fx__pid')).toBeDefined();
+  });
+});
+
+/**
+ * An MCP server over stdio, as a real process, that holds its answer to every
+ * tools/list after the first until it is told to stop (stdin closed or
+ * SIGTERM), then answers it (with one tool more) and exits: the listing of a
+ * list_changed refresh reaches the client after the connection was closed.
+ * The fixture server answers at once, so it cannot hold a listing this way.
+ */
+const HELD_LIST_SERVER = `
+import fs from 'node:fs';
+const log = (e) => fs.appendFileSync(process.env.HELD_LOG, e + '\\n');
+const send = (m, cb) => process.stdout.write(JSON.stringify(m) + '\\n', cb);
+const tool = (name) => ({ name, description: name, inputSchema: { type: 'object', properties: {} } });
+let lists = 0;
+let held;
+let done = false;
+let buf = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  buf += chunk;
+  for (let i = buf.indexOf('\\n'); i >= 0; i = buf.indexOf('\\n')) {
+    const line = buf.slice(0, i);
+    buf = buf.slice(i + 1);
+    if (!line.trim()) continue;
+    const m = JSON.parse(line);
+    if (m.method === 'initialize') {
+      send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'held', version: '1.0.0' } } });
+    } else if (m.method === 'tools/list') {
+      if (lists++ === 0) send({ jsonrpc: '2.0', id: m.id, result: { tools: [tool('change')] } });
+      else {
+        held = m.id;
+        log('list-held');
+      }
+    } else if (m.method === 'tools/call') {
+      send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'changed' }] } });
+      send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    } else if (m.id !== undefined) {
+      send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'no such method' } });
+    }
+  }
+});
+function finish() {
+  if (done) return;
+  done = true;
+  if (held === undefined) process.exit(0);
+  log('list-answered');
+  send({ jsonrpc: '2.0', id: held, result: { tools: [tool('change'), tool('added')] } }, () => process.exit(0));
+}
+process.stdin.on('end', finish);
+process.on('SIGTERM', finish);
+`;
+
+describe('a list_changed refresh that outlives its connection', () => {
+  it('is dropped: a listing answered after the connection was closed leaves its tools as they were', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'held.log');
+    const script = path.join(dir, 'held-list-server.mjs');
+    fs.writeFileSync(script, HELD_LIST_SERVER);
+    let changes = 0;
+    const conn = new ServerConnection(
+      'held',
+      { command: process.execPath, args: [script], env: { HELD_LOG: log } },
+      { log: pino({ level: 'silent' }), childEnv: process.env, cwd: dir, reconnect: FAST_MCP.reconnect, connectTimeoutMs: 20_000, onToolsChanged: () => changes++ },
+    );
+    conn.start();
+    try {
+      await waitFor(() => conn.status().state === 'connected', 'the held server to connect');
+      expect(conn.status().tool_names).toEqual(['mcp__held__change']);
+      const changesWhenConnected = changes;
+      const r = await conn.call('change', {}, new AbortController().signal, () => {});
+      expect(r.content).toEqual([{ type: 'text', text: 'changed' }]);
+      await waitFor(() => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('list-held'), 'the refresh listing to reach the server');
+      await conn.close();
+      // The server did answer the refresh, with a new tool, while the connection was closing.
+      expect(fs.readFileSync(log, 'utf8').split('\n').filter(Boolean)).toEqual(['list-held', 'list-answered']);
+      expect(conn.status()).toMatchObject({ state: 'closed', tool_names: ['mcp__held__change'], unusable_tools: [] });
+      expect(conn.tools.map((x) => x.name)).toEqual(['mcp__held__change']);
+      expect(changes).toBe(changesWhenConnected);
+    } finally {
+      await conn.close();
+    }
   });
 });

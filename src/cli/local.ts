@@ -5,19 +5,34 @@
  * answer. The configured database is only read: the rules an approver
  * remembered and the sessions' modes are copied from it into the temporary
  * one (opened read-only, so a running service is never disturbed).
+ *
+ * With tokens configured (server.tokens, TOOLEXEC_TOKEN) the in-process app
+ * authenticates as a running service does. Its requests carry a token made
+ * for this run alone and added to its configuration: the user's tokens are
+ * never copied into a request (nor printed), a configured token that lacks
+ * the route's scope does not matter, and auth stays on, so the service keeps
+ * treating the configured tokens as secrets (log masking, child environments).
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import type { Loaded } from '../config/load.js';
+import type { Scope } from '../config/schema.js';
 import { openDatabase } from '../storage/db.js';
 import { requireWorkspace } from './config.js';
 import { CliError, EXIT_USAGE, oneLine, warn, type CliIO } from './io.js';
 
 /** Tables whose rows change a permission decision: remembered rules and session modes. */
 const DECISION_TABLES = ['rules', 'sessions'] as const;
+
+/** The scopes the commands' routes need: GET /tools (execute), POST /permissions/check (read). */
+const LOCAL_SCOPES: Scope[] = ['execute', 'read'];
+
+/** The bearer token each in-process app accepts from this process. */
+const localTokens = new WeakMap<FastifyInstance, string>();
 
 export interface LocalOptions {
   /** Connect the configured MCP servers and wait for them (their tools join the pool). */
@@ -85,8 +100,10 @@ export async function openLocalApp(loaded: Loaded, io: CliIO, opts: LocalOptions
   const dbPath = path.join(tmp, 'toolexec.db');
   const cleanup = (): void => fs.rmSync(tmp, { recursive: true, force: true });
   copyDecisionState(loaded.config.storage.path, dbPath, tmp, io);
+  const token = randomBytes(32).toString('base64url');
   const config = {
     ...loaded.config,
+    server: { ...loaded.config.server, tokens: [...loaded.config.server.tokens, { name: 'toolexec-cli', token, scopes: LOCAL_SCOPES }] },
     storage: { ...loaded.config.storage, path: dbPath },
     mcpServers: opts.mcp ? loaded.config.mcpServers : {},
     logging: { level: 'silent' as const },
@@ -100,6 +117,7 @@ export async function openLocalApp(loaded: Loaded, io: CliIO, opts: LocalOptions
     cleanup();
     throw new CliError(`cannot build the service from this configuration: ${oneLine((e as Error).message)}`, EXIT_USAGE);
   }
+  localTokens.set(app, token);
   const svc = app.toolexec;
   for (const e of svc.ruleErrors) warn(io, `permission rule "${e.raw}" (${e.source}) is ignored: ${e.error}`);
 
@@ -130,6 +148,12 @@ export async function openLocalApp(loaded: Loaded, io: CliIO, opts: LocalOptions
 
 /** A request to the in-process app, answered like a running service would. */
 export async function injectJson<T>(app: FastifyInstance, method: 'GET' | 'POST', url: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await app.inject({ method, url, ...(body === undefined ? {} : { payload: body as object }) });
+  const token = localTokens.get(app);
+  const res = await app.inject({
+    method,
+    url,
+    ...(token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } }),
+    ...(body === undefined ? {} : { payload: body as object }),
+  });
   return { status: res.statusCode, body: (res.body.length > 0 ? res.json() : undefined) as T };
 }

@@ -108,8 +108,8 @@ export class ServerConnection implements McpCaller {
   private nextRetryAt: number | null = null;
   private retryTimer: NodeJS.Timeout | undefined;
   private closing = false;
-  private refreshing: Promise<void> | undefined;
-  private refreshAgain = false;
+  /** The list_changed refresh running for the current client; `again` when another notification came meanwhile. */
+  private refreshing: { client: Client; again: boolean } | undefined;
   private probing = false;
   /** Why this side closed a live connection (a failed ping), for the status. */
   private closeReason: string | undefined;
@@ -172,8 +172,9 @@ export class ServerConnection implements McpCaller {
       }
       const v = client.getServerVersion();
       this.serverInfo = v ? { name: String(v.name), version: String(v.version) } : null;
-      await this.listTools(client);
+      const listed = await this.listTools(client);
       if (this.client !== client) return;
+      this.setTools(listed);
       this.generation++;
       this.state = 'connected';
       this.attempts = 0;
@@ -252,17 +253,28 @@ export class ServerConnection implements McpCaller {
       });
   }
 
+  /**
+   * Lists the tools again after notifications/tools/list_changed. Every
+   * await is followed by a check that `client` is still the current one: a
+   * listing from a connection that has since been replaced or closed is
+   * dropped, never applied.
+   */
   private refresh(client: Client): void {
-    if (this.refreshing) {
-      this.refreshAgain = true;
+    if (this.client !== client) return;
+    const running = this.refreshing;
+    if (running?.client === client) {
+      running.again = true;
       return;
     }
-    this.refreshing = (async () => {
+    const run = { client, again: false };
+    this.refreshing = run;
+    void (async () => {
       do {
-        this.refreshAgain = false;
+        run.again = false;
         try {
-          await this.listTools(client);
+          const listed = await this.listTools(client);
           if (this.client !== client) return;
+          this.setTools(listed);
           this.deps.log.info({ mcp_server: this.serverName, tools: this.toolList.length }, 'MCP server tool list changed');
           this.deps.onToolsChanged();
         } catch (e) {
@@ -270,13 +282,20 @@ export class ServerConnection implements McpCaller {
           this.fail(`listing tools after list_changed failed: ${describeError(e)}`);
           this.deps.log.warn({ mcp_server: this.serverName, error: this.lastError }, 'MCP tool list refresh failed');
         }
-      } while (this.refreshAgain && this.client === client);
+      } while (run.again && this.client === client);
     })().finally(() => {
-      this.refreshing = undefined;
+      if (this.refreshing === run) this.refreshing = undefined;
     });
   }
 
-  private async listTools(client: Client): Promise<void> {
+  private setTools(listed: { tools: AnyTool[]; unusable: UnusableTool[] }): void {
+    this.toolList = listed.tools;
+    this.unusable = listed.unusable;
+    for (const u of listed.unusable) this.deps.log.warn({ mcp_server: this.serverName, tool: u.name, error: u.error }, 'MCP tool is not usable');
+  }
+
+  /** The server's tools, listed and compiled; applied by the caller once it knows `client` is still current. */
+  private async listTools(client: Client): Promise<{ tools: AnyTool[]; unusable: UnusableTool[] }> {
     const defs: unknown[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
@@ -317,9 +336,7 @@ export class ServerConnection implements McpCaller {
     }
     // A name listed twice: drop every copy, as the pool does for clashes.
     const dupNames = new Set(unusable.filter((u) => u.error.startsWith('the server lists two')).map((u) => u.name));
-    this.toolList = dupNames.size > 0 ? tools.filter((t) => !dupNames.has(t.mcpInfo!.toolName)) : tools;
-    this.unusable = unusable;
-    for (const u of unusable) this.deps.log.warn({ mcp_server: this.serverName, tool: u.name, error: u.error }, 'MCP tool is not usable');
+    return { tools: dupNames.size > 0 ? tools.filter((t) => !dupNames.has(t.mcpInfo!.toolName)) : tools, unusable };
   }
 
   private callTimeoutMs(): number {

@@ -186,6 +186,38 @@ describe('server-everything over Streamable HTTP', () => {
     const progress = rec.events.filter((e) => e.type === 'execution.progress' && e.call.toolUseId === 'h3');
     expect(progress).toHaveLength(2);
   });
+
+  it('lists with the server schema, maps images, and schedules by annotations over HTTP too', async () => {
+    const full = (await t.app.inject({ method: 'GET', url: '/tools?deferred=include' })).json() as {
+      tools: Array<{ name: string; input_schema: { properties: Record<string, unknown>; required?: string[] } }>;
+    };
+    const sum = full.tools.find((x) => x.name === 'mcp__web__get-sum')!;
+    expect(Object.keys(sum.input_schema.properties)).toEqual(['a', 'b']);
+
+    const img = await execute(t.app, { tool_uses: [use('mcp__web__get-tiny-image', {}, 'hi1')] });
+    const content = img.body.tool_results[0]!.content as Array<{ type: string; source?: { media_type: string; data: string } }>;
+    expect(content.map((b) => b.type)).toEqual(['text', 'image', 'text']);
+    expect(content[1]!.source).toMatchObject({ media_type: 'image/png' });
+    expect(Buffer.from(content[1]!.source!.data, 'base64').subarray(1, 4).toString()).toBe('PNG');
+
+    const pool = t.app.toolexec.pool();
+    const long = pool.lookup('mcp__web__trigger-long-running-operation')!;
+    expect(long.isConcurrencySafe({})).toBe(true);
+    const rec = recordEvents(t.app);
+    const r = await execute(t.app, {
+      tool_uses: [
+        use('mcp__web__trigger-long-running-operation', { duration: 0.4, steps: 2 }, 'hr1'),
+        use('mcp__web__trigger-long-running-operation', { duration: 0.4, steps: 2 }, 'hr2'),
+      ],
+    });
+    rec.stop();
+    expect(r.body.executions.map((e) => e.status)).toEqual(['succeeded', 'succeeded']);
+    const order = rec.events
+      .filter((e) => e.type === 'execution.started' || e.type === 'execution.finished')
+      .map((e) => `${e.type === 'execution.started' ? 'start' : 'end'}:${e.call.toolUseId}`);
+    // Read-only by its annotations: the two calls overlap.
+    expect(order.indexOf('start:hr2')).toBeLessThan(order.indexOf('end:hr1'));
+  });
 });
 
 describe('server-everything over the legacy HTTP+SSE transport', () => {

@@ -151,6 +151,27 @@ describe('configuration errors', () => {
     expect(served.stderr).toBe(`${warning.join('\n')}\ntoolexec: refusing to listen on 0.0.0.0 without tokens: set server.tokens in the configuration or TOOLEXEC_TOKEN, or listen on 127.0.0.1\n`);
   });
 
+  it('warns about typos inside MCP server entries and hook groups and handlers too', async () => {
+    const file = configFile({
+      workspace: { root: './ws' },
+      mcpServers: {
+        local: { command: 'true', alwayLoad: true },
+        remote: { type: 'http', url: 'http://127.0.0.1:1/mcp', requird: true },
+      },
+      hooks: { PreToolUse: [{ matcher: 'Bash', matchr: 'x', hooks: [{ type: 'command', command: 'true', timout: 5 }, { type: 'http', url: 'http://127.0.0.1:1/h', header: {} }] }] },
+    });
+    const r = await cli(['tools', '--config', file, '--no-mcp', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `toolexec: warning: ${file}: unknown field "mcpServers.local.alwayLoad" is ignored`,
+      `toolexec: warning: ${file}: unknown field "mcpServers.remote.requird" is ignored`,
+      `toolexec: warning: ${file}: unknown field "hooks.PreToolUse[0].matchr" is ignored`,
+      `toolexec: warning: ${file}: unknown field "hooks.PreToolUse[0].hooks[0].timout" is ignored`,
+      `toolexec: warning: ${file}: unknown field "hooks.PreToolUse[0].hooks[1].header" is ignored`,
+      'toolexec: warning: MCP servers not connected (--no-mcp): local, remote',
+    ]);
+  });
+
   it('rejects --url together with configuration options (exit 2)', async () => {
     const file = configFile({});
     const r = await cli(['check', '--url', 'http://127.0.0.1:1', '--config', file, 'Read']);

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { RuleInput } from '../permissions/rule-index.js';
-import { Config, configProblems } from './schema.js';
+import { Config, configProblems, HookHandler, HookMatcherGroup, McpServerConfig } from './schema.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -118,6 +118,40 @@ export function unknownKeys(input: unknown, schema: z.ZodType = Config, prefix =
   return out;
 }
 
+/** The branch of a union of object schemas an entry is meant for (by its `type`, else the first). */
+function branchFor(union: z.ZodType, entry: unknown): z.ZodType {
+  const options = (union as unknown as { options?: z.ZodType[] }).options ?? [union];
+  const type = entry !== null && typeof entry === 'object' ? (entry as { type?: unknown }).type : undefined;
+  for (const o of options) {
+    const t = (o as unknown as { shape?: { type?: z.ZodType } }).shape?.type;
+    if (t !== undefined && type !== undefined && t.safeParse(type).success) return o;
+  }
+  return options[0]!;
+}
+
+/** Unknown keys inside the parts unknownKeys leaves alone: MCP server entries and hook groups and handlers. */
+export function unknownNestedKeys(input: unknown): string[] {
+  if (input === null || typeof input !== 'object') return [];
+  const raw = input as { mcpServers?: unknown; hooks?: unknown };
+  const out: string[] = [];
+  if (raw.mcpServers !== null && typeof raw.mcpServers === 'object') {
+    for (const [name, entry] of Object.entries(raw.mcpServers as Record<string, unknown>)) {
+      out.push(...unknownKeys(entry, branchFor(McpServerConfig, entry), `mcpServers.${name}.`));
+    }
+  }
+  if (raw.hooks !== null && typeof raw.hooks === 'object') {
+    for (const [event, groups] of Object.entries(raw.hooks as Record<string, unknown>)) {
+      if (!Array.isArray(groups)) continue;
+      groups.forEach((g: unknown, i) => {
+        out.push(...unknownKeys(g, HookMatcherGroup, `hooks.${event}[${i}].`));
+        const handlers = g !== null && typeof g === 'object' ? (g as { hooks?: unknown }).hooks : undefined;
+        if (Array.isArray(handlers)) handlers.forEach((h: unknown, j) => out.push(...unknownKeys(h, branchFor(HookHandler, h), `hooks.${event}[${i}].hooks[${j}].`)));
+      });
+    }
+  }
+  return out;
+}
+
 const ClaudeSettings = z.looseObject({
   permissions: z
     .looseObject({
@@ -178,7 +212,7 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
     raw = v as Record<string, unknown>;
     base = path.dirname(file);
     files.push(file);
-    for (const k of unknownKeys(raw)) warnings.push(`${file}: unknown field "${k}" is ignored`);
+    for (const k of [...unknownKeys(raw), ...unknownNestedKeys(raw)]) warnings.push(`${file}: unknown field "${k}" is ignored`);
   }
 
   const parsed = Config.safeParse(raw);

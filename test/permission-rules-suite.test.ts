@@ -5,7 +5,10 @@
  * list is test/bash-rules.test.ts), path spellings and symlinks for Read/Edit
  * rules, domain tricks for WebFetch rules, protected paths in
  * bypassPermissions, a hook's allow against deny and ask rules, a hook's
- * updatedInput judged again — and the audit reason type each leaves.
+ * updatedInput judged again, Bash paths through a symlink and `..`, output
+ * redirections judged as edits of their targets (the wrappers added to the
+ * stripped list are in bash-path-bypass.test.ts) — and the audit reason type
+ * each leaves.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -323,5 +326,169 @@ describe('input replaced by an approver or a PermissionRequest hook', () => {
     expect(r.exec).toMatchObject({ status: 'succeeded', decision: { behavior: 'allow', reason: { type: 'user' } } });
     expect(fs.existsSync(path.join(t.workspace, 'b'))).toBe(true);
     expect(fs.existsSync(path.join(t.workspace, 'a'))).toBe(false);
+  });
+});
+
+describe('Bash paths through a symlink and `..`: judged where the kernel goes, not where the text points', () => {
+  it('`cat l/../secret` with l → /outside/sub is a read of /outside/secret: denied by Read(//outside/secret), nothing read', async () => {
+    const outside = tmpDir();
+    fs.mkdirSync(path.join(outside, 'sub'));
+    fs.writeFileSync(path.join(outside, 'secret'), 'outside-secret-content');
+    const rule = `Read(/${outside}/secret)`;
+    t = await makeApp({ permissions: { deny: [rule] } });
+    fs.symlinkSync(path.join(outside, 'sub'), path.join(t.workspace, 'l'));
+    // The decoy the text points at: a harmless file inside the workspace.
+    fs.writeFileSync(path.join(t.workspace, 'secret'), 'decoy');
+    for (const command of ['cat l/../secret', 'cat ./l/../secret', 'cd l && cat ../secret', 'head -c 100 l/./../secret']) {
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec, command).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: rule } } });
+      expect(r.text).not.toContain('outside-secret-content');
+      expect(lastAudit(t)).toMatchObject({ tool: 'Bash', behavior: 'deny', reason_type: 'rule', reason_detail: rule });
+    }
+    // In bypassPermissions too.
+    await t.close();
+    t = await makeApp({ permissions: { ...BYPASS, deny: [rule] } });
+    fs.symlinkSync(path.join(outside, 'sub'), path.join(t.workspace, 'l'));
+    const b = await run(t, 'Bash', { command: 'cat l/../secret' });
+    expect(b.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'rule', detail: rule } } });
+    expect(b.text).not.toContain('outside-secret-content');
+    // A file next to the link's target that no rule covers is outside the working directories: it asks (headless deny) in default mode.
+    await t.close();
+    t = await makeApp({ permissions: { deny: [rule] } });
+    fs.symlinkSync(path.join(outside, 'sub'), path.join(t.workspace, 'l'));
+    fs.writeFileSync(path.join(outside, 'other'), 'other-content');
+    const o = await run(t, 'Bash', { command: 'cat l/../other' });
+    expect(o.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(o.chain).toContainEqual(expect.objectContaining({ layer: 'tool', outcome: 'ask', detail: `working_dir: ${path.join(outside, 'other')}` }));
+  });
+
+  it('`touch cs/../app.json` with cs → config/sub creates config/app.json: denied by Edit(./config/**) in bypassPermissions', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Edit(./config/**)'] } });
+    const ws = t.workspace;
+    fs.mkdirSync(path.join(ws, 'config', 'sub'), { recursive: true });
+    fs.symlinkSync(path.join(ws, 'config', 'sub'), path.join(ws, 'cs'));
+    for (const command of ['touch cs/../app.json', 'echo {} > cs/../app.json', 'cp /dev/null cs/../app.json', 'mkdir cs/../../config/x']) {
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec, command).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Edit(./config/**)' } } });
+    }
+    expect(fs.readdirSync(path.join(ws, 'config')).sort()).toEqual(['sub']);
+    expect(lastAudit(t)).toMatchObject({ behavior: 'deny', reason_type: 'rule', reason_detail: 'Edit(./config/**)' });
+    // A sibling of the workspace's own files, outside the rule, is still written in bypass mode.
+    const ok = await run(t, 'Bash', { command: 'touch app.json' });
+    expect(ok.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'mode', detail: 'bypassPermissions' } } });
+    expect(fs.existsSync(path.join(ws, 'app.json'))).toBe(true);
+  });
+
+  it('`echo pwned > docs/../config` with docs → .git/hooks writes .git/config: asks even in bypassPermissions (safety), nothing written', async () => {
+    t = await makeApp({ permissions: { ...BYPASS } });
+    const ws = t.workspace;
+    fs.mkdirSync(path.join(ws, '.git', 'hooks'), { recursive: true });
+    fs.writeFileSync(path.join(ws, '.git', 'config'), '[core]\n');
+    fs.symlinkSync(path.join(ws, '.git', 'hooks'), path.join(ws, 'docs'));
+    for (const command of ['echo pwned > docs/../config', 'echo pwned >> ./docs/../config', 'echo pwned | tee docs/../config', 'rm -f docs/../config']) {
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec, command).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'headless' } } });
+      expect(r.chain).toContainEqual(expect.objectContaining({ layer: 'tool', outcome: 'ask', detail: 'safety: .git/ is a protected directory' }));
+      expect(r.chain.find((c) => c.layer === 'mode')).toBeUndefined();
+    }
+    expect(fs.readFileSync(path.join(ws, '.git', 'config'), 'utf8')).toBe('[core]\n');
+    expect(lastAudit(t)).toMatchObject({ behavior: 'deny', reason_type: 'headless' });
+  });
+  it('POST /permissions/check gives the same answers for the audit’s three probes, running nothing', async () => {
+    const outside = tmpDir();
+    fs.mkdirSync(path.join(outside, 'sub'));
+    fs.writeFileSync(path.join(outside, 'secret'), 'x');
+    const readRule = `Read(/${outside}/secret)`;
+    t = await makeApp({ permissions: { ...BYPASS, deny: [readRule, 'Edit(./config/**)'] } });
+    const ws = t.workspace;
+    fs.symlinkSync(path.join(outside, 'sub'), path.join(ws, 'l'));
+    fs.mkdirSync(path.join(ws, 'config', 'sub'), { recursive: true });
+    fs.symlinkSync(path.join(ws, 'config', 'sub'), path.join(ws, 'cs'));
+    const check = async (command: string) => {
+      const res = await t!.app.inject({ method: 'POST', url: '/permissions/check', payload: { name: 'Bash', input: { command } } });
+      expect(res.statusCode).toBe(200);
+      return res.json() as { behavior: string; reason: { type: string; detail: string } };
+    };
+    expect(await check('cat l/../secret')).toMatchObject({ behavior: 'deny', reason: { type: 'rule', detail: readRule } });
+    expect(await check('touch cs/../app.json')).toMatchObject({ behavior: 'deny', reason: { type: 'rule', detail: 'Edit(./config/**)' } });
+    expect(fs.existsSync(path.join(ws, 'config', 'app.json'))).toBe(false);
+    // The third probe without the Edit rule (which would deny the textual spelling `config` first).
+    await t.close();
+    t = await makeApp({ permissions: { ...BYPASS } });
+    fs.mkdirSync(path.join(t.workspace, '.git', 'hooks'), { recursive: true });
+    fs.symlinkSync(path.join(t.workspace, '.git', 'hooks'), path.join(t.workspace, 'docs'));
+    expect(await check('echo pwned > docs/../config')).toMatchObject({ behavior: 'ask', reason: { type: 'safety', detail: '.git/ is a protected directory' } });
+    expect(fs.existsSync(path.join(t.workspace, '.git', 'config'))).toBe(false);
+  });
+});
+
+describe('output redirections are judged as edits of their targets', () => {
+  it('default mode: `Bash(echo:*)` does not carry `echo x > src.ts`, nor `Bash(git status:*)` `git status > README.md` (ask → headless deny)', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(echo:*)', 'Bash(git status:*)'] } });
+    fs.writeFileSync(path.join(t.workspace, 'README.md'), 'readme');
+    for (const command of ['echo x > src.ts', 'git status > README.md', 'echo a && echo x >> README.md']) {
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec, command).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'headless' } } });
+      expect(r.chain).toContainEqual(expect.objectContaining({ layer: 'tool', outcome: 'passthrough' }));
+    }
+    expect(fs.existsSync(path.join(t.workspace, 'src.ts'))).toBe(false);
+    expect(fs.readFileSync(path.join(t.workspace, 'README.md'), 'utf8')).toBe('readme');
+    // Output that names no file is still allowed by the rule.
+    for (const command of ['echo x > /dev/null', 'echo x 2>&1', 'echo x >&2', 'echo x 1>/dev/stderr', 'echo x >/dev/fd/2']) {
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec, command).toMatchObject({ decision: { behavior: 'allow', reason: { type: 'rule', detail: 'Bash(echo:*)' } } });
+    }
+  });
+
+  it('default mode: an Edit allow rule on the target lets the redirection through (audit: both rules)', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(echo:*)', 'Edit(./out/**)'] } });
+    fs.mkdirSync(path.join(t.workspace, 'out'));
+    const r = await run(t, 'Bash', { command: 'echo hello > out/a.txt' });
+    expect(r.exec).toMatchObject({ status: 'succeeded', decision: { behavior: 'allow', reason: { type: 'rule', detail: 'Edit(./out/**), Bash(echo:*)' } } });
+    expect(fs.readFileSync(path.join(t.workspace, 'out', 'a.txt'), 'utf8')).toBe('hello\n');
+    // The rule does not reach past its directory.
+    const other = await run(t, 'Bash', { command: 'echo hello > out/../b.txt' });
+    expect(other.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(fs.existsSync(path.join(t.workspace, 'b.txt'))).toBe(false);
+  });
+
+  it('acceptEdits: a redirection inside the working directories is allowed; outside (also through `link/..`) it asks (working_dir); into .git it asks (safety)', async () => {
+    const outside = tmpDir();
+    t = await makeApp({ permissions: { defaultMode: 'acceptEdits', allow: ['Bash(echo:*)'] } });
+    fs.mkdirSync(path.join(t.workspace, '.git'));
+    const inside = await run(t, 'Bash', { command: 'echo x > src.ts' });
+    expect(inside.exec).toMatchObject({ status: 'succeeded', decision: { behavior: 'allow', reason: { type: 'rule', detail: 'Bash(echo:*)' } } });
+    expect(fs.existsSync(path.join(t.workspace, 'src.ts'))).toBe(true);
+    const out = await run(t, 'Bash', { command: `echo x > ${outside}/f` });
+    expect(out.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(out.chain).toContainEqual(expect.objectContaining({ layer: 'tool', outcome: 'ask', detail: `working_dir: ${outside}/f` }));
+    const git = await run(t, 'Bash', { command: 'echo ok > fine.txt && echo x > .git/config' });
+    expect(git.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(git.chain).toContainEqual(expect.objectContaining({ layer: 'tool', outcome: 'ask', detail: expect.stringMatching(/^safety: /) }));
+    expect(fs.existsSync(path.join(t.workspace, 'fine.txt'))).toBe(false);
+    // Through a symlink and `..`, a target that reads as inside lands outside: it asks too.
+    fs.mkdirSync(path.join(outside, 'sub'));
+    fs.symlinkSync(path.join(outside, 'sub'), path.join(t.workspace, 'l'));
+    const dotdot = await run(t, 'Bash', { command: 'echo x > l/../f' });
+    expect(dotdot.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(dotdot.chain).toContainEqual(expect.objectContaining({ layer: 'tool', outcome: 'ask', detail: `working_dir: ${outside}/f` }));
+    expect(fs.existsSync(path.join(outside, 'f'))).toBe(false);
+  });
+
+  it('bypassPermissions: a redirection inside is allowed (mode); an Edit deny rule denies it; an Edit ask rule or a protected target asks', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Edit(./locked.txt)'], ask: ['Edit(./careful.txt)'] } });
+    fs.mkdirSync(path.join(t.workspace, '.git'));
+    const ok = await run(t, 'Bash', { command: 'echo x > src.ts' });
+    expect(ok.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'mode', detail: 'bypassPermissions' } } });
+    const locked = await run(t, 'Bash', { command: 'echo x > locked.txt' });
+    expect(locked.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Edit(./locked.txt)' } } });
+    const careful = await run(t, 'Bash', { command: 'echo x > careful.txt' });
+    expect(careful.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(careful.chain).toContainEqual(expect.objectContaining({ layer: 'tool', outcome: 'ask', detail: 'rule: Edit(./careful.txt)' }));
+    const git = await run(t, 'Bash', { command: 'echo x > .git/config' });
+    expect(git.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(fs.existsSync(path.join(t.workspace, 'locked.txt'))).toBe(false);
+    expect(fs.existsSync(path.join(t.workspace, 'careful.txt'))).toBe(false);
+    expect(fs.existsSync(path.join(t.workspace, '.git', 'config'))).toBe(false);
   });
 });

@@ -3,39 +3,46 @@
  * analysis of src/bash: every simple command of a compound command is
  * judged, including those inside `$( )`, backticks, process substitutions,
  * subshells, groups, function bodies, `bash -c '…'` and what xargs or
- * `find -exec` run.
+ * `find -exec` run. Files are judged where the kernel will find them
+ * (bash-paths.ts): `link/../x` lies next to the link's target.
  *
  *   1. deny rules, on every subcommand (all wrappers and `VAR=` stripped) and
  *      on the raw command → deny
  *   2. paths: a file read that a Read deny rule covers, or written (argument
  *      of rm/mv/cp/tee/…, output redirection) that an Edit deny rule covers
  *      → deny
- *   3. ask rules → ask (type rule: holds even in bypassPermissions)
+ *   3. Bash ask rules, and Read or Edit ask rules on the files → ask (type
+ *      rule: holds even in bypassPermissions)
  *   4. writes to protected paths → ask (safety)
  *   5. a command that cannot be modelled → ask (type tool, never allow)
- *   6. reads or writes outside the working directories → ask (working_dir);
- *      a write to a file whose name is an expansion → ask; more than one
- *      `cd`, or `cd` with `git` → ask
- *   7. every subcommand allowed — by an allow rule, as read-only (paths not
- *      Read-denied, no output into files), or in acceptEdits as
- *      mkdir/touch/rm/rmdir/mv/cp/sed inside the working directories
- *      → allow
- *   7. otherwise passthrough (the engine asks)
+ *   6. a write whose target cannot be known before it runs → ask; a read
+ *      whose target cannot be known while Read deny rules exist → ask (safety)
+ *   7. reads or writes outside the working directories → ask (working_dir),
+ *      unless an Edit allow rule covers a redirection's target
+ *   8. more than one `cd`, or `cd` with `git` → ask
+ *   9. every file an output redirection writes allowed as an edit would be
+ *      (an Edit allow rule, or acceptEdits), and every subcommand allowed —
+ *      by an allow rule, as read-only (paths not Read-denied), or in
+ *      acceptEdits as mkdir/touch/rm/rmdir/mv/cp/sed inside the working
+ *      directories → allow
+ *  10. otherwise passthrough (the engine asks; bypassPermissions allows)
+ *
+ * Safety asks come before the working-directory ask, which
+ * bypassPermissions lets through.
  */
-import path from 'node:path';
 import { analyseBash, analyseBashSync } from '../bash/parser.js';
 import { ACCEPT_EDITS_COMMANDS, commandName, pathArgs } from '../bash/paths.js';
-import { isHarmlessOutput, isReadOnlyCommand } from '../bash/read-only.js';
+import { isReadOnlyCommand } from '../bash/read-only.js';
 import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule } from '../bash/rule-match.js';
-import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
+import type { BashAnalysis, SimpleCommand } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
-import type { ReasonType } from './types.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
-import { expandHome } from '../workspace.js';
+import { innermostOf, pathUses, workingDirs, type PathUse } from './bash-paths.js';
 import { protectedPathReason } from './filesystem.js';
 import { messages } from './messages.js';
+import { PATH_RULE_TOOLS } from './rule-index.js';
 import { parseRule } from './rule-parser.js';
-import type { PermissionRule } from './types.js';
+import type { PermissionRule, ReasonType } from './types.js';
 
 export type BashPermissionContext = Pick<ToolContext, 'permissions' | 'workspace' | 'session'>;
 
@@ -55,108 +62,36 @@ function short(s: string, max = 200): string {
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
 
-/** The innermost command (every wrapper stripped). */
-function innermostArgv(cmd: SimpleCommand): Word[] {
-  const { stages } = unwrapStages(cmd.argv, false);
-  return stages[stages.length - 1]!;
-}
-
-interface PathUse {
-  word: Word;
-  kind: 'read' | 'write';
-  /** One absolute path per possible working directory; undefined when the name is not known. */
-  abs: string[] | undefined;
-  /** Found by the lexical fallback: used for deny rules only. */
-  fallback: boolean;
-}
-
-interface Cwds {
-  dirs: string[];
-  unknown: boolean;
-  cdCount: number;
-}
-
-function resolveWord(w: Word, cwd: string): string | undefined {
-  if (!w.literal) return undefined;
-  let v = w.value;
-  if (v.length === 0) return undefined;
-  if (w.tilde) {
-    if (v !== '~' && !v.startsWith('~/')) return undefined;
-    v = expandHome(v);
-  }
-  if (w.glob) {
-    // The directory part before the first pattern character: what the pattern can reach.
-    const at = v.search(/[*?[]/);
-    const head = v.slice(0, at);
-    v = head.endsWith('/') ? head : path.dirname(head || '.');
-  }
-  return path.resolve(cwd, v);
-}
-
-function workingDirs(a: BashAnalysis, ctx: BashPermissionContext): Cwds {
-  const out: Cwds = { dirs: [ctx.session.cwd], unknown: false, cdCount: 0 };
-  for (const cmd of a.commands) {
-    const argv = innermostArgv(cmd);
-    const name = commandName(argv);
-    if (name === 'cd' || name === 'pushd' || name === 'popd') {
-      out.cdCount++;
-      if (name === 'popd') {
-        out.unknown = true;
-        continue;
-      }
-      const t = pathArgs(argv).reads[0];
-      if (!t) out.dirs.push(ctx.workspace.home);
-      else if (t.literal && !t.glob && t.value !== '-') {
-        const r = resolveWord(t, ctx.session.cwd);
-        if (r) out.dirs.push(r);
-        else out.unknown = true;
-      } else out.unknown = true;
+/** The spellings of a path rules are matched against: where it really leads, and as resolved. Memoised per decision. */
+function spellingsOf(ctx: BashPermissionContext): (abs: string) => string[] {
+  const memo = new Map<string, string[]>();
+  return (abs) => {
+    let s = memo.get(abs);
+    if (!s) {
+      const canonical = ctx.workspace.canonical(abs);
+      s = canonical === abs ? [abs] : [canonical, abs];
+      memo.set(abs, s);
     }
-  }
-  return out;
-}
-
-/** Devices a command may read or write without touching a file. */
-const DEVICES: ReadonlySet<string> = new Set(['/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/zero', '/dev/random', '/dev/urandom', '/dev/fd/0', '/dev/fd/1', '/dev/fd/2', '-']);
-
-function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
-  const uses: PathUse[] = [];
-  const add = (word: Word, kind: 'read' | 'write', fallback = false): void => {
-    if (word.literal && !word.glob && DEVICES.has(word.value)) return;
-    const relative = word.literal && !word.tilde && !word.value.startsWith('/');
-    let abs: string[] | undefined;
-    if (!(relative && cwds.unknown)) {
-      const list = relative ? cwds.dirs.map((d) => resolveWord(word, d)) : [resolveWord(word, cwds.dirs[0]!)];
-      abs = list.every((x) => x !== undefined) ? [...new Set(list as string[])] : undefined;
-    }
-    uses.push({ word, kind, abs, fallback });
+    return s;
   };
-  for (const cmd of a.commands) {
-    const p = pathArgs(innermostArgv(cmd));
-    const fb = cmd.origin === 'fallback';
-    for (const w of p.reads) add(w, 'read', fb);
-    for (const w of p.writes) add(w, 'write', fb);
-  }
-  for (const r of a.redirects) {
-    if (r.kind !== 'file' || !r.target) continue;
-    add(r.target, r.output ? 'write' : 'read');
-  }
-  return uses;
 }
 
-function spellings(abs: string, ctx: BashPermissionContext): string[] {
-  const canonical = ctx.workspace.canonical(abs);
-  return canonical === abs ? [abs] : [canonical, abs];
+function hasPathAskRules(ctx: BashPermissionContext): boolean {
+  return [...PATH_RULE_TOOLS.read, ...PATH_RULE_TOOLS.edit].some((t) => ctx.permissions.contentRules(t, 'ask').length > 0);
 }
 
 function isReadDenyActive(ctx: BashPermissionContext): boolean {
   return ctx.permissions.contentRules('Read', 'deny').length > 0 || ctx.permissions.isReadDenied(ctx.workspace.root);
 }
 
+function isEditDenyActive(ctx: BashPermissionContext): boolean {
+  return PATH_RULE_TOOLS.edit.some((t) => ctx.permissions.contentRules(t, 'deny').length > 0);
+}
+
 /** Whether a read-only subcommand's reads can be shown not to touch Read-denied files. */
 function readsProvablyAllowed(cmd: SimpleCommand, readDenyActive: boolean): boolean {
   if (!readDenyActive) return true;
-  const p = pathArgs(innermostArgv(cmd));
+  const p = pathArgs(innermostOf(cmd).argv);
   if (p.recursive) return false;
   return p.reads.every((w) => w.literal && !w.glob);
 }
@@ -169,6 +104,31 @@ function acceptEditsAllows(cmd: SimpleCommand): boolean {
   if (name === undefined || !ACCEPT_EDITS_COMMANDS.has(name)) return false;
   const p = pathArgs(argv);
   return [...p.reads, ...p.writes].every((w) => w.literal);
+}
+
+/** The Edit allow rule covering every place a known target leads to (matched where it really leads, as for the file tools). */
+function editAllowRule(u: PathUse, ctx: BashPermissionContext): PermissionRule | undefined {
+  if (u.uncertain || u.abs.length === 0) return undefined;
+  let first: PermissionRule | undefined;
+  for (const abs of u.abs) {
+    const rule = ctx.permissions.pathRule('edit', 'allow', [ctx.workspace.canonical(abs)]);
+    if (!rule) return undefined;
+    first ??= rule;
+  }
+  return first;
+}
+
+/** Why a write is to a protected path: any place it may lead, or, when that is not known, the components it names. */
+function protectedWrite(u: PathUse, spellings: (abs: string) => string[]): { abs: string; why: string } | undefined {
+  for (const abs of u.abs) {
+    const why = spellings(abs).map(protectedPathReason).find((x) => x !== undefined);
+    if (why) return { abs, why };
+  }
+  if (u.uncertain) {
+    const why = protectedPathReason(u.word.value);
+    if (why) return { abs: u.word.raw, why };
+  }
+  return undefined;
 }
 
 /** The decision for an analysed command. */
@@ -189,12 +149,13 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
   }
 
-  // 2. Files read or written that Read or Edit deny rules cover.
-  const cwds = workingDirs(a, ctx);
+  // 2. Files read or written that Read or Edit deny rules cover, in any spelling.
+  const cwds = workingDirs(a, ctx.session.cwd, ctx.workspace.home);
   const uses = pathUses(a, cwds);
+  const spellings = spellingsOf(ctx);
   for (const u of uses) {
-    for (const abs of u.abs ?? []) {
-      const all = spellings(abs, ctx);
+    for (const abs of u.abs) {
+      const all = spellings(abs);
       if (u.kind === 'read') {
         const rule = q.pathRule('read', 'deny', all);
         if (rule || q.isReadDenied(abs)) {
@@ -207,7 +168,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
   }
 
-  // 3. Ask rules.
+  // 3. Ask rules: Bash ones on the commands, Read and Edit ones on the files.
   const askHit = askRules.find((r) => {
     const m = matcherOf(r);
     return m.test(raw) || perCommand.some((p) => p.deny.some((c) => m.test(c)));
@@ -215,16 +176,22 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   if (askHit) {
     return { behavior: 'ask', message: `${messages.notGranted('Bash')} (the rule ${askHit.raw} asks for approval)`, type: 'rule', detail: askHit.raw };
   }
+  for (const u of hasPathAskRules(ctx) ? uses : []) {
+    for (const abs of u.abs) {
+      const rule = q.pathRule(u.kind === 'read' ? 'read' : 'edit', 'ask', spellings(abs));
+      if (rule) {
+        return { behavior: 'ask', message: `${messages.notGranted('Bash')} (the rule ${rule.raw} asks for approval of ${abs})`, type: 'rule', detail: rule.raw };
+      }
+    }
+  }
 
   // 4. Writes to protected files that the analysis found (bypass-immune).
   const modelled = uses.filter((u) => !u.fallback);
   for (const u of modelled) {
     if (u.kind !== 'write') continue;
-    for (const abs of u.abs ?? []) {
-      const why = spellings(abs, ctx).map(protectedPathReason).find((x) => x !== undefined);
-      if (why) {
-        return { behavior: 'ask', message: `Bash wants to modify ${abs}: ${why}, which always needs a person's approval.`, type: 'safety', detail: why };
-      }
+    const hit = protectedWrite(u, spellings);
+    if (hit) {
+      return { behavior: 'ask', message: `Bash wants to modify ${hit.abs}: ${hit.why}, which always needs a person's approval.`, type: 'safety', detail: hit.why };
     }
   }
 
@@ -242,8 +209,34 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       detail: `too complex: ${a.tooComplex}`,
     };
   }
+
+  // 6. Files whose location is not known: what an Edit or Read deny rule
+  // forbids could be what they are.
+  const unknownWrite = modelled.find((u) => u.kind === 'write' && u.uncertain);
+  if (unknownWrite) {
+    const shown = short(unknownWrite.word.raw, 80);
+    return {
+      behavior: 'ask',
+      message: `This Bash command writes to ${shown}, whose location cannot be known before it runs; it needs approval.`,
+      type: unverifiable === 'safety' || isEditDenyActive(ctx) ? 'safety' : 'tool',
+      detail: `unknown write target: ${shown}`,
+    };
+  }
+  const unknownRead = modelled.find((u) => u.kind === 'read' && u.uncertain);
+  if (unknownRead && isReadDenyActive(ctx)) {
+    const shown = short(unknownRead.word.raw, 80);
+    return {
+      behavior: 'ask',
+      message: `This Bash command reads ${shown}, whose location cannot be known before it runs, while Read deny rules exist; it needs approval.`,
+      type: 'safety',
+      detail: `unknown read target: ${shown}`,
+    };
+  }
+
+  // 7. Outside the working directories.
   for (const u of modelled) {
-    for (const abs of u.abs ?? []) {
+    if (u.redirect && u.kind === 'write' && editAllowRule(u, ctx)) continue;
+    for (const abs of u.abs) {
       if (!ctx.workspace.contains(abs)) {
         return {
           behavior: 'ask',
@@ -255,29 +248,37 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
   }
 
-  // 6. Files whose names are not known, cd.
-  const unknownWrite = modelled.find((u) => u.kind === 'write' && !u.abs);
-  if (unknownWrite) {
-    const shown = short(unknownWrite.word.raw, 80);
-    return {
-      behavior: 'ask',
-      message: `This Bash command writes to ${shown}, whose location cannot be known before it runs; it needs approval.`,
-      type: unverifiable,
-      detail: `unknown write target: ${shown}`,
-    };
-  }
+  // 8. cd.
   if (cwds.cdCount > 1) {
     return { behavior: 'ask', message: 'This Bash command changes directory more than once; it needs approval.', type: 'tool', detail: 'more than one cd' };
   }
-  if (cwds.cdCount === 1 && a.commands.some((c) => commandName(innermostArgv(c)) === 'git')) {
+  if (cwds.cdCount === 1 && a.commands.some((c) => commandName(innermostOf(c).argv) === 'git')) {
     return { behavior: 'ask', message: 'This Bash command combines cd with git; it needs approval.', type: 'tool', detail: 'cd with git' };
   }
 
-  // 7. Every subcommand allowed.
+  // 9. Every file written by a redirection allowed as an edit of it would be,
+  // then every subcommand allowed (judged without its redirections).
   if (a.commands.length === 0) return { behavior: 'passthrough' };
   const readDenyActive = isReadDenyActive(ctx);
   const byRule: string[] = [];
   let byMode = false;
+  for (const u of modelled) {
+    if (!u.redirect || u.kind !== 'write') continue;
+    const rule = editAllowRule(u, ctx);
+    if (rule) {
+      if (!byRule.includes(rule.raw)) byRule.push(rule.raw);
+      continue;
+    }
+    // Inside the working directories (step 7), as for an Edit.
+    if (q.mode === 'acceptEdits') {
+      byMode = true;
+      continue;
+    }
+    return {
+      behavior: 'passthrough',
+      message: `Bash wants to write ${u.abs[0] ?? short(u.word.raw, 80)}; writing a file through a redirection needs the permission an edit of it needs, which hasn't been granted yet.`,
+    };
+  }
   for (const { cmd } of perCommand) {
     const cands = allowCandidates(cmd);
     const rule = allowRules.find((r) => {
@@ -288,10 +289,8 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       if (!byRule.includes(rule.raw)) byRule.push(rule.raw);
       continue;
     }
-    const readOnly = isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive);
-    if (readOnly && cmd.redirects.every(isHarmlessOutput)) continue;
-    // Output redirections that reach this point name files inside the working directories.
-    if (q.mode === 'acceptEdits' && (readOnly || acceptEditsAllows(cmd))) {
+    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive)) continue;
+    if (q.mode === 'acceptEdits' && acceptEditsAllows(cmd)) {
       byMode = true;
       continue;
     }

@@ -1,0 +1,161 @@
+/**
+ * The files a Bash command reads and writes, as absolute paths the
+ * permission check can judge (src/permissions/bash-rules.ts).
+ *
+ * A word is resolved the way the kernel resolves it: `..` applies to where
+ * the components before it really lead, symlinks followed (`link/../x` is
+ * next to the link's target, not next to the link). The textual resolution
+ * is kept as a second spelling, since bash's own `cd` is logical; a use is
+ * judged on both, and the strictest answer wins. Only words with a `..`
+ * component cost a look at the file system beyond what canonicalising a
+ * path already costs.
+ */
+import path from 'node:path';
+import { commandName, pathArgs } from '../bash/paths.js';
+import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
+import { unwrapStages } from '../bash/wrappers.js';
+import { expandHome, realpathLoose, resolveTarget } from '../workspace.js';
+
+export interface PathUse {
+  word: Word;
+  kind: 'read' | 'write';
+  /** The absolute paths the word may stand for: per possible working directory, textual and physical. */
+  abs: string[];
+  /**
+   * Where the word leads cannot be fully known before the command runs: an
+   * expansion, a relative path after a `cd` to an unknown place, or a command
+   * that a wrapper runs in another directory or root (`env -C`, `chroot`).
+   */
+  uncertain: boolean;
+  /** An output redirection (judged as an edit of its target), not a command's argument. */
+  redirect: boolean;
+  /** Found by the lexical fallback: used for deny rules only. */
+  fallback: boolean;
+}
+
+export interface Cwds {
+  dirs: string[];
+  unknown: boolean;
+  cdCount: number;
+}
+
+/** The innermost command (every wrapper stripped), and whether a wrapper runs it elsewhere. */
+export function innermostOf(cmd: SimpleCommand): { argv: Word[]; relocated: boolean } {
+  const { stages, relocated } = unwrapStages(cmd.argv, false);
+  return { argv: stages[stages.length - 1]!, relocated };
+}
+
+function hasDotDot(p: string): boolean {
+  return p === '..' || p.startsWith('../') || p.endsWith('/..') || p.includes('/../');
+}
+
+function realTarget(p: string): string {
+  try {
+    return resolveTarget(p).target;
+  } catch {
+    return realpathLoose(p);
+  }
+}
+
+/**
+ * Where the kernel takes an absolute, unnormalised path: at each `..`, the
+ * components so far are resolved through symlinks first (the longest
+ * existing prefix; a dangling last link is followed, as a later command may
+ * create its target), then the parent is taken. Parts that do not exist are
+ * taken as spelt.
+ */
+export function physicalPath(p: string): string {
+  let cur = '/';
+  for (const part of p.split('/')) {
+    if (part === '' || part === '.') continue;
+    cur = part === '..' ? path.dirname(realTarget(cur)) : path.join(cur, part);
+  }
+  return cur;
+}
+
+/** The absolute spellings of a word seen from cwd (textual first), or undefined when its value is not fixed. */
+export function resolveWord(w: Word, cwd: string): string[] | undefined {
+  if (!w.literal) return undefined;
+  let v = w.value;
+  if (v.length === 0) return undefined;
+  if (w.tilde) {
+    if (v !== '~' && !v.startsWith('~/')) return undefined;
+    v = expandHome(v);
+  }
+  if (w.glob) {
+    // The directory part before the first pattern character: what the pattern can reach.
+    const at = v.search(/[*?[]/);
+    const head = v.slice(0, at);
+    v = head.endsWith('/') ? head : path.dirname(head || '.');
+  }
+  const textual = path.resolve(cwd, v);
+  if (!hasDotDot(v)) return [textual];
+  const physical = physicalPath(path.isAbsolute(v) ? v : `${cwd}/${v}`);
+  return physical === textual ? [textual] : [textual, physical];
+}
+
+export function workingDirs(a: BashAnalysis, sessionCwd: string, home: string): Cwds {
+  const out: Cwds = { dirs: [sessionCwd], unknown: false, cdCount: 0 };
+  for (const cmd of a.commands) {
+    const { argv, relocated } = innermostOf(cmd);
+    const name = commandName(argv);
+    if (name === 'cd' || name === 'pushd' || name === 'popd') {
+      out.cdCount++;
+      if (name === 'popd' || relocated) {
+        out.unknown = true;
+        continue;
+      }
+      const t = pathArgs(argv).reads[0];
+      if (!t) out.dirs.push(home);
+      else if (t.literal && !t.glob && t.value !== '-') {
+        const r = resolveWord(t, sessionCwd);
+        if (r) out.dirs.push(...r);
+        else out.unknown = true;
+      } else out.unknown = true;
+    }
+  }
+  out.dirs = [...new Set(out.dirs)];
+  return out;
+}
+
+/** Devices a command may read or write without touching a file. */
+const DEVICES: ReadonlySet<string> = new Set(['/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/zero', '/dev/random', '/dev/urandom']);
+
+function isDevice(w: Word, redirect: boolean): boolean {
+  if (!w.literal || w.glob) return false;
+  // `cat -` reads standard input; `> -` names a file.
+  if (w.value === '-') return !redirect;
+  return DEVICES.has(w.value) || /^\/dev\/fd\/\d+$/.test(w.value);
+}
+
+export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
+  const uses: PathUse[] = [];
+  const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean }): void => {
+    const redirect = o.redirect ?? false;
+    if (isDevice(word, redirect)) return;
+    const relative = word.literal && !word.tilde && !word.value.startsWith('/');
+    const bases = relative ? cwds.dirs : [cwds.dirs[0]!];
+    const abs = new Set<string>();
+    let unresolved = false;
+    for (const d of bases) {
+      const r = resolveWord(word, d);
+      if (r) for (const p of r) abs.add(p);
+      else unresolved = true;
+    }
+    const uncertain = unresolved || (relative && cwds.unknown) || (o.relocated ?? false);
+    uses.push({ word, kind, abs: [...abs], uncertain, redirect, fallback: o.fallback ?? false });
+  };
+  for (const cmd of a.commands) {
+    const { argv, relocated } = innermostOf(cmd);
+    const p = pathArgs(argv);
+    const fallback = cmd.origin === 'fallback';
+    for (const w of p.reads) add(w, 'read', { fallback, relocated });
+    for (const w of p.writes) add(w, 'write', { fallback, relocated });
+  }
+  // The shell opens redirections itself, in its own directory, before any wrapper runs.
+  for (const r of a.redirects) {
+    if (r.kind !== 'file' || !r.target) continue;
+    add(r.target, r.output ? 'write' : 'read', { redirect: r.output });
+  }
+  return uses;
+}

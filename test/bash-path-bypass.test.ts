@@ -1,0 +1,368 @@
+/**
+ * Bypasses of the Bash permission check found in an audit, on real rule
+ * indexes, workspaces and symlinks: paths with `..` after a symlink (judged
+ * where the kernel goes), output redirections judged as edits of their
+ * targets, and wrappers (with strict option parsing) stripped before deny
+ * and ask rules (end to end through POST /execute at the end; the symlink
+ * and redirection forms are in permission-rules-suite.test.ts).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { analyseBash, initBashParser } from '../src/bash/parser.js';
+import { unwrapStages } from '../src/bash/wrappers.js';
+import { physicalPath, resolveWord } from '../src/permissions/bash-paths.js';
+import { literalWord } from '../src/bash/words.js';
+import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
+import { ruleEnv, type RuleEnvOptions } from './helpers-bash.js';
+import { lastAudit, run } from './helpers-hooks.js';
+
+beforeAll(async () => {
+  await initBashParser();
+});
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+const BYPASS = { defaultMode: 'bypassPermissions' as const, allowBypass: true };
+
+/** A workspace with `l` → outside/sub, `cs` → config/sub and `docs` → .git/hooks. */
+function linked(opts: RuleEnvOptions = {}, rules: (outside: string) => RuleEnvOptions = () => ({})) {
+  const outside = tmpDir();
+  fs.mkdirSync(path.join(outside, 'sub'));
+  fs.writeFileSync(path.join(outside, 'secret'), 's');
+  const extra = rules(outside);
+  const env = ruleEnv({ ...opts, deny: [...(opts.deny ?? []), ...(extra.deny ?? [])], allow: [...(opts.allow ?? []), ...(extra.allow ?? [])], ask: [...(opts.ask ?? []), ...(extra.ask ?? [])] });
+  const ws = env.ws;
+  fs.symlinkSync(path.join(outside, 'sub'), path.join(ws, 'l'));
+  fs.mkdirSync(path.join(ws, 'config', 'sub'), { recursive: true });
+  fs.symlinkSync(path.join(ws, 'config', 'sub'), path.join(ws, 'cs'));
+  fs.mkdirSync(path.join(ws, '.git', 'hooks'), { recursive: true });
+  fs.symlinkSync(path.join(ws, '.git', 'hooks'), path.join(ws, 'docs'));
+  return { env, ws, outside };
+}
+
+describe('physical resolution of `..`', () => {
+  it('applies `..` to where a symlink leads; parts that do not exist are taken as spelt', () => {
+    const { ws, outside } = linked();
+    expect(physicalPath(`${ws}/l/../secret`)).toBe(path.join(outside, 'secret'));
+    expect(physicalPath(`${ws}/l/./../../x`)).toBe(path.join(path.dirname(outside), 'x'));
+    expect(physicalPath(`${ws}/cs/../app.json`)).toBe(path.join(ws, 'config', 'app.json'));
+    expect(physicalPath(`${ws}/docs/../config`)).toBe(path.join(ws, '.git', 'config'));
+    expect(physicalPath(`${ws}/cs/../../cs/../x`)).toBe(path.join(ws, 'config', 'x'));
+    expect(physicalPath(`${ws}/new/dir/../f`)).toBe(path.join(ws, 'new', 'f'));
+    expect(physicalPath(`${ws}//config//sub/../../f`)).toBe(path.join(ws, 'f'));
+    expect(physicalPath('/../..')).toBe('/');
+  });
+
+  it('follows a dangling link before `..` (a later command may create its target)', () => {
+    const { ws, outside } = linked();
+    fs.symlinkSync(path.join(outside, 'later', 'dir'), path.join(ws, 'dangling'));
+    expect(physicalPath(`${ws}/dangling/../f`)).toBe(path.join(outside, 'later', 'f'));
+  });
+
+  it('keeps both spellings of a word with `..`, and only the textual one without', () => {
+    const { ws, outside } = linked();
+    expect(resolveWord(literalWord('l/../secret'), ws)).toEqual([path.join(ws, 'secret'), path.join(outside, 'secret')]);
+    expect(resolveWord(literalWord('sub/../x'), ws)).toEqual([path.join(ws, 'x')]);
+    expect(resolveWord(literalWord('l/secret'), ws)).toEqual([path.join(ws, 'l', 'secret')]);
+  });
+});
+
+describe('symlinks and `..` in Bash paths', () => {
+  it('a read through `link/..` is judged where it lands: Read(//outside/secret) denies it in every form', async () => {
+    const { env } = linked({}, (o) => ({ deny: [`Read(/${o}/secret)`] }));
+    for (const cmd of ['cat l/../secret', 'cat ./l/../secret', 'cat l/../sub/../secret', 'cd l && cat ../secret', 'grep x l/../secret', 'cat < l/../secret', 'cp l/../secret copy']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', type: 'rule' });
+    }
+  });
+
+  it('the textual spelling still counts: a rule covering where the text points denies too', async () => {
+    const { env } = linked({ deny: ['Read(./secret)'] });
+    expect(await env.check('cat l/../secret')).toMatchObject({ behavior: 'deny', detail: 'Read(./secret)' });
+  });
+
+  it('a write through `link/..` is judged where it lands: Edit(./config/**) denies `touch cs/../app.json` in bypassPermissions', async () => {
+    const { env } = linked({ deny: ['Edit(./config/**)'], mode: 'bypassPermissions' });
+    for (const cmd of ['touch cs/../app.json', 'echo x > cs/../app.json', 'mv a cs/../app.json', 'rm cs/../app.json', 'cd cs && touch ../app.json']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Edit(./config/**)' });
+    }
+    expect((await env.check('touch app.json')).behavior).toBe('passthrough');
+  });
+
+  it('a write through `link/..` into .git asks (safety) in every mode', async () => {
+    for (const mode of ['default', 'acceptEdits', 'bypassPermissions'] as const) {
+      const { env } = linked({ mode, allow: ['Bash(echo:*)'] });
+      for (const cmd of ['echo pwned > docs/../config', 'touch docs/../config', 'echo x | tee -a docs/../config']) {
+        expect(await env.check(cmd), `${mode}: ${cmd}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: '.git/ is a protected directory' });
+      }
+    }
+  });
+
+  it('a protected textual spelling asks too (`.git/link/..` leads elsewhere but names .git)', async () => {
+    const { env, ws } = linked({ mode: 'acceptEdits' });
+    fs.mkdirSync(path.join(ws, 'plain'));
+    fs.symlinkSync(path.join(ws, 'plain'), path.join(ws, '.git', 'out'));
+    expect(await env.check('touch .git/out/../x')).toMatchObject({ behavior: 'ask', type: 'safety' });
+  });
+
+  it('a `..` that follows no symlink is plain text and stays inside (no extra asks)', async () => {
+    const { env, ws } = linked({ mode: 'acceptEdits' });
+    fs.mkdirSync(path.join(ws, 'a', 'b'), { recursive: true });
+    expect(await env.check('touch a/b/../c && cat a/../a/c')).toMatchObject({ behavior: 'allow', type: 'mode' });
+  });
+});
+
+describe('output redirections are judged as edits', () => {
+  it('default mode: a Bash allow rule does not carry a redirection into a file', async () => {
+    const env = ruleEnv({ allow: ['Bash(echo:*)', 'Bash(git status:*)'] });
+    for (const cmd of ['echo x > src.ts', 'git status > README.md', 'echo x >> log.txt', 'echo x &> out', 'echo x 2> err.txt', 'echo x >| f', '{ echo a; } > f', 'echo "$(echo a > f)"']) {
+      expect((await env.check(cmd)).behavior, cmd).toBe('passthrough');
+    }
+    expect((await env.check('echo x > src.ts')) as { message?: string }).toMatchObject({ message: expect.stringContaining(`${env.ws}/src.ts`) });
+  });
+
+  it('descriptors and devices are always fine', async () => {
+    const env = ruleEnv({ allow: ['Bash(echo:*)'] });
+    for (const cmd of ['echo x > /dev/null', 'echo x 2>/dev/null', 'echo x >&2', 'echo x 2>&1', 'echo x 1>&-', 'echo x >/dev/stdout', 'echo x >/dev/stderr', 'echo x >/dev/fd/1', 'echo x 3>/dev/null >/dev/fd/3', 'echo x >/dev/fd/7']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'allow', type: 'rule', detail: 'Bash(echo:*)' });
+    }
+  });
+
+  it('an Edit allow rule covering the target allows it, where the target really leads', async () => {
+    const env = ruleEnv({ allow: ['Bash(echo:*)', 'Edit(./out/**)'] });
+    fs.mkdirSync(path.join(env.ws, 'out'));
+    expect(await env.check('echo x > out/a.txt')).toMatchObject({ behavior: 'allow', type: 'rule', detail: 'Edit(./out/**), Bash(echo:*)' });
+    expect(await env.check('ls > out/list.txt')).toMatchObject({ behavior: 'allow', type: 'rule', detail: 'Edit(./out/**)' });
+    // A symlink under the allowed directory does not carry the allowance elsewhere.
+    fs.symlinkSync(path.join(env.ws, 'src.ts'), path.join(env.ws, 'out', 'link'));
+    expect((await env.check('echo x > out/link')).behavior).toBe('passthrough');
+    expect((await env.check('echo x > out/../src.ts')).behavior).toBe('passthrough');
+  });
+
+  it('an Edit allow rule reaches outside the working directories, as it does for the file tools', async () => {
+    const outside = tmpDir();
+    const env = ruleEnv({ allow: ['Bash(echo:*)', `Edit(/${outside}/**)`] });
+    expect(await env.check(`echo x > ${outside}/f`)).toMatchObject({ behavior: 'allow', type: 'rule' });
+    const other = tmpDir();
+    expect(await env.check(`echo x > ${other}/f`)).toMatchObject({ behavior: 'ask', type: 'working_dir' });
+  });
+
+  it('Edit deny and ask rules hold on redirection targets in every mode', async () => {
+    for (const mode of ['default', 'acceptEdits', 'bypassPermissions'] as const) {
+      const env = ruleEnv({ mode, allow: ['Bash(echo:*)'], deny: ['Edit(./locked.txt)'], ask: ['Edit(./careful.txt)'] });
+      expect(await env.check('echo x > locked.txt'), mode).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Edit(./locked.txt)' });
+      expect(await env.check('echo x > careful.txt'), mode).toMatchObject({ behavior: 'ask', type: 'rule', detail: 'Edit(./careful.txt)' });
+    }
+  });
+
+  it('acceptEdits allows it inside the working directories; outside asks (working_dir); protected asks (safety)', async () => {
+    const env = ruleEnv({ mode: 'acceptEdits', allow: ['Bash(echo:*)'] });
+    expect(await env.check('echo x > src.ts')).toMatchObject({ behavior: 'allow', type: 'rule' });
+    expect(await env.check('cat a > b')).toMatchObject({ behavior: 'allow', type: 'mode' });
+    expect(await env.check('echo x > /var/tmp/f')).toMatchObject({ behavior: 'ask', type: 'working_dir' });
+    expect(await env.check('echo x > .claude/settings.json')).toMatchObject({ behavior: 'ask', type: 'safety' });
+  });
+
+  it('the strictest part of a compound command wins: a protected target after an allowed one asks (safety)', async () => {
+    const env = ruleEnv({ mode: 'bypassPermissions', allow: ['Bash(echo:*)'] });
+    expect(await env.check('echo a > ok.txt; cat /etc/hostname; echo b > .git/config')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await env.check('echo a > ok.txt; cat /etc/hostname')).toMatchObject({ behavior: 'ask', type: 'working_dir' });
+  });
+});
+
+describe('files whose location cannot be known', () => {
+  it('a read named by an expansion or after a cd to an unknown place asks (safety) while Read deny rules exist', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'] });
+    expect(await env.check('F=.env; cat "$F"')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    // The relative name is also judged from the known directory.
+    expect(await env.check('cd "$X" && cat .env')).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
+    expect(await env.check('cd "$X" && cat notes.txt')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    // Without Read deny rules, nothing changes: a read-only command.
+    expect(await ruleEnv().check('cat "$F"')).toMatchObject({ behavior: 'allow', type: 'tool' });
+  });
+
+  it('a write whose target is unknown asks (safety) while Edit deny rules exist, and names a protected path by its components', async () => {
+    expect(await ruleEnv({ deny: ['Edit(./config/**)'] }).check('echo x > "$F"')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await ruleEnv().check('echo x > "$F"')).toMatchObject({ behavior: 'ask', type: 'tool' });
+    expect(await ruleEnv({ mode: 'bypassPermissions' }).check('echo x > "$D/.git/config"')).toMatchObject({ behavior: 'ask', type: 'safety' });
+  });
+
+  it('a wrapper that runs its command elsewhere (env -C, sudo -D, chroot) makes the paths unknown', async () => {
+    const env = ruleEnv({ mode: 'acceptEdits', deny: ['Read(./.env)'] });
+    fs.mkdirSync(path.join(env.ws, 'sub'));
+    expect(await env.check('env -C sub cat notes')).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'unknown read target: notes' });
+    expect(await env.check('sudo -D / rm x')).toMatchObject({ behavior: 'ask', detail: 'unknown write target: x' });
+    expect(await env.check('env -C sub rm -rf .git')).toMatchObject({ behavior: 'ask', type: 'safety', detail: '.git is a protected directory' });
+    expect(await env.check('chroot /srv cat /etc/shadow')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    // A redirection is opened by the calling shell, in its own directory.
+    expect(await env.check('env -C sub echo x > out.txt')).toMatchObject({ behavior: 'passthrough' });
+  });
+});
+
+describe('wrappers', () => {
+  const stages = (src: string, safeOnly = false) =>
+    analyseBash(src).then((a) => {
+      const u = unwrapStages(a.commands[0]!.argv, safeOnly);
+      return { stages: u.stages.map((s) => s.map((w) => w.value).join(' ')), complex: u.complex, relocated: u.relocated };
+    });
+  const inner = async (src: string) => (await stages(src)).stages.at(-1);
+
+  it('strips the new wrappers with their options', async () => {
+    const cases: Array<[string, string]> = [
+      ['pkexec rm -rf x', 'rm -rf x'],
+      ['pkexec --user root --disable-internal-agent rm -rf x', 'rm -rf x'],
+      ['fakeroot rm -rf x', 'rm -rf x'],
+      ['fakeroot -s state -i state -- rm -rf x', 'rm -rf x'],
+      ['nsenter -t 1 -m -u -i -n -p rm -rf x', 'rm -rf x'],
+      ['nsenter --target 1 --mount=/proc/1/ns/mnt -m/proc/1/ns/mnt rm -rf x', 'rm -rf x'],
+      ['firejail --quiet --net=none --private rm -rf x', 'rm -rf x'],
+      ['systemd-run --user --scope -p MemoryMax=1G --unit=x rm -rf x', 'rm -rf x'],
+      ['unbuffer -p rm -rf x', 'rm -rf x'],
+      ['chronic -ev rm -rf x', 'rm -rf x'],
+      ['ionice -c 3 -n7 -t rm -rf x', 'rm -rf x'],
+      ['ionice --class 3 --classdata 7 rm -rf x', 'rm -rf x'],
+      ['chrt -f 10 rm -rf x', 'rm -rf x'],
+      ['chrt --deadline -T 100 -P 200 -D 300 0 rm -rf x', 'rm -rf x'],
+      ['taskset -c 0-3 rm -rf x', 'rm -rf x'],
+      ['setsid -w -f rm -rf x', 'rm -rf x'],
+      ['flock -n -w 5 /tmp/l rm -rf x', 'rm -rf x'],
+      ['doas -u root rm -rf x', 'rm -rf x'],
+      ['sudo -E -u root -g wheel rm -rf x', 'rm -rf x'],
+      ['sudo -a x rm -rf y', 'rm -rf y'],
+      ['parallel -j 2 rm -rf ::: a b', 'rm -rf a b'],
+      ['watch -x -n 1 rm -rf x', 'rm -rf x'],
+      ['unshare -G 0 -S 0 --propagation private rm -rf x', 'rm -rf x'],
+      ['nice -5 rm -rf x', 'rm -rf x'],
+      ['xargs -0 -I {} -P4 rm -rf {}', 'rm -rf {}'],
+    ];
+    for (const [src, want] of cases) expect(await inner(src), src).toBe(want);
+  });
+
+  it('resolves long options abbreviated as getopt_long allows', async () => {
+    expect(await inner('timeout --sig KILL 5 rm -rf x')).toBe('rm -rf x');
+    expect(await inner('sudo --us root rm -rf x')).toBe('rm -rf x');
+    expect(await inner('env --ch /tmp rm -rf x')).toBe('rm -rf x');
+    expect(await inner('stdbuf --out L rm -rf x')).toBe('rm -rf x');
+    // Ambiguous prefixes are not guessed.
+    expect((await stages('timeout --ver 5 rm -rf x')).complex).toBe('timeout --ver is an option that is not modelled');
+  });
+
+  it('an option that is not listed is not guessed: the use is complex', async () => {
+    for (const src of ['fakeroot --frob x rm', 'nsenter -Q x rm', 'systemd-run --frob x rm', 'pkexec --frob rm', 'ionice -Z 3 rm', 'timeout --bogus 5 rm', 'sudo --bogus x rm', 'xargs --bogus rm', 'setsid -Q rm']) {
+      expect((await stages(src)).complex, src).toMatch(/is an option that is not modelled$/);
+    }
+  });
+
+  it('wrappers that hand a command string or their words to a shell are complex, and the string is analysed', async () => {
+    expect(await stages("flock /tmp/l -c 'rm -rf x'")).toMatchObject({ complex: 'flock -c runs a command given as a string' });
+    expect(await stages("flock /tmp/l --command='rm -rf x'")).toMatchObject({ complex: 'flock --command runs a command given as a string' });
+    expect((await stages("watch 'echo; rm -rf x'")).complex).toBe('watch runs its command through a shell');
+    expect((await stages("firejail echo 'a; rm -rf x'")).complex).toBe('firejail runs its command through a shell');
+    expect((await stages('firejail sh -c x')).complex).toBeUndefined();
+    expect((await stages("su root -c 'rm -rf x'")).complex).toBe('su passes its arguments to a shell');
+    expect((await stages('parallel rm ::: "a b"')).complex).toMatch(/^parallel runs a command through a shell/);
+    expect((await stages('ls | parallel rm')).complex).toBeUndefined();
+    expect((await stages('parallel rm')).complex).toMatch(/^parallel/);
+    expect((await stages("parallel 'rm {}' ::: x")).complex).toMatch(/^parallel/);
+    const env = ruleEnv({ deny: ['Bash(rm:*)'], mode: 'bypassPermissions' });
+    for (const cmd of ["flock /tmp/l -c 'rm -rf x'", "watch 'echo; rm -rf x'", "su root -c 'rm -rf x'", "parallel 'rm {}' ::: x", "runuser root -c 'rm -rf x'", 'ls | parallel rm']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+    }
+  });
+
+  it('help, version and pid forms are not wrappers', async () => {
+    for (const src of ['sudo -l rm', 'sudo --list rm', 'ionice -p 12 rm', 'taskset -p 1 12', 'chrt -p 12', 'timeout --help', 'doas -C /etc/doas.conf rm']) {
+      expect((await stages(src)).stages, src).toHaveLength(1);
+    }
+  });
+
+  it('marks wrappers that run the command in another directory or root', async () => {
+    for (const src of ['env -C /tmp ls', 'sudo -D /tmp ls', 'sudo -i ls', 'chroot /srv ls', 'pkexec ls', 'systemd-run ls', 'nsenter -t 1 -m ls', 'unshare -R /srv ls']) {
+      expect((await stages(src)).relocated, src).toBe(true);
+    }
+    for (const src of ['sudo ls', 'env A=1 ls', 'timeout 5 ls', 'fakeroot ls']) expect((await stages(src)).relocated, src).toBe(false);
+  });
+
+  it('allow rules still strip only the safe wrappers', async () => {
+    const env = ruleEnv({ allow: ['Bash(npm test:*)'] });
+    expect(await env.check('timeout 60 nice -5 npm test')).toMatchObject({ behavior: 'allow', type: 'rule' });
+    expect((await env.check('fakeroot npm test')).behavior).toBe('passthrough');
+    expect((await env.check('unbuffer npm test')).behavior).toBe('passthrough');
+  });
+
+  it('each new wrapper in front of a denied command is denied (Bash(rm -rf:*), bypassPermissions)', async () => {
+    const env = ruleEnv({ deny: ['Bash(rm -rf:*)'], mode: 'bypassPermissions' });
+    const wrappers = [
+      'pkexec', 'fakeroot', 'nsenter -t 1 -a', 'firejail --quiet', 'systemd-run --user', 'unbuffer', 'chronic', 'ionice -c 3', 'chrt 0', 'chrt -i 0',
+      'taskset 0x1', 'setsid', 'flock /tmp/l', 'doas', 'sudo', 'parallel', 'ionice --class=3', 'sudo --user=root', 'doas -n -u root',
+    ];
+    for (const w of wrappers) {
+      const cmd = w === 'parallel' ? 'parallel rm -rf ::: x' : `${w} rm -rf x`;
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Bash(rm -rf:*)' });
+    }
+  });
+});
+
+describe('wrappers under a deny rule in bypassPermissions', () => {
+  // Forms that were stripped before strict option parsing, and must stay so.
+  it.each(['setsid -f rm -rf victim', 'ionice -c3 -n7 rm -rf victim', 'taskset -c 0 rm -rf victim', 'flock /tmp/toolexec-suite.lock rm -rf victim'])(
+    '%s is still denied by Bash(rm -rf:*)',
+    async (command) => {
+      t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm -rf:*)'] } });
+      fs.mkdirSync(path.join(t.workspace, 'victim'));
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm -rf:*)' } } });
+      expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+    },
+  );
+
+  it.each([
+    'fakeroot rm -rf victim',
+    'fakeroot -u -- rm -rf victim',
+    'ionice --class 3 rm -rf victim',
+    'chrt -T 1000 -o 0 rm -rf victim',
+    "flock /tmp/toolexec-suite.lock -c 'rm -rf victim'",
+    'unbuffer rm -rf victim',
+    'chronic -e rm -rf victim',
+    'timeout --sig KILL 5 rm -rf victim',
+    'env --ch . rm -rf victim',
+    "watch -n 1 'true; rm -rf victim'",
+    'parallel rm -rf ::: victim',
+    "parallel 'rm -rf {}' ::: victim",
+  ])('%s is denied by Bash(rm -rf:*) (audit: rule), and victim survives', async (command) => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm -rf:*)'] } });
+    fs.mkdirSync(path.join(t.workspace, 'victim'));
+    // Bounded: `watch` would run until killed if it were let through.
+    const r = await run(t, 'Bash', { command, timeout: 5000 });
+    expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm -rf:*)' } } });
+    expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+    expect(lastAudit(t)).toMatchObject({ tool: 'Bash', behavior: 'deny', reason_type: 'rule', reason_detail: 'Bash(rm -rf:*)' });
+  });
+
+  it.each(['fakeroot --frobnicate rm -rf victim', 'setsid --bogus x rm -rf victim', 'parallel --pipe rm -rf', 'ionice -Z 3 rm -rf victim'])(
+    '%s (an option that is not modelled) is never allowed: the lexical fallback still finds the denied command',
+    async (command) => {
+      t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm -rf:*)'] } });
+      fs.mkdirSync(path.join(t.workspace, 'victim'));
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm -rf:*)' } } });
+      expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+    },
+  );
+
+  it.each(['fakeroot --frobnicate touch made', 'nsenter --bogus touch made', 'systemd-run --frob touch made', 'pkexec --nope touch made'])(
+    '%s (an option that is not modelled) asks even in bypassPermissions while Bash deny rules exist (safety); nothing made',
+    async (command) => {
+      t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm -rf:*)'] } });
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+      expect(r.chain.find((c) => c.layer === 'tool')!.detail).toMatch(/^safety: too complex: \S+ --\w+ is an option that is not modelled$/);
+      expect(r.chain.find((c) => c.layer === 'mode')).toBeUndefined();
+      expect(fs.existsSync(path.join(t.workspace, 'made'))).toBe(false);
+    },
+  );
+});

@@ -174,6 +174,35 @@ describe('output redirections are judged as edits', () => {
   });
 });
 
+describe('globs', () => {
+  it('expands a glob as bash would and judges every name: `cat .e*` is a read of .env', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], allow: ['Bash(cat:*)'] });
+    fs.writeFileSync(path.join(env.ws, '.env'), 'KEY=1');
+    fs.writeFileSync(path.join(env.ws, 'notes.txt'), 'n');
+    for (const cmd of ['cat .e*', 'cat .en?', 'cat .[e]nv', 'cat ./*/../.e*', 'cat .*']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
+    }
+    // `*` does not match a leading dot, as in bash: nothing denied is named.
+    expect(await env.check('cat *')).toMatchObject({ behavior: 'allow' });
+    expect(await env.check('cat *.txt')).toMatchObject({ behavior: 'allow' });
+  });
+
+  it('a glob that reaches a protected path asks (safety), even in bypassPermissions', async () => {
+    const env = ruleEnv({ mode: 'bypassPermissions' });
+    fs.mkdirSync(path.join(env.ws, '.git'));
+    expect(await env.check('rm -rf .gi*')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await env.check('rm -rf .?it')).toMatchObject({ behavior: 'ask', type: 'safety' });
+  });
+
+  it('a glob that expands to too many names to judge counts as an unknown location', async () => {
+    const env = ruleEnv({ deny: ['Read(./secret/**)'] });
+    fs.mkdirSync(path.join(env.ws, 'many'));
+    for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(env.ws, 'many', `f${i}`), '');
+    expect(await env.check('cat many/*')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await ruleEnv().check('cat many/*')).toMatchObject({ behavior: 'allow' });
+  });
+});
+
 describe('files whose location cannot be known', () => {
   it('a read named by an expansion or after a cd to an unknown place asks (safety) while Read deny rules exist', async () => {
     const env = ruleEnv({ deny: ['Read(./.env)'] });

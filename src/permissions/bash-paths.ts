@@ -10,7 +10,9 @@
  * component cost a look at the file system beyond what canonicalising a
  * path already costs.
  */
+import fs from 'node:fs';
 import path from 'node:path';
+import picomatch from 'picomatch';
 import { commandName, pathArgs } from '../bash/paths.js';
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { unwrapStages } from '../bash/wrappers.js';
@@ -83,15 +85,68 @@ export function resolveWord(w: Word, cwd: string): string[] | undefined {
     v = expandHome(v);
   }
   if (w.glob) {
-    // The directory part before the first pattern character: what the pattern can reach.
+    // The names the shell will expand it to, judged one by one (`cat .e*` is a
+    // read of .env), and the directory the pattern starts in (what it can
+    // reach). Too many to judge: not fixed.
+    const matches = expandGlob(path.resolve(cwd, v));
+    if (matches === undefined) return undefined;
     const at = v.search(/[*?[]/);
     const head = v.slice(0, at);
-    v = head.endsWith('/') ? head : path.dirname(head || '.');
+    const dir = head.endsWith('/') ? head : path.dirname(head || '.');
+    const out = new Set<string>();
+    for (const x of [dir, ...matches]) for (const p of resolveWord({ ...w, value: x, glob: false, tilde: false }, cwd) ?? []) out.add(p);
+    return [...out];
   }
   const textual = path.resolve(cwd, v);
   if (!hasDotDot(v)) return [textual];
   const physical = physicalPath(path.isAbsolute(v) ? v : `${cwd}/${v}`);
   return physical === textual ? [textual] : [textual, physical];
+}
+
+/** At most this many names per glob, and directories read to expand one, before its reach counts as unknown. */
+const GLOB_MAX_MATCHES = 256;
+const GLOB_MAX_DIRS = 64;
+
+/**
+ * The existing paths an absolute pattern matches, as bash expands it
+ * (components matched one directory at a time, a leading dot only by a
+ * pattern that starts with one), or undefined when there are too many to
+ * judge. No match: bash passes the word on as written, so nothing to add.
+ */
+export function expandGlob(pattern: string): string[] | undefined {
+  let paths = ['/'];
+  let dirsRead = 0;
+  for (const part of pattern.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      // The kernel's `..`: the parent of where the path so far really leads.
+      paths = paths.map((p) => path.dirname(realTarget(p)));
+      continue;
+    }
+    if (!/[*?[]/.test(part)) {
+      paths = paths.map((p) => path.join(p, part));
+      continue;
+    }
+    const isMatch = picomatch(part, { dot: part.startsWith('.'), nobrace: true, noextglob: true });
+    const next: string[] = [];
+    for (const dir of paths) {
+      if (++dirsRead > GLOB_MAX_DIRS) return undefined;
+      let names: string[];
+      try {
+        names = fs.readdirSync(dir);
+      } catch {
+        continue;
+      }
+      for (const n of names) {
+        if (!isMatch(n)) continue;
+        next.push(path.join(dir, n));
+        if (next.length > GLOB_MAX_MATCHES) return undefined;
+      }
+    }
+    paths = next;
+    if (paths.length === 0) return [];
+  }
+  return paths;
 }
 
 export function workingDirs(a: BashAnalysis, sessionCwd: string, home: string): Cwds {

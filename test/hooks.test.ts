@@ -3,6 +3,7 @@
  * ordering, blocking, input rewriting re-checked by parse, validate and
  * permission, non-blocking errors, JSON output, timeouts, PostToolUse.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -153,6 +154,12 @@ describe('updatedInput', () => {
     const r = await execute(t.app, { tool_uses: [use('Logged', { value: 'orig' })] });
     expect(r.body.tool_results[0]!.content).toBe('ran with rewritten');
     expect(fs.readFileSync(log, 'utf8')).toBe('call:rewritten\n');
+    // The execution keeps the digest of what the agent sent; the audit row names the input judged and run.
+    const sha = (x: unknown) => createHash('sha256').update(JSON.stringify(x)).digest('hex');
+    const exec = (await t.app.inject({ method: 'GET', url: `/executions/${r.body.executions[0]!.id}` })).json().execution as { input_digest: string };
+    expect(exec.input_digest).toBe(sha({ value: 'orig' }));
+    const audit = (await t.app.inject({ method: 'GET', url: '/audit' })).json().entries as Array<{ input_digest: string }>;
+    expect(audit.at(-1)!.input_digest).toBe(sha({ value: 'rewritten' }));
   });
 
   it('parses, validates and judges the updated input again', async () => {

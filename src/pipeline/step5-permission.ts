@@ -15,6 +15,7 @@ import type { CallAbort } from './cancel.js';
 import { errorText } from './error-class.js';
 import { errorBlock, finished, plainErrorBlock, refinished } from './finish.js';
 import { awaitingPermissionCall, runningCall, validatingCall } from './states.js';
+import { digestInput, safeStringify } from './digest.js';
 import { parse } from './step2-parse.js';
 import { validate } from './step3-validate.js';
 import type { AwaitingPermissionCall, FinishedCall, PipelineDeps, RunningCall, ValidatingCall } from './types.js';
@@ -33,9 +34,13 @@ export async function permission(
   deps: PipelineDeps,
   abort: CallAbort,
   onAwaiting: (c: AwaitingPermissionCall) => void,
+  received: ToolInput = call.input,
 ): Promise<RunningCall | FinishedCall> {
   const { tool } = call;
   let input = call.input;
+  // The digest names the input as received; once a hook or an approver has
+  // rewritten it, the prompt and the audit name what is judged and run instead.
+  const digestOf = (x: ToolInput): string => (x === received ? call.inputDigest : digestInput(safeStringify(x)));
   let d: Decision = await decide({ tool, input, ctx, mode: session.mode, rules, hook });
 
   if (d.behavior === 'ask' && session.mode === 'auto') d = await classifierLayer(d, call, session, deps, abort.signal);
@@ -51,7 +56,7 @@ export async function permission(
       toolUseId: call.toolUseId,
       tool,
       input,
-      inputDigest: call.inputDigest,
+      inputDigest: digestOf(input),
       summary: safeSummary(tool, input),
       decision: d,
       signal: abort.signal,
@@ -116,7 +121,7 @@ export async function permission(
     reasonType: d.reason.type,
     reasonDetail: d.reason.detail,
     actor: d.actor ?? call.actor,
-    inputDigest: call.inputDigest,
+    inputDigest: digestOf(input),
   });
 
   if (d.behavior !== 'allow') {

@@ -337,16 +337,21 @@ describe('wrappers', () => {
 });
 
 describe('wrappers under a deny rule in bypassPermissions', () => {
+  /** Runs the command for real in bypassPermissions under Bash(rm -rf:*): it must be denied by the rule and `victim` survive. */
+  async function deniedAndVictimSurvives(command: string): Promise<void> {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm -rf:*)'] } });
+    fs.mkdirSync(path.join(t.workspace, 'victim'));
+    // Bounded: `watch` would run until killed if it were let through.
+    const r = await run(t, 'Bash', { command, timeout: 5000 });
+    expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm -rf:*)' } } });
+    expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+    expect(lastAudit(t)).toMatchObject({ tool: 'Bash', behavior: 'deny', reason_type: 'rule', reason_detail: 'Bash(rm -rf:*)' });
+  }
+
   // Forms that were stripped before strict option parsing, and must stay so.
   it.each(['setsid -f rm -rf victim', 'ionice -c3 -n7 rm -rf victim', 'taskset -c 0 rm -rf victim', 'flock /tmp/toolexec-suite.lock rm -rf victim'])(
     '%s is still denied by Bash(rm -rf:*)',
-    async (command) => {
-      t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm -rf:*)'] } });
-      fs.mkdirSync(path.join(t.workspace, 'victim'));
-      const r = await run(t, 'Bash', { command });
-      expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm -rf:*)' } } });
-      expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
-    },
+    deniedAndVictimSurvives,
   );
 
   it.each([
@@ -362,25 +367,11 @@ describe('wrappers under a deny rule in bypassPermissions', () => {
     "watch -n 1 'true; rm -rf victim'",
     'parallel rm -rf ::: victim',
     "parallel 'rm -rf {}' ::: victim",
-  ])('%s is denied by Bash(rm -rf:*) (audit: rule), and victim survives', async (command) => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm -rf:*)'] } });
-    fs.mkdirSync(path.join(t.workspace, 'victim'));
-    // Bounded: `watch` would run until killed if it were let through.
-    const r = await run(t, 'Bash', { command, timeout: 5000 });
-    expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm -rf:*)' } } });
-    expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
-    expect(lastAudit(t)).toMatchObject({ tool: 'Bash', behavior: 'deny', reason_type: 'rule', reason_detail: 'Bash(rm -rf:*)' });
-  });
+  ])('%s is denied by Bash(rm -rf:*) (audit: rule), and victim survives', deniedAndVictimSurvives);
 
   it.each(['fakeroot --frobnicate rm -rf victim', 'setsid --bogus x rm -rf victim', 'parallel --pipe rm -rf', 'ionice -Z 3 rm -rf victim'])(
     '%s (an option that is not modelled) is never allowed: the lexical fallback still finds the denied command',
-    async (command) => {
-      t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm -rf:*)'] } });
-      fs.mkdirSync(path.join(t.workspace, 'victim'));
-      const r = await run(t, 'Bash', { command });
-      expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm -rf:*)' } } });
-      expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
-    },
+    deniedAndVictimSurvives,
   );
 
   it.each(['fakeroot --frobnicate touch made', 'nsenter --bogus touch made', 'systemd-run --frob touch made', 'pkexec --nope touch made'])(

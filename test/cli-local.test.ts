@@ -38,6 +38,20 @@ const POLICY: ConfigInput = {
   permissions: { allow: ['Read', 'Bash(npm run test:*)'], deny: ['Bash(rm:*)', 'WebFetch'], ask: ['Bash(git push:*)'] },
 };
 
+
+/** What `check` prints for `rm -rf /` under the deny rule Bash(rm:*). */
+const DENY_LINES = (input: object): string =>
+  [
+    `Bash ${JSON.stringify(input)}`,
+    '  decision: deny',
+    '  reason:   rule: Bash(rm:*)',
+    '  mode:     default',
+    '  message:  Permission to use Bash with command rm -rf / has been denied.',
+    '  chain:',
+    '    tool  deny        rule: Bash(rm:*)',
+    '',
+  ].join('\n');
+
 describe('toolexec tools (local)', () => {
   it('prints the same catalog, byte for byte, as GET /tools of a service with the same configuration', async () => {
     const p = project(POLICY);
@@ -114,18 +128,7 @@ describe('toolexec check (local)', () => {
     const input = { command: 'cd /tmp && rm -rf /' };
     const r = await cli(['check', '--config', p.file, 'Bash', JSON.stringify(input)]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(
-      [
-        `Bash ${JSON.stringify(input)}`,
-        '  decision: deny',
-        '  reason:   rule: Bash(rm:*)',
-        '  mode:     default',
-        '  message:  Permission to use Bash with command rm -rf / has been denied.',
-        '  chain:',
-        '    tool  deny        rule: Bash(rm:*)',
-        '',
-      ].join('\n'),
-    );
+    expect(r.stdout).toBe(DENY_LINES(input));
     const app = await makeApp(POLICY);
     try {
       const served = (await app.app.inject({ method: 'POST', url: '/permissions/check', payload: { name: 'Bash', input } })).json();
@@ -216,17 +219,6 @@ describe('toolexec check (local)', () => {
 
 describe('toolexec tools and check (local) with tokens configured', () => {
   const TOKEN = 'tok-local-0123456789abcdef';
-  const DENY_LINES = (input: object): string =>
-    [
-      `Bash ${JSON.stringify(input)}`,
-      '  decision: deny',
-      '  reason:   rule: Bash(rm:*)',
-      '  mode:     default',
-      '  message:  Permission to use Bash with command rm -rf / has been denied.',
-      '  chain:',
-      '    tool  deny        rule: Bash(rm:*)',
-      '',
-    ].join('\n');
 
   // The built binary as a process: what a user's shell runs.
   async function both(file: string, env: NodeJS.ProcessEnv): Promise<void> {

@@ -203,6 +203,36 @@ describe('globs', () => {
   });
 });
 
+describe('readers of whole trees', () => {
+  it('grep -r and rg over a directory that holds a Read-denied file ask (safety), even in bypassPermissions', async () => {
+    const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Read(./.env)'] });
+    fs.mkdirSync(path.join(env.ws, 'src'));
+    for (const cmd of ['grep -r KEY .', 'grep -R KEY', 'rg KEY', 'rg KEY .', `rg KEY ${env.ws}`, 'cd src && rg KEY ..']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'recursive read under a Read deny rule: Read(./.env)' });
+    }
+    // A tree the rule cannot reach is judged as before (passthrough, which
+    // bypassPermissions allows); find lists names only.
+    for (const cmd of ['grep -r KEY src', 'rg KEY src', 'find . -name "*.ts"']) {
+      expect(await env.check(cmd), cmd).toEqual({ behavior: 'passthrough', message: expect.any(String) });
+    }
+  });
+
+  it('a rule at any depth (a bare name) reaches every tree inside the workspace', async () => {
+    const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Read(.env)'] });
+    fs.mkdirSync(path.join(env.ws, 'src'));
+    expect(await env.check('rg KEY src')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await ruleEnv({ mode: 'bypassPermissions' }).check('rg KEY src')).toMatchObject({ behavior: 'allow' });
+  });
+
+  it('end to end: the denied file is not read through grep -r in bypassPermissions', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'], headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET_KEY=hunter2\n');
+    const r = await run(t, 'Bash', { command: 'grep -r SECRET_KEY .' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(r.text).not.toContain('hunter2');
+  });
+});
+
 describe('files whose location cannot be known', () => {
   it('a read named by an expansion or after a cd to an unknown place asks (safety) while Read deny rules exist', async () => {
     const env = ruleEnv({ deny: ['Read(./.env)'] });

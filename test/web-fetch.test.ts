@@ -270,6 +270,7 @@ describe('WebFetch(domain:…) rules', () => {
     mode: 'default',
     contentRules: (tool: string, b: Behavior) => rules.contentRules(tool, b),
     pathRule: () => undefined,
+    pathRuleBelow: () => undefined,
     isReadDenied: () => false,
   };
   const ctx = { permissions } as unknown as ToolContext;

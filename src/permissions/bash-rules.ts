@@ -233,6 +233,30 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     };
   }
 
+  // 6b. A reader of whole trees (`grep -r`, `rg`) given a directory reads every
+  // file below it: one a Read deny rule covers may be among them.
+  const readDenyActive = isReadDenyActive(ctx);
+  if (readDenyActive) {
+    for (const cmd of a.commands) {
+      const argv = innermostOf(cmd).argv;
+      const p = pathArgs(argv);
+      // find lists names; it does not read contents.
+      if (!p.recursive || commandName(argv) === 'find') continue;
+      const dirs = p.reads.length > 0 ? uses.filter((u) => u.kind === 'read' && p.reads.includes(u.word)).flatMap((u) => u.abs) : cwds.dirs;
+      for (const d of dirs) {
+        const rule = q.pathRuleBelow('read', 'deny', spellings(d));
+        if (rule) {
+          return {
+            behavior: 'ask',
+            message: `This Bash command reads every file under ${d}, where the rule ${rule.raw} denies some; it needs approval.`,
+            type: 'safety',
+            detail: `recursive read under a Read deny rule: ${rule.raw}`,
+          };
+        }
+      }
+    }
+  }
+
   // 7. Outside the working directories.
   for (const u of modelled) {
     if (u.redirect && u.kind === 'write' && editAllowRule(u, ctx)) continue;
@@ -259,7 +283,6 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   // 9. Every file written by a redirection allowed as an edit of it would be,
   // then every subcommand allowed (judged without its redirections).
   if (a.commands.length === 0) return { behavior: 'passthrough' };
-  const readDenyActive = isReadDenyActive(ctx);
   const byRule: string[] = [];
   let byMode = false;
   for (const u of modelled) {

@@ -28,6 +28,10 @@ export class SessionPermissionQuery implements PermissionQuery {
     return this.rules.pathRule(kind, behavior, paths);
   }
 
+  pathRuleBelow(kind: PathKind, behavior: Behavior, dirs: readonly string[]): PermissionRule | undefined {
+    return this.rules.pathRuleBelow(kind, behavior, dirs);
+  }
+
   isReadDenied(absPath: string): boolean {
     if (this.readDeniedWhole) return true;
     if (!this.readDenyRules) return false;

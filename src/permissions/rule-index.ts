@@ -8,7 +8,8 @@
 import type { AnyTool } from '../tool/types.js';
 import type { Behavior, PermissionRule, RuleSource } from './types.js';
 import { parseRule } from './rule-parser.js';
-import { compilePathRule, type PathBase, type PathMatcher } from './path-rules.js';
+import picomatch from 'picomatch';
+import { compilePathRule, specifierToGlob, type PathBase, type PathMatcher } from './path-rules.js';
 
 /** Tools whose rules are path rules, by kind: Edit rules also cover Write and NotebookEdit. */
 export const PATH_RULE_TOOLS = { read: ['Read'], edit: ['Edit', 'Write', 'NotebookEdit'] } as const;
@@ -75,6 +76,7 @@ export class RuleIndex {
   private readonly content: Record<Behavior, Map<string, PermissionRule[]>>;
   readonly rules: readonly PermissionRule[];
   private readonly pathMatchers = new Map<PermissionRule, PathMatcher>();
+  private readonly pathPrefixes = new Map<PermissionRule, string>();
 
   constructor(
     rules: readonly PermissionRule[],
@@ -133,6 +135,31 @@ export class RuleIndex {
           this.pathMatchers.set(r, m);
         }
         for (const p of paths) if (m(p)) return r;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * The first path rule of this kind and behaviour that may match something at
+   * or below one of these directories: its fixed (wildcard-free) prefix and
+   * the directory lie one within the other. For a reader that reads whole
+   * trees (`grep -r`, `rg`).
+   */
+  pathRuleBelow(kind: PathKind, behavior: Behavior, dirs: readonly string[]): PermissionRule | undefined {
+    if (!this.base) return undefined;
+    const meets = (a: string, b: string): boolean => a === b || a === '/' || b === '/' || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+    for (const tool of PATH_RULE_TOOLS[kind]) {
+      const list = this.content[behavior].get(tool);
+      if (!list) continue;
+      for (const r of list) {
+        let prefix = this.pathPrefixes.get(r);
+        if (prefix === undefined) {
+          const glob = specifierToGlob(r.content!, r.root ? { ...this.base, root: r.root } : this.base);
+          prefix = picomatch.scan(glob).base.replace(/\\(.)/g, '$1') || '/';
+          this.pathPrefixes.set(r, prefix);
+        }
+        for (const d of dirs) if (meets(d, prefix)) return r;
       }
     }
     return undefined;

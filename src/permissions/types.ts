@@ -77,6 +77,8 @@ export interface PermissionQuery {
   contentRules(toolName: string, behavior: Behavior): readonly PermissionRule[];
   /** The first Read (kind read) or Edit/Write/NotebookEdit (kind edit) rule matching a path. */
   pathRule(kind: 'read' | 'edit', behavior: Behavior, paths: readonly string[]): PermissionRule | undefined;
+  /** The first such rule that may match something at or below one of these directories. */
+  pathRuleBelow(kind: 'read' | 'edit', behavior: Behavior, dirs: readonly string[]): PermissionRule | undefined;
   /** Whether a Read deny rule (or a whole-tool Read deny) covers this absolute path. */
   isReadDenied(absPath: string): boolean;
 }

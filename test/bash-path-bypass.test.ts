@@ -207,12 +207,12 @@ describe('readers of whole trees', () => {
   it('grep -r and rg over a directory that holds a Read-denied file ask (safety), even in bypassPermissions', async () => {
     const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Read(./.env)'] });
     fs.mkdirSync(path.join(env.ws, 'src'));
-    for (const cmd of ['grep -r KEY .', 'grep -R KEY', 'rg KEY', 'rg KEY .', `rg KEY ${env.ws}`, 'cd src && rg KEY ..']) {
+    for (const cmd of ['grep -r KEY .', 'grep -R KEY', 'rg KEY', 'rg KEY .', `rg KEY ${env.ws}`, 'cd src && rg KEY ..', 'cp -r . /tmp/copy', 'cp -a ./ src/backup']) {
       expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'recursive read under a Read deny rule: Read(./.env)' });
     }
     // A tree the rule cannot reach is judged as before (passthrough, which
     // bypassPermissions allows); find lists names only.
-    for (const cmd of ['grep -r KEY src', 'rg KEY src', 'find . -name "*.ts"']) {
+    for (const cmd of ['grep -r KEY src', 'rg KEY src', 'find . -name "*.ts"', 'cp -r src src2']) {
       expect(await env.check(cmd), cmd).toEqual({ behavior: 'passthrough', message: expect.any(String) });
     }
   });

@@ -11,7 +11,7 @@ import type { Word } from './types.js';
 export interface PathArgs {
   reads: Word[];
   writes: Word[];
-  /** A command that searches directories recursively (`grep -r`, `rg`, `find`). */
+  /** A command that reads directories recursively (`grep -r`, `rg`, `find`, `cp -r`). */
   recursive: boolean;
 }
 
@@ -230,5 +230,7 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
   out.writes.push(...dest);
   if (name === 'mv') out.writes.push(...sources);
   else out.reads.push(...sources);
+  // cp -r/-R/-a copies whole trees: every file below a source is read.
+  if (name === 'cp' && args.some((w) => w.literal && (/^-[A-Za-z]*[rRa][A-Za-z]*$/.test(w.value) || w.value === '--recursive' || w.value === '--archive'))) out.recursive = true;
   return out;
 }

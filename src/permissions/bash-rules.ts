@@ -233,7 +233,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     };
   }
 
-  // 6b. A reader of whole trees (`grep -r`, `rg`) given a directory reads every
+  // 6b. A reader of whole trees (`grep -r`, `rg`, `cp -r`) given a directory reads every
   // file below it: one a Read deny rule covers may be among them.
   const readDenyActive = isReadDenyActive(ctx);
   if (readDenyActive) {

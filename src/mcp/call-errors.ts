@@ -13,7 +13,27 @@ export function clip(s: string): string {
   return one.length > MAX_ERROR_CHARS ? `${one.slice(0, MAX_ERROR_CHARS - 1)}…` : one;
 }
 
+/** A zod error: the SDK parses with zod's core (`$ZodError`), toolexec with zod (`ZodError`). */
+export function isZodError(e: unknown): boolean {
+  const name = (e as { name?: unknown } | null)?.name;
+  return (name === 'ZodError' || name === '$ZodError') && Array.isArray((e as { issues?: unknown }).issues);
+}
+
+/** A zod error as its first issues with their paths, not the JSON dump its message is. */
+function describeIssues(e: unknown): string | undefined {
+  if (!isZodError(e)) return undefined;
+  const issues = (e as { issues: unknown[] }).issues;
+  if (issues.length === 0) return undefined;
+  const parts = (issues.slice(0, 3) as Array<{ path?: unknown; message?: unknown }>).map((i) => {
+    const where = Array.isArray(i.path) && i.path.length > 0 ? i.path.join('.') : '(root)';
+    return `${where}: ${String(i.message)}`;
+  });
+  return parts.join('; ') + (issues.length > 3 ? `; and ${issues.length - 3} more` : '');
+}
+
 export function describeError(e: unknown): string {
+  const issues = describeIssues(e);
+  if (issues) return clip(issues);
   if (e instanceof Error) {
     const cause = (e as { cause?: unknown }).cause;
     const c = cause instanceof Error && cause.message && !e.message.includes(cause.message) ? ` (${cause.message})` : '';

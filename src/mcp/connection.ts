@@ -14,7 +14,6 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  CallToolResultSchema,
   ErrorCode,
   McpError,
   ToolListChangedNotificationSchema,
@@ -26,12 +25,14 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { McpServerConfig } from '../config/schema.js';
 import { ToolError } from '../pipeline/error-class.js';
+import { MAX_TOOL_NAME_LENGTH } from '../pool/mcp-names.js';
 import type { AnyTool, OnProgress, ToolInput } from '../tool/types.js';
 import { expandServerConfig } from './env-expand.js';
 import { SchemaCompiler } from './input-schema.js';
 import { buildMcpTool, type McpCaller } from './mcp-tool.js';
+import { CallResultEnvelope, readCallResult } from './results.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
-import { callErrorClass, clip, describeError, isConnectionClosed, isTransportFailure } from './call-errors.js';
+import { callErrorClass, clip, describeError, isConnectionClosed, isTransportFailure, isZodError } from './call-errors.js';
 import { makeTransport, newClient, OrderedTransport } from './transports.js';
 
 export type ServerState = 'connecting' | 'connected' | 'reconnecting' | 'failed' | 'closed';
@@ -114,6 +115,8 @@ export class ServerConnection implements McpCaller {
   /** Why this side closed a live connection (a failed ping), for the status. */
   private closeReason: string | undefined;
   private serverInfo: { name: string; version: string } | null = null;
+  /** The last message of the current connection that could not be used (not JSON-RPC, an unknown id), for timeouts. */
+  private lastUnreadable: { at: number; message: string } | undefined;
 
   constructor(
     readonly serverName: string,
@@ -195,6 +198,7 @@ export class ServerConnection implements McpCaller {
   private withProcessInfo(message: string, transport: Transport | undefined): string {
     if (!(transport instanceof ProcessStdioTransport)) return message;
     const parts = [message];
+    if (transport.failure) parts.push(transport.failure);
     if (transport.exit) parts.push(transport.exit.signal ? `process killed by ${transport.exit.signal}` : `process exited with code ${transport.exit.code}`);
     const tail = transport.stderrTail().trim();
     if (tail) parts.push(`stderr: ${tail.slice(-300)}`);
@@ -232,6 +236,7 @@ export class ServerConnection implements McpCaller {
 
   private onTransportError(client: Client, e: Error): void {
     if (this.client !== client || this.closing) return;
+    this.lastUnreadable = { at: Date.now(), message: describeError(e) };
     this.deps.log.debug({ mcp_server: this.serverName, err: e }, 'MCP transport error');
     // A stdio transport closes itself when its process dies; HTTP streams can drop without closing.
     if (this.type !== 'stdio' && this.state === 'connected') this.probe(client, describeError(e));
@@ -322,6 +327,11 @@ export class ServerConnection implements McpCaller {
         continue;
       }
       const def = parsed.data as McpToolDef;
+      // Never servable (the full mcp__ name is longer still), and not worth holding or reporting whole.
+      if (def.name.length > MAX_TOOL_NAME_LENGTH) {
+        unusable.push({ name, error: `its name is ${def.name.length} characters; a tool name may have at most ${MAX_TOOL_NAME_LENGTH}` });
+        continue;
+      }
       if (seen.has(def.name)) {
         unusable.push({ name, error: 'the server lists two tools of this name; neither is served' });
         continue;
@@ -353,8 +363,10 @@ export class ServerConnection implements McpCaller {
     if (this.state !== 'connected' || !client) throw this.notConnected();
     const generation = this.generation;
     const timeout = this.callTimeoutMs();
+    const startedAt = Date.now();
+    let envelope: z.infer<typeof CallResultEnvelope>;
     try {
-      return await client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallToolResultSchema, {
+      envelope = await client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallResultEnvelope, {
         signal,
         timeout,
         resetTimeoutOnProgress: true,
@@ -365,19 +377,29 @@ export class ServerConnection implements McpCaller {
       });
     } catch (e) {
       if (signal.aborted) throw e;
-      const dropped = generation !== this.generation || this.client !== client || isConnectionClosed(e);
-      if (dropped || isTransportFailure(e)) {
+      // A server may answer with the code the SDK uses for a closed connection (-32000, JSON-RPC's first
+      // "server error" code): only a transport the SDK has let go of is a disconnect.
+      const closed = isConnectionClosed(e) && client.transport === undefined;
+      const dropped = generation !== this.generation || this.client !== client || closed;
+      if (dropped || (!isConnectionClosed(e) && isTransportFailure(e))) {
         if (!dropped && this.type !== 'stdio') this.probe(client, describeError(e));
         const why = this.lastError && dropped ? ` (${this.lastError})` : ` (${describeError(e)})`;
         throw new ToolError(`MCP server "${this.serverName}" disconnected during the call${why}`, 'mcp_disconnected');
       }
-      throw new ToolError(this.errorMessage(tool, e, timeout), callErrorClass(e));
+      throw new ToolError(this.errorMessage(tool, e, timeout, startedAt), callErrorClass(e));
     }
+    return readCallResult(envelope);
   }
 
-  private errorMessage(tool: string, e: unknown, timeout: number): string {
-    if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
-      return `MCP server "${this.serverName}" did not answer ${tool} within ${timeout} ms (a progress notification restarts the wait)`;
+  private errorMessage(tool: string, e: unknown, timeout: number, startedAt: number): string {
+    // The SDK's own timeout carries its limits as data; the same code sent by the server is the server's error.
+    const data = e instanceof McpError ? (e.data as { timeout?: unknown; maxTotalTimeout?: unknown } | undefined) : undefined;
+    if (e instanceof McpError && e.code === ErrorCode.RequestTimeout && (data?.timeout !== undefined || data?.maxTotalTimeout !== undefined)) {
+      const unreadable = this.lastUnreadable && this.lastUnreadable.at >= startedAt ? `; meanwhile it sent a message that could not be used: ${this.lastUnreadable.message}` : '';
+      return clip(`MCP server "${this.serverName}" did not answer ${tool} within ${timeout} ms (a progress notification restarts the wait)${unreadable}`);
+    }
+    if (isZodError(e)) {
+      return `MCP server "${this.serverName}" answered ${tool} with something that is not an MCP tool result (${describeError(e)})`;
     }
     return `MCP server "${this.serverName}" failed ${tool}: ${describeError(e)}`;
   }

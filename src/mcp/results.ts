@@ -12,7 +12,8 @@
  * Server side (toolexec's `tool_result` → an MCP CallToolResult): text and
  * image blocks map back; other block types become text.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ContentBlockSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { formatPersisted, type OutputSink } from '../results/output-sink.js';
 import type { ContentBlock, ImageBlock, ToolResultBlock } from '../tool/types.js';
 
@@ -31,10 +32,63 @@ export interface McpOutput {
 
 type McpContent = CallToolResult['content'][number];
 
+/**
+ * A tools/call result with its envelope checked and its content items not
+ * yet: each item is checked on its own (readCallResult), so that one item of
+ * a type this client does not know, or one broken image, is left out with a
+ * note instead of the whole answer being refused.
+ */
+export const CallResultEnvelope = z.looseObject({
+  content: z.array(z.unknown()).default([]),
+  structuredContent: z.record(z.string(), z.unknown()).optional(),
+  isError: z.boolean().optional(),
+});
+
+function itemNote(raw: unknown, issue: { path: PropertyKey[]; message: string } | undefined): string {
+  const type = (raw as { type?: unknown } | null)?.type;
+  const known = typeof type === 'string' && ['text', 'image', 'audio', 'resource_link', 'resource'].includes(type);
+  if (!known) return `[content of type ${typeof type === 'string' ? JSON.stringify(type.slice(0, 100)) : 'unknown'} omitted: not an MCP content type]`;
+  const why = issue ? `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}` : 'invalid';
+  return `[${type} content omitted: it is not valid MCP content (${why})]`;
+}
+
+/** The result as the SDK types it, each invalid content item replaced by a text note. */
+export function readCallResult(envelope: z.infer<typeof CallResultEnvelope>): CallToolResult {
+  const content = envelope.content.map((raw): McpContent => {
+    const r = ContentBlockSchema.safeParse(raw);
+    return r.success ? r.data : { type: 'text', text: itemNote(raw, r.error.issues[0]) };
+  });
+  return { ...envelope, content } as CallToolResult;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** The model image type the bytes' signature shows, if any. */
+function sniffImage(head: Buffer): string | undefined {
+  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
+  const ascii = head.toString('latin1');
+  if (ascii.startsWith('GIF87a') || ascii.startsWith('GIF89a')) return 'image/gif';
+  if (ascii.startsWith('RIFF') && ascii.slice(8, 12) === 'WEBP') return 'image/webp';
+  return undefined;
+}
+
+/**
+ * An image block the model provider will take, or a note. The data must be
+ * base64 of an image of an accepted type: anything else would make the
+ * provider refuse every later request of the conversation that carries it.
+ * The type is taken from the bytes, since providers refuse a declared type
+ * that does not match them.
+ */
 function imageOrNote(data: string, mimeType: string, what: string): ContentBlock {
   if (!MODEL_IMAGE_TYPES.has(mimeType)) return { type: 'text', text: `[${what} of type ${mimeType} omitted: the model accepts only JPEG, PNG, GIF and WebP images]` };
   if (data.length > MAX_IMAGE_BASE64_CHARS) return { type: 'text', text: `[${what} omitted: ${data.length} base64 characters is more than the 5 MB an image may have]` };
-  return { type: 'image', source: { type: 'base64', media_type: mimeType, data } } satisfies ImageBlock;
+  const clean = /\s/.test(data) ? data.replace(/\s+/g, '') : data;
+  const padded = clean.length % 4 === 0 || clean.endsWith('=') ? clean : clean + '='.repeat(4 - (clean.length % 4));
+  if (padded.length % 4 !== 0 || !BASE64.test(padded)) return { type: 'text', text: `[${what} omitted: its data is not valid base64]` };
+  const actual = sniffImage(Buffer.from(padded.slice(0, 24), 'base64'));
+  if (!actual) return { type: 'text', text: `[${what} omitted: its data is not a JPEG, PNG, GIF or WebP image]` };
+  return { type: 'image', source: { type: 'base64', media_type: actual, data: padded } } satisfies ImageBlock;
 }
 
 /** One MCP content item as text or an image block. */

@@ -75,6 +75,8 @@ export class ProcessStdioTransport implements Transport {
   private exited: Promise<void> | undefined;
   /** How the process ended, for the server's last error. */
   exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /** Why this side closed the connection (a message over the limit), for the server's last error. */
+  failure: string | undefined;
 
   constructor(private readonly params: StdioParams) {}
 
@@ -148,6 +150,7 @@ export class ProcessStdioTransport implements Transport {
         try {
           lines = splitter.push(chunk);
         } catch (e) {
+          this.failure = (e as Error).message;
           this.onerror?.(e as Error);
           void this.close();
           return;
@@ -157,9 +160,10 @@ export class ProcessStdioTransport implements Transport {
           let msg: JSONRPCMessage;
           try {
             msg = deserializeMessage(line);
-          } catch (e) {
-            // A server that logs to stdout: not fatal, but reported.
-            this.onerror?.(new Error(`the server wrote a line that is not JSON-RPC: ${(e as Error).message}`));
+          } catch {
+            // A server that logs to stdout: not fatal, but reported, with the line (the parser's issues say less).
+            const shown = line.length > 200 ? `${line.slice(0, 200)}…` : line;
+            this.onerror?.(new Error(`the server wrote a line that is not JSON-RPC: ${JSON.stringify(shown)}`));
             continue;
           }
           this.onmessage?.(msg);

@@ -3,7 +3,7 @@
  * (5xx, logged with the stack, a body without stack or secret), and the
  * tool's (never here: a `tool_result` with `is_error`).
  */
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ToolexecError } from '../errors.js';
 
 const FASTIFY_CODES: Record<string, ConstructorParameters<typeof ToolexecError>[0]> = {
@@ -16,6 +16,22 @@ const FASTIFY_CODES: Record<string, ConstructorParameters<typeof ToolexecError>[
   FST_ERR_BAD_URL: 'TOOLEXEC_ERR_REQUEST_INVALID',
   FST_ERR_ASYNC_CONSTRAINT: 'TOOLEXEC_ERR_REQUEST_INVALID',
 };
+
+/** Longest path parameter (decoded) the router matches; ids are validated to far less, with a message naming the field. */
+export const MAX_PARAM_LENGTH = 1024;
+
+/**
+ * Fastify's `frameworkErrors`: what the router rejects before any route or
+ * error handler runs (a malformed percent-encoding, an over-long path
+ * parameter) answered with a code like every other error, not Fastify's own body.
+ */
+export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
+  const e =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', `A path parameter is longer than ${MAX_PARAM_LENGTH} characters`)
+      : new ToolexecError(FASTIFY_CODES[err.code] ?? 'TOOLEXEC_ERR_REQUEST_INVALID', err.message);
+  void reply.status(e.statusCode).send(e.toBody());
+}
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | ToolexecError | Error, req, reply) => {

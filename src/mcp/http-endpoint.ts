@@ -43,7 +43,9 @@ async function answerCall(
   reply.raw.once('close', onClose);
   // A JSON answer sends nothing until the call ends (the SSE path sends keep-alives):
   // the socket's idle timeout (server.connectionTimeoutMs) must not cut a long call.
-  const socket = reply.raw.socket;
+  // (Only a real net.Socket has a timeout: app.inject()'s stand-in has none.)
+  const raw = reply.raw.socket;
+  const socket = raw && typeof raw.setTimeout === 'function' ? raw : null;
   const idleTimeout = reply.server.server.timeout;
   socket?.setTimeout(0);
   session.inflight.set(msg.id, ac);

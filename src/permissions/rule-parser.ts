@@ -18,6 +18,11 @@ export const LEGACY_TOOL_NAMES: Readonly<Record<string, string>> = {
 
 const TOOL_NAME = /^[A-Za-z0-9_*.-]+$/;
 
+/** The current name of a tool; own keys only, so that `constructor` or `__proto__` stay the names they are. */
+function legacyName(name: string): string {
+  return Object.hasOwn(LEGACY_TOOL_NAMES, name) ? LEGACY_TOOL_NAMES[name]! : name;
+}
+
 function isEscaped(s: string, i: number): boolean {
   let n = 0;
   for (let j = i - 1; j >= 0 && s[j] === '\\'; j--) n++;
@@ -45,7 +50,7 @@ export function parseRule(raw: string): ParsedRuleValue | { error: string } {
   }
   if (open === -1) {
     if (!TOOL_NAME.test(s)) return { error: `"${raw}" is not a tool name` };
-    return { toolName: LEGACY_TOOL_NAMES[s] ?? s, content: undefined };
+    return { toolName: legacyName(s), content: undefined };
   }
   if (!s.endsWith(')') || isEscaped(s, s.length - 1)) {
     return { error: `"${raw}" opens "(" without a closing ")" at the end` };
@@ -54,7 +59,7 @@ export function parseRule(raw: string): ParsedRuleValue | { error: string } {
   if (!TOOL_NAME.test(name)) return { error: `"${raw}" does not start with a tool name` };
   const inner = s.slice(open + 1, -1);
   const content = unescapeRuleContent(inner);
-  const toolName = LEGACY_TOOL_NAMES[name] ?? name;
+  const toolName = legacyName(name);
   if (content === '' || content === '*') return { toolName, content: undefined };
   return { toolName, content };
 }

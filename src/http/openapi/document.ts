@@ -282,7 +282,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     description:
       'Upgrade to a websocket. Token in the Authorization header or ?token=. Client frames: subscribe, unsubscribe, permission.respond, cancel, ping. ' +
       'Server frames: hello, execution.started, execution.progress, execution.finished, permission.request, permission.resolved, ack, pong, error.',
-    responses: { 101: { description: 'Switching protocols' }, 401: err('No token, or an invalid one') },
+    responses: { 101: { description: 'Switching protocols' }, 400: err('Not a websocket upgrade request'), 401: err('No token, or an invalid one') },
   },
   {
     method: 'get',

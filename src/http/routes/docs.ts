@@ -55,7 +55,8 @@ export function docsRoutes(app: FastifyInstance): void {
   app.get('/docs/init.js', async (_req, reply) => reply.type('application/javascript; charset=utf-8').send(INIT));
   app.get('/docs/assets/:file', async (req, reply) => {
     const file = (req.params as { file: string }).file;
-    const type = ASSETS[file];
+    // Own keys only: "constructor" or "toString" must not name an asset.
+    const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
     if (!type) return reply.status(404).send({ error: { code: 'TOOLEXEC_ERR_ROUTE_NOT_FOUND', message: `No asset ${file}` } });
     reply.type(type).header('cache-control', 'public, max-age=86400');
     return reply.send(fs.createReadStream(path.join(dir, file)));

@@ -68,10 +68,15 @@ export async function globFiles(
   ctx: Pick<ToolContext, 'workspace' | 'session' | 'permissions' | 'signal'>,
 ): Promise<{ files: Found[]; visitedLimitHit: boolean }> {
   const { dir: start, pattern } = globSearch(input, ctx.session.cwd, ctx.workspace);
+  // A pattern such as "/" names a directory and no file in it.
+  if (pattern === '') throw new ToolError(`The pattern "${input.pattern}" names a directory, not files; to list its files use a pattern such as "${input.pattern.replace(/\/+$/, '')}/*".`, 'validation');
   let st: fs.Stats;
   try {
     st = fs.statSync(start);
-  } catch {
+  } catch (e) {
+    // A symlink loop or an unreadable directory exists: saying it does not would mislead.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== undefined && code !== 'ENOENT' && code !== 'ENOTDIR') throw new ToolError(`Cannot access ${start}: ${(e as Error).message}`, 'io');
     throw new ToolError(`Directory does not exist: ${start}`, 'not_found');
   }
   if (!st.isDirectory()) throw new ToolError(`Path is not a directory: ${start}`, 'io');

@@ -141,7 +141,10 @@ export async function grep(
   try {
     real = fs.realpathSync(given);
     st = fs.statSync(real);
-  } catch {
+  } catch (e) {
+    // A symlink loop or an unreadable directory exists: saying it does not would mislead.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== undefined && code !== 'ENOENT' && code !== 'ENOTDIR') throw new ToolError(`Cannot access ${given}: ${(e as Error).message}`, 'io');
     throw new ToolError(`Path does not exist: ${given}. Note: your current working directory is ${ctx.session.cwd}.`, 'not_found');
   }
   if (!st.isDirectory() && !st.isFile()) throw new ToolError(`${given} is neither a file nor a directory.`, 'io');

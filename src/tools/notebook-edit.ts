@@ -78,14 +78,19 @@ interface Notebook {
   [k: string]: unknown;
 }
 
-function parseNotebook(text: string): Notebook | undefined {
+/** The notebook, or why it is not one. */
+function parseNotebook(text: string): Notebook | string {
+  let v: unknown;
   try {
-    const v: unknown = JSON.parse(text);
-    if (typeof v !== 'object' || v === null || !Array.isArray((v as Notebook).cells)) return undefined;
-    return v as Notebook;
+    v = JSON.parse(text);
   } catch {
-    return undefined;
+    return 'Notebook is not valid JSON.';
   }
+  const isObject = (x: unknown) => typeof x === 'object' && x !== null && !Array.isArray(x);
+  if (!isObject(v) || !Array.isArray((v as Notebook).cells) || !(v as Notebook).cells.every(isObject)) {
+    return 'Notebook is not a Jupyter notebook: it needs a "cells" list of cell objects.';
+  }
+  return v as Notebook;
 }
 
 /** `cell-N` → N. */
@@ -137,7 +142,7 @@ async function validate(input: NotebookEditInput, ctx: ToolContext): Promise<Val
   if (f === 'unread' || f === 'partial') return fail(9, FILE_NOT_READ);
   if (f === 'stale') return fail(10, FILE_MODIFIED_SINCE_READ);
   const nb = parseNotebook(file.content);
-  if (!nb) return fail(6, 'Notebook is not valid JSON.');
+  if (typeof nb === 'string') return fail(6, nb);
   const problem = cellProblem(nb, input);
   return problem ? fail(problem.code, problem.message) : { ok: true };
 }
@@ -150,7 +155,7 @@ async function run(input: NotebookEditInput, ctx: ToolContext): Promise<Notebook
   if (!file) throw new ToolError('Notebook file does not exist.', 'not_found');
   assertFresh(freshness(ctx.session.fileState.get(key), file.mtimeMs, file.content, true));
   const nb = parseNotebook(file.content);
-  if (!nb) throw new ToolError('Notebook is not valid JSON.', 'validation');
+  if (typeof nb === 'string') throw new ToolError(nb, 'validation');
   const problem = cellProblem(nb, input);
   if (problem) throw new ToolError(problem.message, 'validation');
 

@@ -140,14 +140,19 @@ function renderNotebook(text: string, abs: string): string {
   } catch {
     throw new ToolError(`${abs} is not a valid Jupyter notebook (its JSON does not parse)`, 'tool_error');
   }
-  const cells = Array.isArray(nb.cells) ? nb.cells : [];
+  if (typeof nb !== 'object' || nb === null || Array.isArray(nb)) {
+    throw new ToolError(`${abs} is not a valid Jupyter notebook (its JSON is not an object)`, 'tool_error');
+  }
+  // Cells and outputs that are not objects are shown empty rather than failing the whole read.
+  const obj = <T extends object>(v: unknown): Partial<T> => (typeof v === 'object' && v !== null ? (v as Partial<T>) : {});
+  const cells = (Array.isArray(nb.cells) ? nb.cells : []).map((c) => obj<NonNullable<typeof nb.cells>[number]>(c));
   const src = (s: unknown): string => (Array.isArray(s) ? s.join('') : typeof s === 'string' ? s : '');
   return cells
     .map((c, i) => {
       const outputs = Array.isArray(c.outputs)
         ? c.outputs
             .map((o) => {
-              const x = o as { text?: unknown; data?: Record<string, unknown>; ename?: string; evalue?: string };
+              const x = obj<{ text?: unknown; data?: Record<string, unknown>; ename?: string; evalue?: string }>(o);
               if (x.text !== undefined) return src(x.text);
               if (x.data && x.data['text/plain'] !== undefined) return src(x.data['text/plain']);
               if (x.data && x.data['image/png'] !== undefined) return '[image/png output]';

@@ -75,6 +75,20 @@ const HookJson = z.looseObject({
     .optional(),
 });
 
+/**
+ * Nesting a hook's JSON may have. Deeper values parse, but JSON.stringify
+ * overflows the stack on them when they reach the next hook's stdin (as an
+ * updated input); the HTTP body has the same default bound.
+ */
+export const MAX_HOOK_JSON_DEPTH = 64;
+
+function tooDeep(v: unknown, depth = 0): boolean {
+  if (v === null || typeof v !== 'object') return false;
+  if (depth >= MAX_HOOK_JSON_DEPTH) return true;
+  for (const x of Array.isArray(v) ? v : Object.values(v)) if (tooDeep(x, depth + 1)) return true;
+  return false;
+}
+
 function blank(hook: string): HookJudgement {
   return {
     hook,
@@ -136,6 +150,10 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
       msg('non_blocking_error', 'Hook output looks like JSON but does not parse; ignored');
       return j;
     }
+  }
+  if (tooDeep(raw)) {
+    msg('non_blocking_error', `Hook JSON output is nested deeper than ${MAX_HOOK_JSON_DEPTH} levels; ignored`);
+    return j;
   }
   const parsed = HookJson.safeParse(raw);
   if (!parsed.success) {

@@ -12,7 +12,14 @@ import type { Principal } from '../http/auth.js';
 import type { ExecutionRegistry, ExecutionEvent } from '../executions/registry.js';
 import type { ApprovalBroker, BrokerEvent } from '../permissions/approval-broker.js';
 import { isToolexecError, ToolexecError } from '../errors.js';
+import { jsonDepthExceeds } from '../http/json-parser.js';
 import { ClientFrame, executionBody, finishedBody, progressBody } from './frames.js';
+
+/**
+ * Nesting a frame may have, as for an HTTP body by default: an updated input
+ * nested deeper parses, but overflows JSON.stringify once it reaches a hook.
+ */
+export const MAX_FRAME_DEPTH = 64;
 
 export interface HubOptions {
   heartbeatMs: number;
@@ -101,7 +108,12 @@ export class WsHub {
     let raw: unknown;
     try {
       if (isBinary) throw new Error('binary frames are not accepted; send JSON text');
-      raw = JSON.parse(String(data));
+      const text = String(data);
+      if (jsonDepthExceeds(text, MAX_FRAME_DEPTH)) {
+        this.error(conn, new ToolexecError('TOOLEXEC_ERR_WS_FRAME_INVALID', `The frame is nested deeper than ${MAX_FRAME_DEPTH} levels`));
+        return;
+      }
+      raw = JSON.parse(text);
     } catch (e) {
       this.error(conn, new ToolexecError('TOOLEXEC_ERR_WS_FRAME_INVALID', `The frame is not JSON: ${(e as Error).message}`));
       return;

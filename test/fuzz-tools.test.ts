@@ -48,6 +48,15 @@ async function run(name: string, input: unknown) {
   return o;
 }
 const field = (i: unknown, k: string): unknown => (typeof i === 'object' && i !== null ? (i as Record<string, unknown>)[k] : undefined);
+
+/** A property for an editing tool: sometimes the file is Read first (so the edit may pass the read-before-edit check), then the tool runs. */
+const afterMaybeRead =
+  (tool: string, pathKey: string) =>
+  async (i: unknown, readFirst: boolean): Promise<void> => {
+    const p = field(i, pathKey);
+    if (readFirst && typeof p === 'string') await run('Read', { file_path: p });
+    await run(tool, i);
+  };
 const abs = (rel: string) => path.join(t.workspace, rel);
 /** A workspace path spelled absolute, relative, with ./, a trailing slash or doubled slashes. */
 const spelled = (names: string[]) =>
@@ -92,11 +101,7 @@ describe('built-in tools fuzzed through POST /execute (bypassPermissions)', () =
   it('Write: new files, deep dirs, non-files, odd content', async () => {
     const input = fc.record({ file_path: spelled(files.writable), content: weirdString });
     await fc.assert(
-      fc.asyncProperty(mutated(input), fc.boolean(), async (i, readFirst) => {
-        const p = field(i, 'file_path');
-        if (readFirst && typeof p === 'string') await run('Read', { file_path: p });
-        await run('Write', i);
-      }),
+      fc.asyncProperty(mutated(input), fc.boolean(), afterMaybeRead('Write', 'file_path')),
       runs(80),
     );
   });
@@ -111,11 +116,7 @@ describe('built-in tools fuzzed through POST /execute (bypassPermissions)', () =
     await run('Read', { file_path: abs('edit/seed.txt') });
     expect((await run('Edit', { file_path: abs('edit/seed.txt'), old_string: 'one', new_string: 'two' })).isError).toBe(false);
     await fc.assert(
-      fc.asyncProperty(mutated(input), fc.boolean(), async (i, readFirst) => {
-        const p = field(i, 'file_path');
-        if (readFirst && typeof p === 'string') await run('Read', { file_path: p });
-        await run('Edit', i);
-      }),
+      fc.asyncProperty(mutated(input), fc.boolean(), afterMaybeRead('Edit', 'file_path')),
       runs(100),
     );
   });
@@ -171,11 +172,7 @@ describe('built-in tools fuzzed through POST /execute (bypassPermissions)', () =
     await run('Read', { file_path: abs('nb-seed.ipynb') });
     expect((await run('NotebookEdit', { notebook_path: abs('nb-seed.ipynb'), cell_id: 'c1', new_source: 'y' })).isError).toBe(false);
     await fc.assert(
-      fc.asyncProperty(mutated(input), fc.boolean(), async (i, readFirst) => {
-        const p = field(i, 'notebook_path');
-        if (readFirst && typeof p === 'string') await run('Read', { file_path: p });
-        await run('NotebookEdit', i);
-      }),
+      fc.asyncProperty(mutated(input), fc.boolean(), afterMaybeRead('NotebookEdit', 'notebook_path')),
       runs(100),
     );
   });

@@ -230,6 +230,53 @@ describe('toolexec audit', () => {
   });
 });
 
+describe('toolexec serve with Claude Code files', () => {
+  it('--claude-settings and --mcp-config: the rules, the hooks and the MCP servers of an existing project work unchanged', async () => {
+    const project = tmpDir();
+    fs.mkdirSync(path.join(project, '.claude'));
+    fs.writeFileSync(path.join(project, 'secret.txt'), 'hunter2\n');
+    fs.writeFileSync(path.join(project, 'notes.txt'), 'plain\n');
+    const marker = path.join(project, 'hook-ran');
+    fs.writeFileSync(
+      path.join(project, '.claude', 'settings.json'),
+      JSON.stringify({
+        permissions: { allow: ['mcp__fx__echo'], deny: ['Read(./secret.txt)'] },
+        hooks: { PreToolUse: [{ matcher: 'Read', hooks: [{ type: 'command', command: `cat > /dev/null; touch ${JSON.stringify(marker)}` }] }] },
+      }),
+    );
+    fs.writeFileSync(path.join(project, '.mcp.json'), JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [path.resolve('test/fixtures/mcp/fixture-server.mjs')] } } }));
+    const svc = await serveBin(
+      ['--workspace', project, '--data-dir', path.join(tmpDir(), 'data'), '--claude-settings', path.join(project, '.claude', 'settings.json'), '--mcp-config', path.join(project, '.mcp.json')],
+      { env: cleanEnv() },
+    );
+    try {
+      for (let i = 0; i < 200; i++) {
+        const r = (await (await fetch(`${svc.url}/mcp/servers`)).json()) as { servers: Array<{ name: string; state: string }> };
+        if (r.servers.some((x) => x.name === 'fx' && x.state === 'connected')) break;
+        await new Promise((r2) => setTimeout(r2, 50));
+      }
+      const exec = async (name: string, input: unknown) =>
+        (await (
+          await fetch(`${svc.url}/execute`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ session_id: 's', tool_uses: [{ type: 'tool_use', id: `t-${name}-${Math.random()}`, name, input }] }),
+          })
+        ).json()) as { executions: Array<{ status: string; decision: { reason: { type: string; detail: string } } }>; tool_results: Array<{ content: unknown }> };
+      const denied = await exec('Read', { file_path: 'secret.txt' });
+      expect(denied.executions[0]).toMatchObject({ status: 'denied', decision: { reason: { type: 'rule', detail: 'Read(./secret.txt)' } } });
+      expect(JSON.stringify(denied.tool_results)).not.toContain('hunter2');
+      expect((await exec('Read', { file_path: 'notes.txt' })).executions[0]!.status).toBe('succeeded');
+      expect(fs.existsSync(marker)).toBe(true);
+      const echoed = await exec('mcp__fx__echo', { message: 'from .mcp.json' });
+      expect(echoed.executions[0]).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'rule', detail: 'mcp__fx__echo' } } });
+      expect(JSON.stringify(echoed.tool_results[0]!.content)).toContain('from .mcp.json');
+    } finally {
+      expect(await svc.stop()).toBe(0);
+    }
+  });
+});
+
 describe('toolexec health', () => {
   it('exits 0 for a live service (no token needed), 1 for none', async () => {
     const r = await runBin(['health'], { env: cleanEnv({ TOOLEXEC_URL: served.url }) });
@@ -240,5 +287,21 @@ describe('toolexec health', () => {
     const down = await runBin(['health', '--url', `http://127.0.0.1:${port}`]);
     expect(down.code).toBe(1);
     expect(down.stderr).toContain(`cannot reach the service at http://127.0.0.1:${port} (ECONNREFUSED)`);
+  });
+
+  it('refuses bad options in one line with exit 2, before asking anything', async () => {
+    const cases: Array<[string[], string]> = [
+      [['--timeout', 'abc'], 'toolexec: health: --timeout: expected an integer from 1 to 600000, got "abc" (see: toolexec health --help)\n'],
+      [['--timeout', '0'], 'toolexec: health: --timeout: expected an integer from 1 to 600000, got "0" (see: toolexec health --help)\n'],
+      [['--url', 'notaurl'], 'toolexec: health: --url: expected an http(s) URL like http://127.0.0.1:8787, got "notaurl"\n'],
+      [['--url', 'ftp://x'], 'toolexec: health: --url: expected an http(s) URL like http://127.0.0.1:8787, got "ftp://x"\n'],
+      [['extra'], 'toolexec: health: unexpected argument "extra" (see: toolexec health --help)\n'],
+    ];
+    for (const [args, stderr] of cases) {
+      expect(await runBin(['health', ...args], { env: cleanEnv({ TOOLEXEC_URL: served.url }) }), args.join(' ')).toMatchObject({ code: 2, stdout: '', stderr });
+    }
+    const unknown = await runBin(['health', '--bogus'], { env: cleanEnv({ TOOLEXEC_URL: served.url }) });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^toolexec: health: Unknown option '--bogus'/);
   });
 });

@@ -4,6 +4,7 @@
  * reconnect, tools/list_changed, cancellation, timeouts, hostile schemas,
  * name collisions, `${VAR}` expansion, result mapping and large results.
  */
+import { Writable } from 'node:stream';
 import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
@@ -255,8 +256,17 @@ describe('bad tools and bad names', () => {
     expect(missing.error.code).toBe('TOOLEXEC_ERR_MCP_SERVER_NOT_FOUND');
   });
 
-  it('reports clashing, shadowing and over-long names per server and serves none of them', async () => {
+  it('reports clashing, shadowing and over-long names per server and in the log, and serves none of them', async () => {
     const longName = 's'.repeat(60);
+    const chunks: string[] = [];
+    const log = {
+      stream: new Writable({
+        write(chunk: Buffer | string, _enc, cb) {
+          chunks.push(String(chunk));
+          cb();
+        },
+      }),
+    };
     t = await makeMcpApp(
       {
         mcpServers: {
@@ -266,8 +276,8 @@ describe('bad tools and bad names', () => {
           [longName]: fixtureStdio('--tools=echo'),
         },
       },
-      // A built-in that happens to hold an MCP tool's name.
-      { extraTools: [probeTool({ name: 'mcp__fx__echo' })] },
+      // A built-in that happens to hold an MCP tool's name. The log is kept: each problem is also said there.
+      { extraTools: [probeTool({ name: 'mcp__fx__echo' })], logger: undefined, logStream: log.stream },
     );
     await waitConnected(t.app, ['dup.x', 'dup_x', 'fx', longName]);
     const s = (await t.app.inject({ method: 'GET', url: '/mcp/servers' })).json() as {
@@ -282,6 +292,14 @@ describe('bad tools and bad names', () => {
     expect(pool.all.filter((x) => x.name === 'mcp__dup_x__echo')).toHaveLength(0);
     expect(pool.lookup('mcp__fx__echo')!.mcpInfo).toBeUndefined();
     expect(pool.lookup('mcp__fx__pid')).toBeDefined();
+    const warned = chunks
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { level: number; problem?: { kind: string; tools: string[] } })
+      .filter((l) => l.level === 40 && l.problem)
+      .map((l) => `${l.problem!.kind}:${l.problem!.tools.join(',')}`);
+    expect(new Set(warned)).toEqual(new Set(['mcp_name_clash:mcp__dup_x__echo', 'shadows_builtin:mcp__fx__echo', `name_too_long:mcp__${longName}__echo`]));
   });
 });
 

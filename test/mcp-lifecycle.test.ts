@@ -256,6 +256,35 @@ describe('bad tools and bad names', () => {
     expect(missing.error.code).toBe('TOOLEXEC_ERR_MCP_SERVER_NOT_FOUND');
   });
 
+  it('retries a server that keeps failing with exponential backoff: doubling from the first delay up to the cap, with ±20% jitter', async () => {
+    t = await makeMcpApp(
+      { mcpServers: { down: { command: process.execPath, args: ['-e', 'process.exit(3)'] } } },
+      { mcp: { reconnect: { initialDelayMs: 100, maxDelayMs: 800 }, connectTimeoutMs: 20_000 } },
+    );
+    // The delay each failure scheduled: next_retry_at - last_error_at, by attempt number.
+    const delays = new Map<number, number>();
+    await waitFor(
+      async () => {
+        const st = serverStatus(t!.app, 'down') as { attempts: number; next_retry_at: string | null; last_error_at: string | null };
+        if (st.next_retry_at && st.last_error_at && !delays.has(st.attempts)) delays.set(st.attempts, Date.parse(st.next_retry_at) - Date.parse(st.last_error_at));
+        return delays.has(6);
+      },
+      'six failed attempts',
+    );
+    const within = (attempt: number, base: number) => {
+      const d = delays.get(attempt)!;
+      expect(d, `attempt ${attempt}: ${d} ms`).toBeGreaterThanOrEqual(base * 0.8 - 5);
+      expect(d, `attempt ${attempt}: ${d} ms`).toBeLessThanOrEqual(base * 1.2 + 5);
+    };
+    within(1, 100);
+    within(2, 200);
+    within(3, 400);
+    within(4, 800);
+    within(5, 800);
+    within(6, 800);
+    expect(serverStatus(t.app, 'down')).toMatchObject({ state: 'reconnecting', last_error: expect.stringContaining('exited with code 3') });
+  });
+
   it('reports clashing, shadowing and over-long names per server and in the log, and serves none of them', async () => {
     const longName = 's'.repeat(60);
     const chunks: string[] = [];

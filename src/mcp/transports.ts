@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { McpServerConfig } from '../config/schema.js';
-import { ProcessStdioTransport } from './stdio-transport.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, ProcessStdioTransport } from './stdio-transport.js';
 
 /** The SDK compiles output schemas with a default ajv; toolexec does not validate outputs (the model reads them). */
 const NO_OUTPUT_VALIDATION: jsonSchemaValidator = {
@@ -40,8 +40,80 @@ export function makeTransport(cfg: McpServerConfig, childEnv: NodeJS.ProcessEnv,
   // Reconnecting after a dropped stream is the connection's job (with a fresh session), not the transport's.
   return new StreamableHTTPClientTransport(url, {
     requestInit,
+    fetch: boundedFetch(DEFAULT_MAX_MESSAGE_BYTES),
     reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
   });
+}
+
+type RpcId = string | number;
+const MAX_TRACKED_REQUESTS = 1000;
+
+/** The id of a JSON-RPC request, or the requestId of a notifications/cancelled, in a POST body. */
+function rpcIds(body: unknown): { request?: RpcId; cancelled?: RpcId } {
+  if (typeof body !== 'string') return {};
+  try {
+    const m = JSON.parse(body) as { id?: unknown; method?: unknown; params?: { requestId?: unknown } } | null;
+    if (!m || typeof m !== 'object' || typeof m.method !== 'string') return {};
+    const isId = (v: unknown): v is RpcId => typeof v === 'string' || typeof v === 'number';
+    if (m.method === 'notifications/cancelled') return isId(m.params?.requestId) ? { cancelled: m.params.requestId } : {};
+    return isId(m.id) ? { request: m.id } : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * A fetch for the Streamable HTTP transport that does not read a server's
+ * answer forever. The SDK gives up on a request (timeout, cancellation) by
+ * sending notifications/cancelled but keeps the POST's response open and
+ * buffered; here that notification aborts the request's fetch. A JSON body is
+ * also cut past `maxBytes`, as the stdio transport bounds one message.
+ */
+function boundedFetch(maxBytes: number): typeof fetch {
+  const inflight = new Map<RpcId, AbortController>();
+  return async (input, init) => {
+    const ids = rpcIds(init?.body);
+    if (ids.cancelled !== undefined) inflight.get(ids.cancelled)?.abort(new Error('the request was cancelled'));
+    const id = ids.request;
+    if (id === undefined) return fetch(input, init);
+    const ac = new AbortController();
+    inflight.set(id, ac);
+    const done = (): void => {
+      if (inflight.get(id) === ac) inflight.delete(id);
+    };
+    ac.signal.addEventListener('abort', done, { once: true });
+    // A body the SDK cancels unread never reaches flush: keep the map bounded (oldest first).
+    if (inflight.size > MAX_TRACKED_REQUESTS) inflight.delete(inflight.keys().next().value!);
+    let res: Response;
+    try {
+      res = await fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, ac.signal]) : ac.signal });
+    } catch (e) {
+      done();
+      throw e;
+    }
+    // Redirects are returned as they are: the SDK reads their url and Location to follow or report them.
+    if (!res.body || (res.status >= 300 && res.status < 400)) {
+      if (!res.body) done();
+      return res;
+    }
+    const sse = (res.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream');
+    let n = 0;
+    const body = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, ctl) {
+          n += chunk.byteLength;
+          if (!sse && n > maxBytes) {
+            ctl.error(new Error(`the server's answer is larger than ${maxBytes} bytes`));
+            ac.abort();
+            return;
+          }
+          ctl.enqueue(chunk);
+        },
+        flush: done,
+      }),
+    );
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
 }
 
 /**

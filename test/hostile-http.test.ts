@@ -1,0 +1,293 @@
+/**
+ * Hostile HTTP peers, as real servers on 127.0.0.1: Streamable HTTP MCP
+ * servers that answer initialize or tools/call with errors, HTML, broken
+ * JSON, redirects to another host, bodies that never end or are tens of MB,
+ * the wrong content type, SSE streams of garbage, or a dropped socket; and
+ * http hooks whose endpoint does the same. Whatever the peer does, the
+ * service answers below 500, the call ends with a clear result in bounded
+ * time, /healthz answers, and the other tools keep working.
+ */
+import type { FastifyInstance } from 'fastify';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { HooksConfig } from '../src/config/schema.js';
+import { MAX_MCP_OUTPUT_CHARS } from '../src/mcp/results.js';
+import { cleanupTmp, execute, makeApp, textOf, use, type TestApp } from './helpers.js';
+import { localServer, run, type LocalServer } from './helpers-hooks.js';
+import { serverStatus, waitConnected, waitFor } from './helpers-mcp.js';
+import { HUGE_BYTES, startHostileServer, type HostileServer, type Mode } from './fixtures/hostile-http/mcp-http-server.js';
+
+afterAll(cleanupTmp);
+
+const CALL_TIMEOUT_MS = 1500;
+const FAST = { reconnect: { initialDelayMs: 100, maxDelayMs: 400 }, connectTimeoutMs: 1500 };
+
+async function expectHealthy(app: FastifyInstance): Promise<void> {
+  const h = await app.inject({ method: 'GET', url: '/healthz' });
+  expect(h.statusCode).toBe(200);
+}
+
+async function call(app: FastifyInstance, tool: string, input: unknown = {}) {
+  const r = await execute(app, { tool_uses: [use(tool, input)] });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  const exec = r.body.executions[0]!;
+  const result = r.body.tool_results[0]!;
+  return { exec, result, text: textOf(result.content) };
+}
+
+interface ServerRow {
+  name: string;
+  state: string;
+  type: string;
+  tools: number;
+  last_error: string | null;
+  attempts: number;
+}
+
+async function servers(app: FastifyInstance): Promise<Record<string, ServerRow>> {
+  const res = await app.inject({ method: 'GET', url: '/mcp/servers' });
+  expect(res.statusCode).toBe(200);
+  return Object.fromEntries((res.json() as { servers: ServerRow[] }).servers.map((s) => [s.name, s]));
+}
+
+describe('Streamable HTTP MCP servers that misbehave', () => {
+  let srv: HostileServer;
+  let t: TestApp;
+
+  const INIT_FAULTS: Record<string, { mode: Mode; error: RegExp }> = {
+    i500: { mode: '500', error: /HTTP 500|internal trouble/ },
+    i404: { mode: '404', error: /HTTP 404|Not Found/ },
+    ihtml: { mode: 'html', error: /content type: text\/html/i },
+    ibadjson: { mode: 'badjson', error: /JSON/ },
+    iredirect: { mode: 'redirect', error: /redirect|307/i },
+    ihang: { mode: 'hang', error: /timed out|timeout/i },
+    ihuge: { mode: 'huge', error: /JSON|too large|exceed/i },
+    iwrongtype: { mode: 'wrongtype', error: /content type: text\/plain/i },
+    isse: { mode: 'sse-garbage', error: /timed out|timeout/i },
+    isilent: { mode: 'sse-silent', error: /timed out|timeout/i },
+    iclose: { mode: 'sse-close', error: /.+/ },
+    idestroy: { mode: 'destroy', error: /terminated|socket|fetch failed|closed/i },
+  };
+  // What a call of `hit` must end with, per fault of tools/call.
+  const CALL_FAULTS: Record<string, { mode: Mode; classes: string[]; text: RegExp }> = {
+    c500: { mode: '500', classes: ['mcp_disconnected', 'tool_error'], text: /internal trouble|HTTP 500/ },
+    c404: { mode: '404', classes: ['mcp_disconnected', 'tool_error'], text: /Not Found|HTTP 404/ },
+    chtml: { mode: 'html', classes: ['mcp_disconnected', 'tool_error'], text: /text\/html/ },
+    cbadjson: { mode: 'badjson', classes: ['tool_error'], text: /JSON/ },
+    credirect: { mode: 'redirect', classes: ['mcp_disconnected', 'tool_error'], text: /redirect|307/i },
+    chang: { mode: 'hang', classes: ['timeout'], text: new RegExp(`did not answer hit within ${CALL_TIMEOUT_MS} ms`) },
+    cendless: { mode: 'endless', classes: ['timeout', 'tool_error'], text: /did not answer hit|too large|exceed/i },
+    chuge: { mode: 'huge', classes: ['tool_error'], text: /JSON|too large|exceed/i },
+    cwrongtype: { mode: 'wrongtype', classes: ['mcp_disconnected', 'tool_error'], text: /text\/plain/ },
+    csse: { mode: 'sse-garbage', classes: ['timeout'], text: new RegExp(`did not answer hit within ${CALL_TIMEOUT_MS} ms`) },
+    csilent: { mode: 'sse-silent', classes: ['timeout'], text: new RegExp(`did not answer hit within ${CALL_TIMEOUT_MS} ms`) },
+    cclose: { mode: 'sse-close', classes: ['timeout', 'mcp_disconnected'], text: /did not answer hit|disconnected/ },
+    cdestroy: { mode: 'destroy', classes: ['mcp_disconnected'], text: /disconnected during the call/ },
+  };
+
+  beforeAll(async () => {
+    srv = await startHostileServer();
+    const mcpServers: Record<string, { type: 'http'; url: string; timeoutMs: number }> = {
+      good: { type: 'http', url: srv.url('ok', 'ok'), timeoutMs: CALL_TIMEOUT_MS },
+    };
+    for (const [name, f] of Object.entries(INIT_FAULTS)) mcpServers[name] = { type: 'http', url: srv.url(f.mode), timeoutMs: CALL_TIMEOUT_MS };
+    for (const [name, f] of Object.entries(CALL_FAULTS)) mcpServers[name] = { type: 'http', url: srv.url('ok', f.mode), timeoutMs: CALL_TIMEOUT_MS };
+    t = await makeApp({ mcpServers, permissions: { allow: Object.keys(mcpServers).map((n) => `mcp__${n}`) } }, { mcp: FAST });
+    await waitConnected(t.app, ['good', ...Object.keys(CALL_FAULTS)]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await srv?.close();
+  });
+
+  it('a server whose initialize misbehaves is reported with its last error and retried; its tools are unknown, not a crash', async () => {
+    const names = Object.keys(INIT_FAULTS);
+    await waitFor(() => names.every((n) => serverStatus(t.app, n).attempts >= 2), 'every failing server to be retried', 30_000);
+    const all = await servers(t.app);
+    for (const [name, f] of Object.entries(INIT_FAULTS)) {
+      const s = all[name]!;
+      expect(s, name).toMatchObject({ type: 'http', tools: 0 });
+      expect(['reconnecting', 'connecting'], name).toContain(s.state);
+      expect(s.last_error, name).toMatch(f.error);
+      expect(s.last_error!.length, name).toBeLessThanOrEqual(500);
+    }
+    // The redirect to another host was not followed.
+    expect(srv.seen.some((x) => x.path === '/ok/ok' && x.method === 'initialize')).toBe(true); // `good` only
+    const r = await call(t.app, 'mcp__ihang__hit');
+    expect(r.exec).toMatchObject({ status: 'failed', error_class: 'not_found' });
+    await expectHealthy(t.app);
+    expect((await call(t.app, 'mcp__good__fine', { message: 'still here' })).text).toBe('fine: still here');
+  }, 60_000);
+
+  it('a tools/call that misbehaves ends as a clear tool error, never internal; the server and the others stay usable', async () => {
+    const results = await Promise.all(Object.keys(CALL_FAULTS).map(async (name) => [name, await call(t.app, `mcp__${name}__hit`)] as const));
+    for (const [name, r] of results) {
+      const f = CALL_FAULTS[name]!;
+      expect(r.exec.status, `${name}: ${r.text}`).toBe('failed');
+      expect(r.result.is_error, name).toBe(true);
+      expect(f.classes, `${name}: ${r.exec.error_class} ${r.text}`).toContain(r.exec.error_class);
+      expect(r.text, name).toMatch(f.text);
+      expect(r.text, name).toContain(`"${name}"`);
+      expect(r.text.length, name).toBeLessThan(2000);
+    }
+    await expectHealthy(t.app);
+    expect((await call(t.app, 'mcp__good__fine', { message: 'after' })).text).toBe('fine: after');
+    // Each faulty server answers its well-behaved tool again (after a reconnect where the fault dropped the connection).
+    for (const name of Object.keys(CALL_FAULTS)) {
+      await waitConnected(t.app, [name]);
+      const ok = await waitFor(async () => {
+        const r = await call(t.app, `mcp__${name}__fine`, { message: name });
+        return r.exec.status === 'succeeded' ? r : undefined;
+      }, `${name} to answer fine`, 15_000);
+      expect(ok.text).toBe(`fine: ${name}`);
+    }
+    const all = await servers(t.app);
+    for (const name of Object.keys(CALL_FAULTS)) expect(all[name]!.state, name).toBe('connected');
+  }, 60_000);
+
+  it('a tools/call result of tens of MB is bounded: stored and previewed, not passed on whole', async () => {
+    const s2 = await startHostileServer();
+    const app = await makeApp(
+      { mcpServers: { big: { type: 'http', url: s2.url('ok', 'hugevalid'), timeoutMs: 20_000 } }, permissions: { allow: ['mcp__big'] } },
+      { mcp: FAST },
+    );
+    try {
+      await waitConnected(app.app, ['big']);
+      const r = await call(app.app, 'mcp__big__hit');
+      expect(r.exec.status, r.text).toBe('succeeded');
+      expect(r.text.length).toBeLessThan(MAX_MCP_OUTPUT_CHARS);
+      expect(r.text.length).toBeLessThan(HUGE_BYTES / 100);
+      expect(r.exec.result_id).toBeTruthy();
+      await expectHealthy(app.app);
+    } finally {
+      await app.close();
+      await s2.close();
+    }
+  }, 60_000);
+
+  it('an answer that never ends is not read forever: the client lets go of the connection once the call timed out', async () => {
+    const stuck = ['hang', 'endless', 'sse-garbage', 'sse-silent'] as const;
+    const names: Record<(typeof stuck)[number], string> = { hang: 'chang', endless: 'cendless', 'sse-garbage': 'csse', 'sse-silent': 'csilent' };
+    const before = Object.fromEntries(stuck.map((m) => [m, srv.abandoned(new URL(srv.url('ok', m)).pathname)]));
+    const results = await Promise.all(stuck.map((m) => call(t.app, `mcp__${names[m]}__hit`)));
+    for (const r of results) expect(r.exec).toMatchObject({ status: 'failed', error_class: 'timeout' });
+    for (const m of stuck) {
+      const path = new URL(srv.url('ok', m)).pathname;
+      await waitFor(() => srv.abandoned(path) > before[m]!, `the ${m} response to be closed by the client`, 10_000);
+    }
+    await expectHealthy(t.app);
+  }, 30_000);
+
+  it('a JSON answer past the message bound is cut with a clear error, not buffered whole', async () => {
+    const s2 = await startHostileServer();
+    const app = await makeApp(
+      { mcpServers: { over: { type: 'http', url: s2.url('ok', 'overcap'), timeoutMs: 20_000 } }, permissions: { allow: ['mcp__over'] } },
+      { mcp: FAST },
+    );
+    try {
+      await waitConnected(app.app, ['over']);
+      const r = await call(app.app, 'mcp__over__hit');
+      expect(r.exec.status).toBe('failed');
+      expect(['tool_error', 'mcp_disconnected']).toContain(r.exec.error_class);
+      expect(r.text).toContain('larger than 67108864 bytes');
+      await expectHealthy(app.app);
+    } finally {
+      await app.close();
+      await s2.close();
+    }
+  }, 60_000);
+});
+
+describe('http hooks whose endpoint misbehaves', () => {
+  let hookSrv: LocalServer | undefined;
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+    await hookSrv?.close();
+    hookSrv = undefined;
+  });
+
+  const hugeJsonStart = (res: import('node:http').ServerResponse, n: number) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const chunk = '{"a":1,'.padEnd(65536, ' ');
+    let left = n;
+    const pump = (): void => {
+      while (left > 0) {
+        if (res.destroyed) return;
+        left -= chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+      res.end('}');
+    };
+    pump();
+  };
+
+  const ANSWERS: Record<string, (res: import('node:http').ServerResponse) => void> = {
+    '/500': (res) => res.writeHead(500, { 'content-type': 'text/html' }).end('<html>oops</html>'),
+    '/html': (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html><body>hi</body></html>'),
+    '/badjson': (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"hookSpecificOutput": {'),
+    '/wrongtypes': (res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ continue: 'yes', hookSpecificOutput: { permissionDecision: 42 } })),
+    '/redirect-deny': (res) => res.writeHead(302, { location: '/deny' }).end(),
+    '/deny': (res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'followed a redirect' } })),
+    '/hang': (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"hookSpecificOutput":');
+    },
+    '/hugejson': (res) => hugeJsonStart(res, 20 * 1024 * 1024),
+    '/slow': (res) => {
+      const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"decision":"block","reason":"late"}'), 8000);
+      res.on('close', () => clearTimeout(timer));
+    },
+  };
+
+  const hooksAt = (urls: string[], event: 'PreToolUse' | 'PostToolUse' = 'PreToolUse'): HooksConfig => ({
+    [event]: [{ matcher: 'mcp__none|Glob', hooks: urls.map((url) => ({ type: 'http' as const, url, timeout: 1 })) }],
+  });
+
+  it('PreToolUse: every failure of the endpoint is a non-blocking error and the call goes on; a redirect is not followed', async () => {
+    hookSrv = await localServer((req, res) => (ANSWERS[req.url] ?? ((r) => r.writeHead(404).end()))(res));
+    const closed = await localServer((_r, res) => void res.end());
+    const refused = `${closed.url}/gone`;
+    await closed.close();
+    const urls = ['/500', '/html', '/badjson', '/wrongtypes', '/redirect-deny', '/hang', '/hugejson', '/slow'].map((p) => `${hookSrv!.url}${p}`);
+    t = await makeApp({ hooks: hooksAt([...urls, refused]), permissions: { allow: ['Glob'] } });
+    const r = await run(t, 'Glob', { pattern: '*.nothing' });
+    expect(r.exec).toMatchObject({ status: 'succeeded', decision: { behavior: 'allow' } });
+    const by = Object.fromEntries(r.messages.map((m) => [m.hook.replace(hookSrv!.url, ''), m]));
+    expect(by['/500']).toMatchObject({ kind: 'non_blocking_error', exitCode: 1 });
+    expect(by['/500']!.text).toContain('HTTP 500');
+    // A 2xx answer that is not JSON is a success with nothing to say, as a command hook's plain stdout.
+    expect(by['/html']).toBeUndefined();
+    expect(by['/badjson']).toMatchObject({ kind: 'non_blocking_error' });
+    expect(by['/badjson']!.text).toContain('does not parse');
+    expect(by['/wrongtypes']).toMatchObject({ kind: 'non_blocking_error' });
+    expect(by['/wrongtypes']!.text).toContain('Hook JSON output is not valid');
+    expect(by['/redirect-deny']).toMatchObject({ kind: 'non_blocking_error' });
+    expect(by['/redirect-deny']!.text).toContain('Hook failed to run');
+    expect(hookSrv.requests.some((q) => q.url === '/deny')).toBe(false);
+    expect(by['/hang']!.text).toContain('timed out');
+    expect(by['/slow']!.text).toContain('timed out');
+    expect(by['/hugejson']).toMatchObject({ kind: 'non_blocking_error' });
+    expect(by['/hugejson']!.text).toMatch(/output cap|timed out/);
+    expect(by[refused]!.text).toContain('Hook failed to run');
+    for (const m of r.messages) expect(m.text.length).toBeLessThan(2000);
+    await expectHealthy(t.app);
+  }, 30_000);
+
+  it('PostToolUse: a failing endpoint does not turn a finished call into an error', async () => {
+    hookSrv = await localServer((req, res) => (ANSWERS[req.url] ?? ((r) => r.writeHead(404).end()))(res));
+    const urls = ['/500', '/badjson', '/hang', '/hugejson'].map((p) => `${hookSrv!.url}${p}`);
+    t = await makeApp({ hooks: hooksAt(urls, 'PostToolUse'), permissions: { allow: ['Glob'] } });
+    const r = await run(t, 'Glob', { pattern: '*.nothing' });
+    expect(r.exec.status).toBe('succeeded');
+    expect(r.block.is_error).not.toBe(true);
+    expect(r.messages.length).toBe(4);
+    for (const m of r.messages) expect(m.kind).toBe('non_blocking_error');
+    await expectHealthy(t.app);
+  }, 30_000);
+});

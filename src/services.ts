@@ -35,7 +35,7 @@ import { Retention } from './storage/retention.js';
 import type { AnyTool } from './tool/types.js';
 import { builtinTools } from './tools/index.js';
 import { childEnvironment } from './util/env.js';
-import { configSecrets } from './observability/logging.js';
+import { configSecrets, secretMasker } from './observability/logging.js';
 import { Workspace } from './workspace.js';
 
 export interface ServiceOptions {
@@ -137,6 +137,8 @@ export function createServices(opts: ServiceOptions): Services {
   if (fromEnv) tokens.push(fromEnv);
   const childEnv = childEnvironment(env, configSecrets(config, env), config.server.redact);
   const mcpEnv = childEnvironment(env, tokens, config.server.redact);
+  // What third parties (MCP servers, hooks, the classifier) echo back reaches responses through this.
+  const maskSecrets = secretMasker(config, env);
 
   const hooks =
     opts.hookRunner ??
@@ -148,9 +150,10 @@ export function createServices(opts: ServiceOptions): Services {
       log,
       env,
       ifMatcher: bashAwareIfMatcher,
+      mask: maskSecrets,
     });
   const classifier =
-    opts.classifier ?? (config.classifier ? new HttpClassifier({ url: config.classifier.url, timeoutMs: config.classifier.timeoutMs, headers: config.classifier.headers }) : undefined);
+    opts.classifier ?? (config.classifier ? new HttpClassifier({ url: config.classifier.url, timeoutMs: config.classifier.timeoutMs, headers: config.classifier.headers, mask: maskSecrets }) : undefined);
 
   const builtins = [...(opts.builtins ?? builtinTools()), ...(opts.extraTools ?? [])];
   let mcpTools: readonly AnyTool[] = opts.mcpTools ?? [];
@@ -202,6 +205,7 @@ export function createServices(opts: ServiceOptions): Services {
     log,
     childEnv: mcpEnv,
     cwd: workspace.root,
+    mask: maskSecrets,
     ...opts.mcp,
     onToolsChanged: (tools) => services.setMcpTools([...staticMcpTools, ...tools]),
   });

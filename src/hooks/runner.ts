@@ -44,6 +44,8 @@ export interface HookRunnerOptions {
   ifMatcher?: IfMatcher;
   /** The service's environment, for http hooks' allowedEnvVars. */
   env?: NodeJS.ProcessEnv;
+  /** Masks secrets in what an http hook's endpoint answers or fails with (it may echo the headers sent). */
+  mask?: ((text: string) => string) | undefined;
 }
 
 interface Group {
@@ -156,7 +158,7 @@ export class ConfiguredHookRunner implements HookRunner {
     signal: AbortSignal,
   ): Promise<HookRun> {
     const started = performance.now();
-    const base = { hook: h.url, stdout: '', stderr: '', timedOut: false, error: undefined } as const;
+    const base = { hook: this.opts.mask ? this.opts.mask(h.url) : h.url, stdout: '', stderr: '', timedOut: false, error: undefined } as const;
     const env = this.opts.env ?? process.env;
     const allowed = new Set(h.allowedEnvVars ?? []);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -179,7 +181,8 @@ export class ConfiguredHookRunner implements HookRunner {
       const { text, truncated } = await readCapped(res, HOOK_OUTPUT_CAP_BYTES);
       const durationMs = performance.now() - started;
       if (res.status < 200 || res.status >= 300) {
-        return { ...base, exitCode: 1, stderr: `HTTP ${res.status}: ${text.slice(0, 500)}`, durationMs };
+        const stderr = `HTTP ${res.status}: ${text.slice(0, 500)}`;
+        return { ...base, exitCode: 1, stderr: this.opts.mask ? this.opts.mask(stderr) : stderr, durationMs };
       }
       let json: unknown;
       if (text.trim().startsWith('{')) {
@@ -193,7 +196,8 @@ export class ConfiguredHookRunner implements HookRunner {
     } catch (e) {
       const durationMs = performance.now() - started;
       if (timeout.aborted) return { ...base, exitCode: null, timedOut: true, durationMs };
-      return { ...base, exitCode: null, durationMs, error: signal.aborted ? 'cancelled' : (e as Error).message };
+      const error = signal.aborted ? 'cancelled' : (e as Error).message;
+      return { ...base, exitCode: null, durationMs, error: this.opts.mask ? this.opts.mask(error) : error };
     }
   }
 }

@@ -51,6 +51,8 @@ export interface ConnectionDeps {
   connectTimeoutMs: number;
   /** Called when this server's tool list changed (connected, refreshed). */
   onToolsChanged(): void;
+  /** Masks secrets (an echoed Authorization header, a crash printing its env) in errors that reach responses. */
+  mask?: ((text: string) => string) | undefined;
 }
 
 /** The default time a tool call may go without a result or a progress notification. */
@@ -134,8 +136,13 @@ export class ServerConnection implements McpCaller {
     void this.connect();
   }
 
+  private masked(s: string): string {
+    return this.deps.mask ? this.deps.mask(s) : s;
+  }
+
   private fail(message: string): void {
-    this.lastError = clip(message);
+    // Masked before clipping, so that no cut leaves part of a secret.
+    this.lastError = clip(this.masked(message));
     this.lastErrorAt = Date.now();
   }
 
@@ -383,10 +390,10 @@ export class ServerConnection implements McpCaller {
       const dropped = generation !== this.generation || this.client !== client || closed;
       if (dropped || (!isConnectionClosed(e) && isTransportFailure(e))) {
         if (!dropped && this.type !== 'stdio') this.probe(client, describeError(e));
-        const why = this.lastError && dropped ? ` (${this.lastError})` : ` (${describeError(e)})`;
+        const why = this.lastError && dropped ? ` (${this.lastError})` : ` (${this.masked(describeError(e))})`;
         throw new ToolError(`MCP server "${this.serverName}" disconnected during the call${why}`, 'mcp_disconnected');
       }
-      throw new ToolError(this.errorMessage(tool, e, timeout, startedAt), callErrorClass(e));
+      throw new ToolError(this.masked(this.errorMessage(tool, e, timeout, startedAt)), callErrorClass(e));
     }
     return readCallResult(envelope);
   }

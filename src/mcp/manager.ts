@@ -29,6 +29,8 @@ export interface McpManagerOptions {
   reconnect?: Partial<ReconnectPolicy> | undefined;
   /** Connecting and listing tools, per attempt (default 30 s, as Claude Code's MCP_TIMEOUT). */
   connectTimeoutMs?: number | undefined;
+  /** Masks secrets in errors a server's answers or stderr carry into last_error and call errors. */
+  mask?: ((text: string) => string) | undefined;
 }
 
 export const DEFAULT_RECONNECT: ReconnectPolicy = { initialDelayMs: 1000, maxDelayMs: 30_000 };
@@ -67,6 +69,7 @@ export class McpManager {
         reconnect: { ...DEFAULT_RECONNECT, ...(this.opts.reconnect ?? {}) },
         connectTimeoutMs: this.opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
         onToolsChanged: () => this.publish(),
+        mask: this.opts.mask,
       };
       this.connections = this.names.map((name) => new ServerConnection(name, this.opts.servers[name]!, deps));
       for (const c of this.connections) c.start();

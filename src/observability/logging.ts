@@ -53,6 +53,8 @@ const REGEX_ENTRY = /^\/(.+)\/([a-z]*)$/s;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const CREDENTIAL_HEADER = /authorization|token|api[-_]?key|secret|password|cookie/i;
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/g;
+/** http hooks expand `$VAR` as well as `${VAR}` (hooks/runner.ts). */
+const HOOK_ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g;
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -117,14 +119,70 @@ export function makeMasker(secrets: readonly string[], patterns: readonly RegExp
   };
 }
 
-/** Secret values the configuration and environment hold: tokens and credential-like header values. */
+/** The credentials of a URL's userinfo (`scheme://user:password@host`), as written and decoded; `${VAR}`s expanded from env. */
+function urlCredentials(url: string | undefined, env: NodeJS.ProcessEnv): string[] {
+  if (!url) return [];
+  let u: URL;
+  try {
+    u = new URL(url.replace(ENV_REF, (whole, name: string) => env[name] ?? whole));
+  } catch {
+    return [];
+  }
+  // Without a password, a lone user name is the credential when it looks like a token (`https://TOKEN@host`, not `git@`).
+  const raw = u.password || (u.username.length >= 16 ? u.username : '');
+  if (!raw) return [];
+  let decoded = raw;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    /* kept as written */
+  }
+  return [...new Set([raw, decoded])];
+}
+
+/**
+ * Secret values the configuration and environment hold: tokens,
+ * credential-like header values (the variables their `${VAR}`/`$VAR` name),
+ * credential-like MCP `env` values, the variables http hooks' headers take
+ * from allowedEnvVars, and the credentials in configured URLs' userinfo.
+ */
 export function configSecrets(config: Config, env: NodeJS.ProcessEnv): string[] {
-  const out = config.server.tokens.map((t) => t.token);
+  const tokens = config.server.tokens.map((t) => t.token);
   const fromEnv = envToken(env);
-  if (fromEnv) out.push(fromEnv);
+  if (fromEnv) tokens.push(fromEnv);
+  // Values found by their names (headers, env, URLs) rather than declared secret.
+  const out: string[] = [];
+  out.push(...urlCredentials(config.classifier?.url, env));
   const headerSets: Array<Record<string, string> | undefined> = [config.classifier?.headers];
-  for (const s of Object.values(config.mcpServers)) if ('headers' in s) headerSets.push(s.headers);
-  for (const groups of Object.values(config.hooks)) for (const g of groups) for (const h of g.hooks) if (h.type === 'http') headerSets.push(h.headers);
+  for (const s of Object.values(config.mcpServers)) {
+    if ('url' in s) {
+      headerSets.push(s.headers);
+      out.push(...urlCredentials(s.url, env));
+    }
+    // An MCP server's env is the usual way to hand it an API key: credential-like names are secrets.
+    if ('env' in s) {
+      headerSets.push(s.env);
+      for (const v of Object.values(s.env ?? {})) out.push(...urlCredentials(v, env));
+    }
+  }
+  for (const groups of Object.values(config.hooks)) {
+    for (const g of groups) {
+      for (const h of g.hooks) {
+        if (h.type !== 'http') continue;
+        headerSets.push(h.headers);
+        out.push(...urlCredentials(h.url, env));
+        // A hook's headers may send any variable allowedEnvVars lists, whatever the header's name.
+        const allowed = new Set(h.allowedEnvVars ?? []);
+        for (const value of Object.values(h.headers ?? {})) {
+          for (const m of value.matchAll(HOOK_ENV_REF)) {
+            const name = m[1] ?? m[2]!;
+            const v = env[name];
+            if (allowed.has(name) && v) out.push(v);
+          }
+        }
+      }
+    }
+  }
   for (const headers of headerSets) {
     for (const [name, value] of Object.entries(headers ?? {})) {
       if (!CREDENTIAL_HEADER.test(name)) continue;
@@ -140,7 +198,31 @@ export function configSecrets(config: Config, env: NodeJS.ProcessEnv): string[] 
       if (v.length > 0) out.push(v);
     }
   }
-  return out;
+  // A short value under a credential-like name (`CACHE_TOKEN: "1"`, `..._SECRET: "true"`) is
+  // not masked: masked everywhere, it would garble every log line and strip every variable
+  // that happens to equal it from child environments.
+  return [...tokens, ...out.filter((v) => v.length >= MIN_FOUND_SECRET_CHARS)];
+}
+
+/** The shortest value configSecrets treats as a secret when only its name says it is one. */
+export const MIN_FOUND_SECRET_CHARS = 8;
+
+const IDENTITY = (s: string): string => s;
+
+/**
+ * Masks the configuration's secrets (configSecrets, plus `server.redact`'s
+ * variables and patterns) in text bound for a response: an MCP server's
+ * last_error, a hook's or the classifier's error.
+ */
+export function secretMasker(config: Config, env: NodeJS.ProcessEnv): (text: string) => string {
+  let plan: RedactPlan;
+  try {
+    plan = planRedaction(config.server.redact, env);
+  } catch {
+    // A bad pattern is refused by the logging setup; here the other entries still apply.
+    plan = planRedaction(config.server.redact.filter((r) => !REGEX_ENTRY.test(r)), env);
+  }
+  return makeMasker([...configSecrets(config, env), ...plan.secrets], plan.patterns) ?? IDENTITY;
 }
 
 const TOKEN_PARAM = /([?&]token=)[^&#]*/gi;

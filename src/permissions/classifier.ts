@@ -30,7 +30,13 @@ const Answer = z.looseObject({
 
 export class HttpClassifier implements Classifier {
   constructor(
-    private readonly opts: { url: string; timeoutMs: number; headers?: Record<string, string> | undefined },
+    private readonly opts: {
+      url: string;
+      timeoutMs: number;
+      headers?: Record<string, string> | undefined;
+      /** Masks secrets (the URL's userinfo, header values) in reasons, which reach responses and the audit. */
+      mask?: ((text: string) => string) | undefined;
+    },
   ) {}
 
   async classify(req: ClassifierRequest, signal: AbortSignal): Promise<ClassifierVerdict> {
@@ -52,7 +58,8 @@ export class HttpClassifier implements Classifier {
       return { behavior, reason: parsed.data.reason ?? `classifier: ${behavior}` };
     } catch (e) {
       if (timeout.aborted) return { behavior: 'ask', reason: `classifier timed out after ${this.opts.timeoutMs} ms` };
-      return { behavior: 'ask', reason: `classifier unavailable: ${(e as Error).message}` };
+      const reason = `classifier unavailable: ${(e as Error).message}`;
+      return { behavior: 'ask', reason: this.opts.mask ? this.opts.mask(reason) : reason };
     }
   }
 }

@@ -48,10 +48,32 @@ export interface LocalServer {
 
 export type Handler = (req: Recorded, res: http.ServerResponse) => void | Promise<void>;
 
+/**
+ * Listens on 127.0.0.1 (a free port) and gives the address and a close that
+ * also ends the connections still open (a keep-alive client would hold it).
+ */
+export async function listenLocal(server: http.Server): Promise<{ url: string; port: number; close(): Promise<void> }> {
+  const sockets = new Set<import('node:net').Socket>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 /** A real HTTP server on 127.0.0.1 that records every request and answers with `handler`. */
 export async function localServer(handler: Handler): Promise<LocalServer> {
   const requests: Recorded[] = [];
-  const sockets = new Set<import('node:net').Socket>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -64,21 +86,8 @@ export async function localServer(handler: Handler): Promise<LocalServer> {
       });
     });
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
+  const { url, close } = await listenLocal(server);
+  return { url, requests, close };
 }
 
 export function json(res: http.ServerResponse, body: unknown, status = 200): void {

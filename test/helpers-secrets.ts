@@ -3,9 +3,9 @@
  * read route for secret strings, and a local HTTP server.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { listenLocal } from './helpers-hooks.js';
 
 export interface LogCapture {
   stream: Writable;
@@ -51,22 +51,6 @@ export interface Local {
 }
 
 /** A plain HTTP server on 127.0.0.1. */
-export async function localHttp(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<Local> {
-  const server = http.createServer(handler);
-  const sockets = new Set<import('node:net').Socket>();
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
+export function localHttp(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<Local> {
+  return listenLocal(http.createServer(handler));
 }

@@ -3,11 +3,11 @@
 // serve it whole over GET /results/:id — beside baselines measured in the same
 // run: the same command writing to /dev/null, and reading the same bytes
 // from a file.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { quick, root, table, writeResult } from './lib.mjs';
+import { quick, startCli, table, writeResult } from './lib.mjs';
 
 const MB = quick ? 25 : 100;
 const command = `head -c ${MB * 1024 * 1024} /dev/zero | tr '\\0' 'a' | fold -w 99`;
@@ -22,17 +22,7 @@ export async function largeResultBench() {
   fs.mkdirSync(path.join(dir, 'ws'));
   const cfg = path.join(dir, 'config.json');
   fs.writeFileSync(cfg, JSON.stringify({ workspace: { root: './ws' }, storage: { path: './db.sqlite' }, logging: { level: 'warn' }, permissions: { allow: ['Bash'] } }));
-  const child = spawn(process.execPath, [path.join(root, 'dist/cli.js'), 'serve', '--config', cfg, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const port = await new Promise((resolve, reject) => {
-    let err = '';
-    child.stderr.on('data', (b) => {
-      err += b;
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
-      if (m) resolve(Number(m[1]));
-    });
-    child.on('exit', (c) => reject(new Error(`exited ${c}: ${err}`)));
-  });
-  const base = `http://127.0.0.1:${port}`;
+  const { child, base } = await startCli(cfg);
   // Warm up the path once with a small output.
   await fetch(`${base}/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tool_uses: [{ type: 'tool_use', id: 'warm', name: 'Bash', input: { command: 'echo warm' } }] }) });
   global.gc?.();

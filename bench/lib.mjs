@@ -48,6 +48,21 @@ export async function startServer(file, args = [], env = {}) {
   };
 }
 
+/** Starts `toolexec serve --config cfg` from dist/ on a free port; resolves with the child and its base URL once it listens. */
+export async function startCli(cfg, env = process.env) {
+  const child = spawn(process.execPath, [path.join(root, 'dist/cli.js'), 'serve', '--config', cfg, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  const port = await new Promise((resolve, reject) => {
+    let err = '';
+    child.stderr.on('data', (b) => {
+      err += b;
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on('exit', (c) => reject(new Error(`exited ${c}: ${err}`)));
+  });
+  return { child, base: `http://127.0.0.1:${port}` };
+}
+
 export function cannon(opts) {
   return new Promise((resolve, reject) => {
     autocannon({ ...opts }, (err, res) => (err ? reject(err) : resolve(res)));

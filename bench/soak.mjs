@@ -3,11 +3,10 @@
 // background child it leaves behind), a large result, a PreToolUse hook, a
 // denial — sampling its memory, open file descriptors and child processes.
 // Fails when they keep growing after the warm-up.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { root, table, writeResult } from './lib.mjs';
+import { startCli, table, writeResult } from './lib.mjs';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 120);
 const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? 8);
@@ -56,20 +55,7 @@ export async function soak() {
     }),
   );
   const [markName, markValue] = MARK.split('=');
-  const child = spawn(process.execPath, [path.join(root, 'dist/cli.js'), 'serve', '--config', cfg, '--port', '0'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, [markName]: markValue },
-  });
-  const port = await new Promise((resolve, reject) => {
-    let err = '';
-    child.stderr.on('data', (b) => {
-      err += b;
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
-      if (m) resolve(Number(m[1]));
-    });
-    child.on('exit', (c) => reject(new Error(`exited ${c}: ${err}`)));
-  });
-  const base = `http://127.0.0.1:${port}`;
+  const { child, base } = await startCli(cfg, { ...process.env, [markName]: markValue });
   const mix = [
     { name: 'Read', input: { file_path: 'src/f1.txt' } },
     { name: 'Glob', input: { pattern: 'src/*.txt' } },

@@ -18,6 +18,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../src/config/schema.js';
 import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
 import { lastAudit, printing, run } from './helpers-hooks.js';
+import { waitFor } from './helpers-mcp.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -293,17 +294,17 @@ describe('hooks against rules', () => {
   });
 });
 
+/** The id of the first permission request to appear (the call asked and waits for a person). */
+async function firstPendingRequest(app: TestApp): Promise<string> {
+  return waitFor(() => app.app.toolexec.broker.list().pending[0]?.id, 'a pending permission request');
+}
+
 describe('input replaced by an approver or a PermissionRequest hook', () => {
   it('is judged again: an approver cannot turn an allowed ask into a denied command', async () => {
     t = await makeApp({ permissions: { deny: ['Bash(rm:*)'], headless: 'wait', askTimeoutMs: 20_000 } });
     fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
-    const svc = t.app.toolexec;
     const pending = run(t, 'Bash', { command: 'touch a' });
-    let id: string | undefined;
-    for (let i = 0; i < 400 && !id; i++) {
-      id = svc.broker.list().pending[0]?.id;
-      if (!id) await new Promise((r) => setTimeout(r, 10));
-    }
+    const id = await firstPendingRequest(t);
     const answer = await t.app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision: 'allow', updated_input: { command: 'rm -f victim' } } });
     expect(answer.statusCode).toBe(200);
     const r = await pending;
@@ -314,13 +315,8 @@ describe('input replaced by an approver or a PermissionRequest hook', () => {
 
   it('an approver’s harmless replacement runs', async () => {
     t = await makeApp({ permissions: { deny: ['Bash(rm:*)'], headless: 'wait', askTimeoutMs: 20_000 } });
-    const svc = t.app.toolexec;
     const pending = run(t, 'Bash', { command: 'touch a' });
-    let id: string | undefined;
-    for (let i = 0; i < 400 && !id; i++) {
-      id = svc.broker.list().pending[0]?.id;
-      if (!id) await new Promise((r) => setTimeout(r, 10));
-    }
+    const id = await firstPendingRequest(t);
     await t.app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision: 'allow', updated_input: { command: 'touch b' } } });
     const r = await pending;
     expect(r.exec).toMatchObject({ status: 'succeeded', decision: { behavior: 'allow', reason: { type: 'user' } } });

@@ -106,8 +106,8 @@ export function createServices(opts: ServiceOptions): Services {
   ]);
   const dbPath = config.storage.path === ':memory:' ? ':memory:' : path.resolve(config.storage.path);
   const db = openDatabase({ path: dbPath });
-  const checkpointer = dbPath === ':memory:' ? undefined : new Checkpointer(db, dbPath);
   const writer = new GroupCommitWriter(db);
+  const checkpointer = dbPath === ':memory:' ? undefined : new Checkpointer(db, dbPath, writer);
   const results = new ResultStore(db);
   const executions = new ExecutionLog(db, writer, (id, e) => log.error({ err: e, execution_id: id }, 'could not write an execution row'));
   const audit = new AuditLog(db, writer);

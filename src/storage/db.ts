@@ -101,6 +101,10 @@ export class GroupCommitWriter {
   private windowTimer: NodeJS.Timeout | undefined = undefined;
   private lastCommit = 0;
   private lastError: unknown = undefined;
+  /** Set while the checkpointer asks for no commit (storage/checkpointer.ts). */
+  private held = false;
+  /** A scheduled commit came due while held. */
+  private deferred = false;
   private readonly runBatch: (ops: Entry[]) => Array<() => void>;
   private readonly runOne: (op: WriteOp) => void | (() => void);
 
@@ -158,9 +162,36 @@ export class GroupCommitWriter {
     if (this.scheduled) return;
     this.scheduled = true;
     const since = performance.now() - this.lastCommit;
-    if (since >= this.windowMs) setImmediate(this.flushNow);
-    else this.windowTimer = setTimeout(this.flushNow, this.windowMs - since);
+    if (since >= this.windowMs) setImmediate(this.flushScheduled);
+    else this.windowTimer = setTimeout(this.flushScheduled, this.windowMs - since);
   }
+
+  /**
+   * Holds the scheduled commits until release(): the checkpointer copies the
+   * last frames back meanwhile, so that the next commit starts the WAL over.
+   * Writes still queue; flushNow() (shutdown, tests) commits regardless.
+   */
+  hold(): void {
+    this.held = true;
+  }
+
+  release(): void {
+    if (!this.held) return;
+    this.held = false;
+    if (this.deferred) {
+      this.deferred = false;
+      setImmediate(this.flushNow);
+    }
+  }
+
+  private readonly flushScheduled = (): void => {
+    if (!this.held) return this.flushNow();
+    if (this.windowTimer !== undefined) {
+      clearTimeout(this.windowTimer);
+      this.windowTimer = undefined;
+    }
+    this.deferred = true;
+  };
 
   /**
    * Commits at the next turn of the event loop rather than at the end of the
@@ -173,7 +204,7 @@ export class GroupCommitWriter {
     if (t === undefined) return;
     this.windowTimer = undefined;
     clearTimeout(t);
-    setImmediate(this.flushNow);
+    setImmediate(this.flushScheduled);
   }
 
   readonly flushNow = (): void => {

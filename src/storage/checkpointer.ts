@@ -115,13 +115,18 @@ export class Checkpointer {
     this.stopped = true;
     this.release();
     await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, 2000);
-      this.worker.once('message', (m) => {
-        if (m === 'stopped') {
-          clearTimeout(t);
-          resolve();
-        }
-      });
+      // Other messages ('ready', 'hold') may come first: wait for 'stopped' itself.
+      const onMessage = (m: unknown): void => {
+        if (m !== 'stopped') return;
+        clearTimeout(t);
+        this.worker.off('message', onMessage);
+        resolve();
+      };
+      const t = setTimeout(() => {
+        this.worker.off('message', onMessage);
+        resolve();
+      }, 2000);
+      this.worker.on('message', onMessage);
       this.worker.postMessage('stop');
     });
     await this.worker.terminate();

@@ -251,6 +251,7 @@ export function createServices(opts: ServiceOptions): Services {
     closing: false,
     async close() {
       hub.close();
+      hooks.close?.();
       broker.cancelAll();
       await mcp.close();
       observability.close();

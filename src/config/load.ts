@@ -180,21 +180,6 @@ function settingsRoot(file: string): string {
   return path.basename(dir) === '.claude' ? path.dirname(dir) : dir;
 }
 
-/** Claude Code hook fields toolexec accepts but does not act on: said once per field, not silently dropped. */
-function ignoredHookFields(hooks: Config['hooks']): string[] {
-  const seen = new Set<string>();
-  for (const groups of Object.values(hooks)) {
-    for (const g of groups) {
-      for (const h of g.hooks) {
-        if (h.type !== 'command') continue;
-        if (h.async) seen.add('async (the hook runs before the call goes on, as a synchronous one)');
-        if (h.once) seen.add('once (the hook runs on every matching call)');
-      }
-    }
-  }
-  return [...seen].map((f) => `hooks: the field ${f} is not supported`);
-}
-
 export function loadConfig(opts: LoadOptions = {}): Loaded {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
@@ -257,7 +242,6 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
     // A settings file that forbids bypass mode forbids it here too.
     if (p?.disableBypassPermissionsMode === 'disable') config.permissions.disableBypassPermissionsMode = 'disable';
   }
-  warnings.push(...ignoredHookFields(config.hooks));
 
   if (opts.mcpConfigPath) {
     const file = path.resolve(cwd, opts.mcpConfigPath);

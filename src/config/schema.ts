@@ -34,6 +34,7 @@ const HookCommand = z.object({
   if: z.string().optional(),
   once: z.boolean().optional(),
   async: z.boolean().optional(),
+  asyncRewake: z.boolean().optional(),
 });
 const HookHttp = z.object({
   type: z.literal('http'),

@@ -24,6 +24,20 @@ import { emptyOutcome, type HookOutcome, type HookPayload, type HookRunner } fro
 export const DEFAULT_HOOK_TIMEOUT_S = 600;
 /** Bytes kept from each of a hook's stdout and stderr. */
 export const HOOK_OUTPUT_CAP_BYTES = 1024 * 1024;
+/** (session, hook) pairs remembered for `once`; the oldest are forgotten past this. */
+export const ONCE_MEMORY = 100_000;
+
+/** Claude Code's way for a running hook to go to the background: `{"async":true}` as its first line of stdout. */
+function isAsyncLine(line: string): boolean {
+  const t = line.trim();
+  if (!t.startsWith('{')) return false;
+  try {
+    const v = JSON.parse(t) as unknown;
+    return typeof v === 'object' && v !== null && (v as { async?: unknown }).async === true;
+  } catch {
+    return false;
+  }
+}
 
 /** Decides a handler's `if` condition (permission-rule syntax) for a call. */
 export type IfMatcher = (rule: string, toolName: string, input: ToolInput) => boolean;
@@ -66,10 +80,17 @@ function handlerName(h: HookHandler): string {
   return h.type === 'command' ? h.command : h.url;
 }
 
+type CommandHandler = Extract<HookHandler, { type: 'command' }>;
+
 export class ConfiguredHookRunner implements HookRunner {
   private readonly groups = new Map<HookEvent, Group[]>();
   private readonly cache = new Map<string, readonly HookHandler[]>();
   private readonly ifMatcher: IfMatcher;
+  /** `once` hooks that have run, by session (insertion order: the oldest are dropped first). */
+  private readonly onceRan = new Set<string>();
+  /** Hooks running in the background, stopped by close(). */
+  private readonly background = new Set<AbortController>();
+  private closed = false;
 
   constructor(private readonly opts: HookRunnerOptions) {
     this.ifMatcher = opts.ifMatcher ?? toolNameIfMatcher;
@@ -111,44 +132,157 @@ export class ConfiguredHookRunner implements HookRunner {
 
   async run(event: HookEvent, payload: HookPayload, signal: AbortSignal): Promise<HookOutcome> {
     const handlers = this.handlersFor(event, payload.tool_name).filter(
-      (h) => h.if === undefined || this.ifMatcher(h.if, payload.tool_name, payload.tool_input),
+      (h) => (h.if === undefined || this.ifMatcher(h.if, payload.tool_name, payload.tool_input)) && this.firstOnce(h, payload.session_id),
     );
     if (handlers.length === 0) return emptyOutcome();
     const body = JSON.stringify(payload);
-    const runs = await Promise.all(handlers.map((h) => this.exec(h, body, payload.cwd, signal)));
+    const waited: HookHandler[] = [];
+    for (const h of handlers) {
+      if (h.type === 'command' && (h.async === true || h.asyncRewake === true)) this.runInBackground(event, h, body, payload.cwd);
+      else waited.push(h);
+    }
+    const runs = await Promise.all(waited.map((h) => this.exec(event, h, body, payload.cwd, signal)));
     const judgements = runs.map((r) => interpretHookRun(event, payload.tool_name, r));
     const outcome = aggregate(judgements);
     outcome.ran = handlers.length;
     return outcome;
   }
 
-  private async exec(h: HookHandler, body: string, cwd: string, signal: AbortSignal): Promise<HookRun> {
-    const timeoutMs = (h.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000;
+  /** Whether a handler may run for this session: always, unless it is a `once` hook that already has (it is then marked). */
+  private firstOnce(h: HookHandler, sessionId: string): boolean {
+    if (h.type !== 'command' || h.once !== true) return true;
+    const key = `${sessionId}\u0000${handlerKey(h)}`;
+    if (this.onceRan.has(key)) return false;
+    this.onceRan.add(key);
+    if (this.onceRan.size > ONCE_MEMORY) this.onceRan.delete(this.onceRan.values().next().value as string);
+    return true;
+  }
+
+  /** Stops every hook still running in the background. */
+  close(): void {
+    this.closed = true;
+    for (const c of this.background) c.abort();
+    this.background.clear();
+  }
+
+  /** How many hooks run in the background now. */
+  get backgroundCount(): number {
+    return this.background.size;
+  }
+
+  private runInBackground(event: HookEvent, h: CommandHandler, body: string, cwd: string): void {
+    if (this.closed) return;
+    const c = new AbortController();
+    this.background.add(c);
+    void this.execCommand(h, body, cwd, c.signal, false).then((r) => {
+      this.background.delete(c);
+      this.reportBackground(event, h, r);
+    });
+  }
+
+  /** What a background hook did goes to the log: nothing waits for it. */
+  private reportBackground(event: HookEvent, h: CommandHandler, r: HookRun): void {
+    const fields = { event, hook: h.command, exit_code: r.exitCode, duration_ms: Math.round(r.durationMs), timed_out: r.timedOut || undefined };
+    if (h.asyncRewake === true && r.exitCode === 2) {
+      const stderr = r.stderr.slice(0, 2000);
+      this.opts.log.warn({ ...fields, stderr: this.opts.mask ? this.opts.mask(stderr) : stderr }, 'background hook asked to wake the model (asyncRewake, exit 2); toolexec has no turn to wake');
+    } else if (r.exitCode !== 0 || r.timedOut || r.error !== undefined) {
+      this.opts.log.warn({ ...fields, error: r.error }, 'background hook failed');
+    } else this.opts.log.debug(fields, 'background hook finished');
+  }
+
+  private async exec(event: HookEvent, h: HookHandler, body: string, cwd: string, signal: AbortSignal): Promise<HookRun> {
     if (h.type === 'command') {
-      const r = await runChild({
-        file: h.shell && h.shell !== 'bash' && h.shell !== 'sh' ? h.shell : h.shell === 'bash' ? 'bash' : '/bin/sh',
-        args: ['-c', h.command],
-        cwd,
-        env: { ...this.opts.childEnv, CLAUDE_PROJECT_DIR: this.opts.projectDir },
-        stdin: body,
-        timeoutMs,
-        signal,
-        maxOutputBytes: HOOK_OUTPUT_CAP_BYTES,
-        killGraceMs: 1000,
+      // Its own controller: a hook that goes to the background ({"async":true}) outlives the call's signal.
+      const c = new AbortController();
+      const forward = (): void => c.abort();
+      signal.addEventListener('abort', forward, { once: true });
+      if (signal.aborted) c.abort();
+      const r = await this.execCommand(h, body, cwd, c.signal, true, () => {
+        signal.removeEventListener('abort', forward);
+        if (this.closed) c.abort();
+        else this.background.add(c);
+        return (bg: HookRun) => {
+          this.background.delete(c);
+          this.reportBackground(event, h, bg);
+        };
       });
-      return {
+      signal.removeEventListener('abort', forward);
+      return r;
+    }
+    return this.execHttp(h, body, (h.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000, signal);
+  }
+
+  /**
+   * Runs a command hook. With `toBackground`, a first line of stdout that is
+   * `{"async":true}` settles the run at once with an empty success; the
+   * process runs on, and `toBackground()`'s callback gets its end.
+   */
+  private execCommand(
+    h: CommandHandler,
+    body: string,
+    cwd: string,
+    signal: AbortSignal,
+    watchFirstLine: boolean,
+    toBackground?: () => (r: HookRun) => void,
+  ): Promise<HookRun> {
+    const started = performance.now();
+    const out: string[] = [];
+    let outBytes = 0;
+    let outCut = false;
+    let firstLine = watchFirstLine ? '' : undefined;
+    let early: ((r: HookRun) => void) | undefined;
+    let onEnd: ((r: HookRun) => void) | undefined;
+    const earlyRun = new Promise<HookRun>((resolve) => (early = resolve));
+    const onStdout = (text: string): void => {
+      if (onEnd === undefined) {
+        const room = HOOK_OUTPUT_CAP_BYTES - outBytes;
+        if (room > 0) {
+          const bytes = Buffer.byteLength(text);
+          const kept = bytes <= room ? text : Buffer.from(text).subarray(0, room).toString('utf8');
+          out.push(kept);
+          outBytes += Math.min(bytes, room);
+          if (bytes > room) outCut = true;
+        } else outCut = true;
+      }
+      if (firstLine === undefined) return;
+      const nl = text.indexOf('\n');
+      firstLine += nl === -1 ? text : text.slice(0, nl);
+      if (nl === -1 && firstLine.length < 4096) return;
+      const line = firstLine;
+      firstLine = undefined;
+      if (toBackground && isAsyncLine(line)) {
+        onEnd = toBackground();
+        early?.({ hook: h.command, exitCode: 0, stdout: '', stderr: '', timedOut: false, durationMs: performance.now() - started, error: undefined });
+      }
+    };
+    const finished = runChild({
+      file: h.shell && h.shell !== 'bash' && h.shell !== 'sh' ? h.shell : h.shell === 'bash' ? 'bash' : '/bin/sh',
+      args: ['-c', h.command],
+      cwd,
+      env: { ...this.opts.childEnv, CLAUDE_PROJECT_DIR: this.opts.projectDir },
+      stdin: body,
+      timeoutMs: (h.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000,
+      signal,
+      maxOutputBytes: HOOK_OUTPUT_CAP_BYTES,
+      killGraceMs: 1000,
+      onStdout,
+    }).then((r): HookRun => {
+      const run: HookRun = {
         hook: h.command,
         // Killed by a signal: the shell's convention, 128 + the signal's number.
         exitCode: r.exitCode ?? (r.signal ? 128 + (os.constants.signals[r.signal] ?? 0) : null),
-        stdout: r.stdout,
+        stdout: out.join(''),
         stderr: r.stderr,
         timedOut: r.timedOut,
         durationMs: r.durationMs,
         error: r.spawnError ?? (r.aborted ? 'cancelled' : undefined),
-        truncated: r.truncated,
+        truncated: r.truncated || outCut,
       };
-    }
-    return this.execHttp(h, body, timeoutMs, signal);
+      if (onEnd) onEnd(run);
+      return run;
+    });
+    return watchFirstLine ? Promise.race([earlyRun, finished]) : finished;
   }
 
   private async execHttp(

@@ -67,6 +67,8 @@ export interface HookRunner {
   /** Whether any hook is registered for this event and tool (precomputed, cheap). */
   matches(event: HookEvent, toolName: string): boolean;
   run(event: HookEvent, payload: HookPayload, signal: AbortSignal): Promise<HookOutcome>;
+  /** Stops the hooks still running in the background (shutdown). */
+  close?(): void;
 }
 
 export function emptyOutcome(): HookOutcome {

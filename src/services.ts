@@ -181,7 +181,7 @@ export function createServices(opts: ServiceOptions): Services {
   const hub = new WsHub(registry, broker, log, { ...DEFAULT_HUB_OPTIONS, ...(opts.ws ?? {}) });
   const deps: PipelineDeps = {
     pool: () => pool,
-    rulesFor: (s: Session) => ruleStore.forSession(s.id),
+    rulesFor: (s: Session) => ruleStore.forSession(s.id, s.mode === 'auto'),
     hooks,
     approvals: opts.approvals ?? broker,
     classifier,

@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { isDangerousAllowRule } from '../src/permissions/dangerous-rules.js';
 import { CLASSIFIER_DENIAL_LIMITS } from '../src/pipeline/step5-permission.js';
 import { cleanupTmp, execute, makeApp, use, type TestApp } from './helpers.js';
 import { json, lastAudit, localServer, run, sleep, type LocalServer } from './helpers-hooks.js';
@@ -110,6 +111,31 @@ describe('the classifier’s answers', () => {
   });
 });
 
+describe('allow rules auto mode sets aside', () => {
+  it('does not apply an interpreter or shell allow rule in auto mode: the classifier judges the call; in default mode the rule holds', async () => {
+    const { server: s } = await start((command) => ({ decision: 'deny', reason: `no: ${command}` }));
+    await t!.close();
+    t = await makeApp({
+      permissions: { defaultMode: 'auto', allow: ['Bash(node:*)', 'Bash(env *)', 'Bash(touch safe:*)'], headless: 'deny' },
+      classifier: { url: `${s.url}/classify`, timeoutMs: 5000 },
+    });
+    const viaNode = `node -e "require('fs').writeFileSync('vianode', '')"`;
+    const denied = await run(t, 'Bash', { command: viaNode }, 'a');
+    expect(denied.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'classifier', detail: `no: ${viaNode}` } } });
+    expect(exists('vianode')).toBe(false);
+    const viaEnv = await run(t, 'Bash', { command: 'env touch viaenv' }, 'a');
+    expect(viaEnv.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'classifier' } } });
+    // An allow rule for a plain command still holds in auto mode.
+    expect((await run(t, 'Bash', { command: 'touch safe' }, 'a')).exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'rule', detail: 'Bash(touch safe:*)' } } });
+    expect(s.requests).toHaveLength(2);
+    // Out of auto mode the same rules apply as written.
+    await t.app.inject({ method: 'PATCH', url: '/sessions/d', payload: { mode: 'default' } });
+    expect((await run(t, 'Bash', { command: viaNode }, 'd')).exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'rule', detail: 'Bash(node:*)' } } });
+    expect(exists('vianode')).toBe(true);
+    expect(s.requests).toHaveLength(2);
+  });
+});
+
 describe('a classifier that fails means ask, never allow', () => {
   const failing: Array<[string, (command: string) => unknown, { timeoutMs?: number; status?: number }, RegExp]> = [
     ['a timeout', async () => (await sleep(3000), { decision: 'allow' }), { timeoutMs: 300 }, /timed out after 300 ms/],
@@ -187,5 +213,21 @@ describe('denial limits: after 3 consecutive or 20 total denials, a person decid
     expect(s.requests).toHaveLength(29);
     const row = t!.app.toolexec.executions.get(body.executions[0]!.id)!;
     expect(row.decision).toContain('denial limit reached (2 in a row, 20 in all)');
+  });
+});
+
+describe('isDangerousAllowRule', () => {
+  it('matches Claude Code’s patterns and nothing else', () => {
+    const rule = (raw: string): { behavior: 'allow'; toolName: string; content: string | undefined } => {
+      const m = /^(\w+)(?:\((.*)\))?$/.exec(raw)!;
+      return { behavior: 'allow', toolName: m[1]!, content: m[2] === undefined || m[2] === '*' || m[2] === '' ? undefined : m[2] };
+    };
+    for (const raw of ['Bash', 'Bash(*)', 'Bash(python:*)', 'Bash(python3 *)', 'Bash(node*)', 'Bash(npx:*)', 'Bash(npm run:*)', 'Bash(bash)', 'Bash(sudo:*)', 'Bash(xargs *)', 'Bash(python -c *)', 'Bash(PYTHON:*)']) {
+      expect(isDangerousAllowRule(rule(raw)), raw).toBe(true);
+    }
+    for (const raw of ['Bash(npm test:*)', 'Bash(git status:*)', 'Bash(python script.py)', 'Bash(nodemon:*)', 'Bash(shellcheck:*)', 'Read', 'Edit(./src/**)', 'Bash(envsubst:*)']) {
+      expect(isDangerousAllowRule(rule(raw)), raw).toBe(false);
+    }
+    expect(isDangerousAllowRule({ behavior: 'deny', toolName: 'Bash', content: 'python:*' })).toBe(false);
   });
 });

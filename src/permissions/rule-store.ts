@@ -11,6 +11,7 @@ import type { Statement } from 'better-sqlite3';
 import { ToolexecError } from '../errors.js';
 import type { Db } from '../storage/db.js';
 import type { PathBase } from './path-rules.js';
+import { isDangerousAllowRule } from './dangerous-rules.js';
 import { compileRules, RuleIndex, type RuleInput } from './rule-index.js';
 import { parseRule } from './rule-parser.js';
 import type { Behavior, PermissionRule } from './types.js';
@@ -42,6 +43,8 @@ export class RuleStore {
   private always: RuleInput[];
   private readonly bySession = new Map<string, RuleInput[]>();
   private readonly cache = new Map<string, RuleIndex>();
+  /** The same, for sessions in auto mode. */
+  private readonly autoCache = new Map<string, RuleIndex>();
   private readonly insert: Statement;
   private readonly del: Statement<[string]>;
   private readonly getOne: Statement<[string]>;
@@ -73,28 +76,30 @@ export class RuleStore {
     }
   }
 
-  private build(sessionId: string | undefined): RuleIndex {
+  private build(sessionId: string | undefined, auto: boolean): RuleIndex {
     const session = sessionId === undefined ? [] : (this.bySession.get(sessionId) ?? []);
-    return new RuleIndex(compileRules([...this.configuredInputs, ...this.always, ...session]).rules, this.base);
+    const rules = compileRules([...this.configuredInputs, ...this.always, ...session]).rules;
+    // Auto mode sets aside the allow rules that would run code past the classifier (dangerous-rules.ts).
+    return new RuleIndex(auto ? rules.filter((r) => !isDangerousAllowRule(r)) : rules, this.base);
   }
 
   /** The configured and "always" rules, for sessions without rules of their own (cached). */
   get global(): RuleIndex {
-    let idx = this.cache.get(GLOBAL);
-    if (!idx) {
-      idx = this.build(undefined);
-      this.cache.set(GLOBAL, idx);
-    }
-    return idx;
+    return this.cached(GLOBAL, undefined, false);
   }
 
-  /** The index a session's calls are judged by (cached). */
-  forSession(sessionId: string): RuleIndex {
-    if (!this.bySession.has(sessionId)) return this.global;
-    const hit = this.cache.get(sessionId);
+  /** The index a session's calls are judged by (cached); in auto mode without the rules it sets aside. */
+  forSession(sessionId: string, auto = false): RuleIndex {
+    const own = this.bySession.has(sessionId);
+    return this.cached(own ? sessionId : GLOBAL, own ? sessionId : undefined, auto);
+  }
+
+  private cached(key: string, sessionId: string | undefined, auto: boolean): RuleIndex {
+    const cache = auto ? this.autoCache : this.cache;
+    const hit = cache.get(key);
     if (hit) return hit;
-    const idx = this.build(sessionId);
-    this.cache.set(sessionId, idx);
+    const idx = this.build(sessionId, auto);
+    cache.set(key, idx);
     return idx;
   }
 
@@ -135,12 +140,14 @@ export class RuleStore {
     if (row.source === 'always') {
       this.always.push(input);
       this.cache.clear();
+      this.autoCache.clear();
       this.onGlobalChange();
     } else {
       const list = this.bySession.get(row.session_id!) ?? [];
       list.push(input);
       this.bySession.set(row.session_id!, list);
       this.cache.delete(row.session_id!);
+      this.autoCache.delete(row.session_id!);
     }
     return compileRules([input]).rules[0]!;
   }
@@ -156,12 +163,14 @@ export class RuleStore {
     if (row.source === 'always') {
       this.always = this.always.filter((r) => r.id !== id);
       this.cache.clear();
+      this.autoCache.clear();
       this.onGlobalChange();
     } else if (row.session_id) {
       const list = (this.bySession.get(row.session_id) ?? []).filter((r) => r.id !== id);
       if (list.length === 0) this.bySession.delete(row.session_id);
       else this.bySession.set(row.session_id, list);
       this.cache.delete(row.session_id);
+      this.autoCache.delete(row.session_id);
     }
   }
 }

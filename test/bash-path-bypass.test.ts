@@ -13,6 +13,8 @@ import { analyseBash, initBashParser } from '../src/bash/parser.js';
 import { unwrapStages } from '../src/bash/wrappers.js';
 import { physicalPath, resolveWord } from '../src/permissions/bash-paths.js';
 import { literalWord } from '../src/bash/words.js';
+import { pathArgs } from '../src/bash/paths.js';
+import fc from 'fast-check';
 import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
 import { ruleEnv, type RuleEnvOptions } from './helpers-bash.js';
 import { lastAudit, run } from './helpers-hooks.js';
@@ -230,6 +232,84 @@ describe('readers of whole trees', () => {
     const r = await run(t, 'Bash', { command: 'grep -r SECRET_KEY .' });
     expect(r.exec).toMatchObject({ status: 'denied' });
     expect(r.text).not.toContain('hunter2');
+  });
+});
+
+describe('archivers and copy tools', () => {
+  it('a Read deny rule holds against tar, zip, rsync and scp naming the file, in bypassPermissions too', async () => {
+    const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Read(./.env)'] });
+    for (const cmd of [
+      'tar -czf out.tgz .env',
+      'tar czf out.tgz README .env',
+      'tar --create --file=out.tar .env',
+      'tar -cf out.tar -C sub ../.env',
+      'zip out.zip .env',
+      'rsync .env host:/tmp/',
+      'rsync -av --files-from=.env . backup/',
+      'scp .env user@host:',
+      'scp -i .env x host:',
+    ]) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
+    }
+  });
+
+  it('archiving or syncing a tree that holds a Read-denied file asks (safety); one the rule cannot reach does not', async () => {
+    const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Read(./.env)'] });
+    fs.mkdirSync(path.join(env.ws, 'src'));
+    for (const cmd of ['tar -czf /tmp/all.tgz .', 'tar cf out.tar -C . .', 'zip -r out.zip .', 'rsync -a ./ host:backup/', 'scp -r . host:']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'recursive read under a Read deny rule: Read(./.env)' });
+    }
+    for (const cmd of ['tar -czf out.tgz src', 'zip -r out.zip src', 'rsync -a src/ host:backup/', 'tar -tzf out.tgz']) {
+      expect(await env.check(cmd), cmd).toEqual({ behavior: 'passthrough', message: expect.any(String) });
+    }
+  });
+
+  it('-C moves the members: `tar -cf x.tar -C /etc passwd` reads /etc/passwd', async () => {
+    const env = ruleEnv({ deny: ['Read(//etc/passwd)'] });
+    expect(await env.check('tar -cf x.tar -C /etc passwd')).toMatchObject({ behavior: 'deny', detail: 'Read(//etc/passwd)' });
+    // Only the members after it: `passwd` here is the workspace's, `group` is /etc's.
+    expect(await env.check('tar -cf x.tar passwd -C /etc group')).toMatchObject({ behavior: 'ask', type: 'working_dir', detail: '/etc/group' });
+  });
+
+  it('the archive written and the directory extracted into are judged as writes: Edit deny rules and protected paths hold', async () => {
+    const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Edit(./dist/**)'] });
+    expect(await env.check('tar -czf dist/out.tgz src')).toMatchObject({ behavior: 'deny', detail: 'Edit(./dist/**)' });
+    expect(await env.check('zip dist/out.zip README')).toMatchObject({ behavior: 'deny', detail: 'Edit(./dist/**)' });
+    expect(await env.check('rsync -a src/ dist/')).toMatchObject({ behavior: 'deny', detail: 'Edit(./dist/**)' });
+    expect(await env.check('tar -xzf in.tgz -C .git')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await env.check('unzip in.zip -d .git/hooks')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await env.check('tar xf in.tar --directory=dist')).toMatchObject({ behavior: 'deny', detail: 'Edit(./dist/**)' });
+  });
+
+  it('outside the working directories asks (working_dir); remote sides are not local paths', async () => {
+    const env = ruleEnv({ allow: ['Bash(tar:*)', 'Bash(rsync:*)', 'Bash(unzip:*)'] });
+    expect(await env.check('tar -czf /var/tmp/out.tgz src')).toMatchObject({ behavior: 'ask', type: 'working_dir' });
+    expect(await env.check('tar -xf in.tar -C /opt')).toMatchObject({ behavior: 'ask', type: 'working_dir' });
+    expect(await env.check('unzip -l in.zip')).toMatchObject({ behavior: 'allow' });
+    expect(await env.check('rsync -a src/ host:/var/backup/')).toMatchObject({ behavior: 'allow' });
+    expect(await env.check('rsync -a host:/etc/ src/etc/')).toMatchObject({ behavior: 'allow' });
+  });
+
+  it('never throws, whatever the arguments (a throw here would end a call as an internal error)', () => {
+    const piece = fc.constantFrom('-', '--', '-d', '-C', '-f', '-x', '-i', '-r', '-a', 'czf', 'xf', '--file', '--file=', '--directory', '-dx', '-T', 'a', '/etc', 'host:', '..', '');
+    const word = fc.oneof(piece, fc.string({ maxLength: 6 })).map((v) => literalWord(v));
+    fc.assert(
+      fc.property(fc.constantFrom('tar', 'zip', 'unzip', 'rsync', 'scp'), fc.array(word, { maxLength: 8 }), (name, args) => {
+        const p = pathArgs([literalWord(name), ...args]);
+        expect(Array.isArray(p.reads) && Array.isArray(p.writes)).toBe(true);
+        for (const w of [...p.reads, ...p.writes]) expect(typeof w.value).toBe('string');
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('end to end: tar does not put the denied file in an archive', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'], headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET_KEY=hunter2\n');
+    const r = await run(t, 'Bash', { command: 'tar -cf out.tar .env && tar -xOf out.tar' });
+    expect(r.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'rule', detail: 'Read(./.env)' } } });
+    expect(fs.existsSync(path.join(t.workspace, 'out.tar'))).toBe(false);
+    expect(lastAudit(t)).toMatchObject({ behavior: 'deny', reason_type: 'rule' });
   });
 });
 

@@ -2,10 +2,12 @@
  * Which arguments of a command name files it reads or writes, for the
  * permission checks (Read and Edit rules, protected paths, working
  * directories). Covered: common file readers (cat, head, grep, sed, …),
- * file writers (rm, mv, cp, touch, mkdir, tee, sed -i, …), and `cd`.
+ * file writers (rm, mv, cp, touch, mkdir, tee, sed -i, …), `cd`, and the
+ * archivers and copy tools of bash/archive-paths.ts (tar, zip, unzip, rsync, scp).
  * Options that take a value are skipped so their values are not taken for
  * paths. A command not listed here names no paths as far as these checks go.
  */
+import { rsyncPaths, scpPaths, tarPaths, unzipPaths, zipPaths } from './archive-paths.js';
 import type { Word } from './types.js';
 
 export interface PathArgs {
@@ -91,6 +93,16 @@ const SPECS: Readonly<Record<string, Spec>> = {
   cp: { arg: 'StZ', longArg: ['--suffix', '--target-directory', '--backup', '--reflink', '--sparse', '--preserve'], kind: 'copy' },
   ln: { arg: 'St', longArg: ['--suffix', '--target-directory', '--backup'], kind: 'copy' },
   install: { arg: 'gmoStZ', longArg: ['--group', '--mode', '--owner', '--suffix', '--target-directory'], kind: 'copy' },
+};
+
+const ARCHIVERS: Readonly<Record<string, (args: readonly Word[]) => PathArgs>> = {
+  tar: tarPaths,
+  gtar: tarPaths,
+  bsdtar: tarPaths,
+  zip: zipPaths,
+  unzip: unzipPaths,
+  rsync: rsyncPaths,
+  scp: scpPaths,
 };
 
 const GREP_SPEC = SPECS.grep!;
@@ -196,6 +208,8 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
     }
     return out;
   }
+  const archiver = ARCHIVERS[name];
+  if (archiver) return archiver(args);
   const spec = SPECS[name] ?? ALIASES[name];
   if (!spec) return out;
   const { positionals, optionValues } = positionalsOf(args, spec);

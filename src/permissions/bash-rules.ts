@@ -242,7 +242,11 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       const p = pathArgs(argv);
       // find lists names; it does not read contents.
       if (!p.recursive || commandName(argv) === 'find') continue;
-      const dirs = p.reads.length > 0 ? uses.filter((u) => u.kind === 'read' && p.reads.includes(u.word)).flatMap((u) => u.abs) : cwds.dirs;
+      // By spelling, not identity: the archivers (bash/archive-paths.ts) make new words for members under -C.
+      const dirs =
+        p.reads.length > 0
+          ? uses.filter((u) => u.kind === 'read' && p.reads.some((w) => w.raw === u.word.raw && w.value === u.word.value)).flatMap((u) => u.abs)
+          : cwds.dirs;
       for (const d of dirs) {
         const rule = q.pathRuleBelow('read', 'deny', spellings(d));
         if (rule) {

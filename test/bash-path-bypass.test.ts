@@ -313,6 +313,36 @@ describe('archivers and copy tools', () => {
   });
 });
 
+describe('symlinks made earlier in the same command', () => {
+  it('a path through a link the command itself makes is an unknown location: it asks (safety) while deny rules exist, in bypassPermissions too', async () => {
+    const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Read(//etc/shadow)', 'Edit(//etc/**)'] });
+    for (const cmd of ['ln -s / r && cat r/etc/shadow', 'ln -sf /etc e; head e/shadow', 'ln --symbolic / r && grep root r/etc/shadow']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^unknown read target/) });
+    }
+    expect(await env.check('ln -s /etc e && echo x > e/motd')).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^unknown write target/) });
+    fs.mkdirSync(path.join(env.ws, 'links'));
+    // Into an existing directory the link takes the source's name.
+    expect(await env.check('ln -s /etc links && cat links/etc/shadow')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    // The same paths without the link are plain workspace paths; a hard link changes nothing here.
+    for (const cmd of ['cat r/etc/shadow', 'ln a b && cat b']) expect(['allow', 'passthrough'], cmd).toContain((await env.check(cmd)).behavior);
+  });
+});
+
+describe('files a wrapper writes itself', () => {
+  it('time -o, strace -o, ltrace -o and script FILE are judged as writes of those files', async () => {
+    const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Edit(./.env*)'] });
+    for (const cmd of ['time -o .env.bak ls', 'time --out=.env.bak ls', 'strace -f -o .env.trace ls', 'ltrace -o.env.x ls', 'script -q .env.log', 'script --log-out .env.out -q']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Edit(./.env*)' });
+    }
+    for (const cmd of ['time -o .git/hooks/pre-commit ls', 'script .git/hooks/post-checkout']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    for (const cmd of ['time -p ls', 'strace -e trace=open ls', 'time -o out.txt ls']) {
+      expect(['allow', 'passthrough'], cmd).toContain((await env.check(cmd)).behavior);
+    }
+  });
+});
+
 describe('files whose location cannot be known', () => {
   it('a read named by an expansion or after a cd to an unknown place asks (safety) while Read deny rules exist', async () => {
     const env = ruleEnv({ deny: ['Read(./.env)'] });

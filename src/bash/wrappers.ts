@@ -480,3 +480,57 @@ export function innermost(argv: readonly Word[]): { argv: Word[]; complex: strin
   const { stages, complex } = unwrapStages(argv, false);
   return { argv: stages[stages.length - 1]!, complex };
 }
+
+/** Options by which a wrapper writes a file of its own (`time -o FILE`, `strace -o FILE`, `script --log-out FILE`). */
+const OUTPUT_OPTIONS: Readonly<Record<string, { short: string; long: readonly string[] }>> = {
+  time: { short: 'o', long: ['--output'] },
+  strace: { short: 'o', long: ['--output'] },
+  ltrace: { short: 'o', long: ['--output'] },
+  script: { short: 'OIBT', long: ['--log-out', '--log-in', '--log-io', '--log-timing'] },
+};
+
+/**
+ * The files the wrappers of a command write themselves, from its stages
+ * (unwrapStages): the values of their output options (also of a wrapper
+ * left with nothing to wrap), and the typescript file `script` takes where a
+ * command would be (`script out.txt`).
+ */
+export function wrapperOutputs(stages: readonly (readonly Word[])[]): Word[] {
+  const out: Word[] = [];
+  for (let s = 0; s < stages.length; s++) {
+    const argv = stages[s]!;
+    const head = argv[0];
+    if (!head || !head.literal) continue;
+    const name = head.value.slice(head.value.lastIndexOf('/') + 1);
+    const outputs = Object.hasOwn(OUTPUT_OPTIONS, name) ? OUTPUT_OPTIONS[name] : undefined;
+    const spec = Object.hasOwn(WRAPPERS, name) ? WRAPPERS[name] : undefined;
+    if (!outputs || !spec) continue;
+    // The last stage is a wrapper only when it wraps nothing (`script --log-out FILE`).
+    const next = stages[s + 1] ?? [];
+    const opts = argv.slice(1, argv.length - next.length);
+    const table = longTable(spec);
+    for (let i = 0; i < opts.length; i++) {
+      const w = opts[i]!;
+      const v = w.value;
+      if (!w.literal || !v.startsWith('-') || v === '-' || v === '--') continue;
+      if (v.startsWith('--')) {
+        const eq = v.indexOf('=');
+        const long = resolveLong(eq === -1 ? v : v.slice(0, eq), table);
+        if (long === undefined || table.get(long) !== 'arg') continue;
+        const value = eq !== -1 ? { ...w, raw: v.slice(eq + 1), value: v.slice(eq + 1) } : opts[++i];
+        if (value && outputs.long.includes(long)) out.push(value);
+        continue;
+      }
+      for (let j = 1; j < v.length; j++) {
+        const c = v[j]!;
+        if (!(spec.shortArg ?? '').includes(c)) continue;
+        const value = j < v.length - 1 ? { ...w, raw: v.slice(j + 1), value: v.slice(j + 1) } : opts[++i];
+        if (value && outputs.short.includes(c)) out.push(value);
+        break;
+      }
+    }
+    // `script [options] [file]`: what follows the options is its typescript, not a command.
+    if (name === 'script' && next[0]) out.push(next[0]);
+  }
+  return out;
+}

@@ -15,7 +15,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { commandName, pathArgs } from '../bash/paths.js';
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
-import { unwrapStages } from '../bash/wrappers.js';
+import { unwrapStages, wrapperOutputs } from '../bash/wrappers.js';
 import { expandHome, realpathLoose, resolveTarget } from '../workspace.js';
 
 export interface PathUse {
@@ -45,6 +45,14 @@ export interface Cwds {
 export function innermostOf(cmd: SimpleCommand): { argv: Word[]; relocated: boolean } {
   const { stages, relocated } = unwrapStages(cmd.argv, false);
   return { argv: stages[stages.length - 1]!, relocated };
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function hasDotDot(p: string): boolean {
@@ -200,17 +208,43 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     const uncertain = unresolved || (relative && cwds.unknown) || (o.relocated ?? false);
     uses.push({ word, kind, abs: [...abs], uncertain, redirect, fallback: o.fallback ?? false });
   };
+  // Symbolic links an earlier command of the same line makes: where a path through one leads is not known yet.
+  const links: string[] = [];
+  let unknownLink = false;
+  const throughLink = (u: PathUse): boolean => unknownLink || u.abs.some((p) => links.some((l) => p === l || p.startsWith(`${l}/`)));
   for (const cmd of a.commands) {
-    const { argv, relocated } = innermostOf(cmd);
+    const { stages, relocated } = unwrapStages(cmd.argv, false);
+    const argv = stages[stages.length - 1]!;
     const p = pathArgs(argv);
     const fallback = cmd.origin === 'fallback';
+    const first = uses.length;
     for (const w of p.reads) add(w, 'read', { fallback, relocated });
     for (const w of p.writes) add(w, 'write', { fallback, relocated });
+    // Files a wrapper writes itself (`time -o`, `strace -o`, `script FILE`), where the shell runs it.
+    for (const w of wrapperOutputs(stages)) add(w, 'write', { fallback });
+    if (links.length > 0 || unknownLink) for (let k = first; k < uses.length; k++) if (throughLink(uses[k]!)) uses[k]!.uncertain = true;
+    if (commandName(argv) === 'ln' && argv.some((w) => w.literal && (/^-[A-Za-z]*s[A-Za-z]*$/.test(w.value) || w.value === '--symbolic'))) {
+      const source = p.reads[p.reads.length - 1];
+      for (const w of p.writes) {
+        const r = resolveWord(w, cwds.dirs[0]!);
+        if (!r) {
+          unknownLink = true;
+          continue;
+        }
+        for (const d of r) {
+          links.push(d);
+          // Into an existing directory, the link is made inside it, under the source's name.
+          if (source?.literal && isDirectory(d)) links.push(path.join(d, path.basename(source.value)));
+        }
+      }
+    }
   }
   // The shell opens redirections itself, in its own directory, before any wrapper runs.
+  const beforeRedirects = uses.length;
   for (const r of a.redirects) {
     if (r.kind !== 'file' || !r.target) continue;
     add(r.target, r.output ? 'write' : 'read', { redirect: r.output });
   }
+  if (links.length > 0 || unknownLink) for (let k = beforeRedirects; k < uses.length; k++) if (throughLink(uses[k]!)) uses[k]!.uncertain = true;
   return uses;
 }

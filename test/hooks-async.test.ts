@@ -11,6 +11,7 @@ import { Writable } from 'node:stream';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { cleanupTmp, execute, makeApp, probeTool, tmpDir, use, type TestApp } from './helpers.js';
 import { script } from './helpers-hooks.js';
+import { loadConfig } from '../src/config/load.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -175,5 +176,38 @@ describe('once', () => {
     const second = await execute(t.app, { session_id: 's', tool_uses: [use('Probe', { value: 'b' })] });
     expect(first.body.executions[0]!.status).toBe('denied');
     expect(second.body.executions[0]!.status).toBe('succeeded');
+  });
+});
+
+describe('hooks toolexec accepts and does not run', () => {
+  it('a settings file with prompt, agent and mcp_tool hooks and lifecycle events loads, says what is not run, and its command hooks still run', async () => {
+    const dir = tmpDir();
+    fs.mkdirSync(path.join(dir, '.claude'));
+    const ran = path.join(dir, 'ran');
+    const pre = script(dir, 'pre.sh', `cat >/dev/null; echo yes >> ${ran}`);
+    const settings = path.join(dir, '.claude', 'settings.json');
+    fs.writeFileSync(
+      settings,
+      JSON.stringify({
+        permissions: { allow: ['Probe'] },
+        hooks: {
+          PreToolUse: [
+            { matcher: 'Probe', hooks: [{ type: 'prompt', prompt: 'Is $ARGUMENTS safe?' }, { type: 'command', command: pre }] },
+            { hooks: [{ type: 'agent', prompt: 'Verify', model: 'haiku' }, { type: 'mcp_tool', server: 'x', tool: 'y' }] },
+          ],
+          Stop: [{ hooks: [{ type: 'command', command: 'exit 2' }] }],
+          SessionStart: [{ hooks: [{ type: 'command', command: 'echo hi' }] }],
+        },
+      }),
+    );
+    const loaded = loadConfig({ claudeSettingsPath: settings, overrides: { workspace: dir, dataDir: path.join(dir, 'data') }, env: {} });
+    expect(loaded.warnings).toContain(
+      'hooks: Stop, SessionStart are events toolexec never fires (it runs tool calls, not sessions or prompts); those hooks are not run',
+    );
+    expect(loaded.warnings).toContain('hooks: prompt (PreToolUse), agent (PreToolUse), mcp_tool (PreToolUse) hooks need a model or an MCP client of their own; toolexec does not run them');
+    t = await makeApp({ permissions: { allow: ['Probe'] }, hooks: loaded.config.hooks }, { extraTools: [tool] });
+    const r = await execute(t.app, { tool_uses: [use('Probe', { value: 'a' })] });
+    expect(r.body.executions[0]).toMatchObject({ status: 'succeeded' });
+    expect(fs.readFileSync(ran, 'utf8')).toBe('yes\n');
   });
 });

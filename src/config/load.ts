@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { RuleInput } from '../permissions/rule-index.js';
-import { Config, configProblems, HookHandler, HookMatcherGroup, McpServerConfig } from './schema.js';
+import { Config, configProblems, HOOK_EVENTS, HookHandler, HookMatcherGroup, McpServerConfig, UNRUN_HOOK_TYPES } from './schema.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -180,6 +180,26 @@ function settingsRoot(file: string): string {
   return path.basename(dir) === '.claude' ? path.dirname(dir) : dir;
 }
 
+/** Hooks a Claude Code settings file may hold that toolexec accepts and does not run: said, not silently dropped. */
+function unrunHooks(hooks: Config['hooks']): string[] {
+  const events: string[] = [];
+  const types: string[] = [];
+  for (const [event, groups] of Object.entries(hooks)) {
+    if (groups.length === 0) continue;
+    if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
+      events.push(event);
+      continue;
+    }
+    for (const g of groups) for (const h of g.hooks) if (UNRUN_HOOK_TYPES.has(h.type) && !types.includes(`${h.type} (${event})`)) types.push(`${h.type} (${event})`);
+  }
+  const out: string[] = [];
+  if (events.length > 0) {
+    out.push(`hooks: ${events.join(', ')} ${events.length === 1 ? 'is an event' : 'are events'} toolexec never fires (it runs tool calls, not sessions or prompts); those hooks are not run`);
+  }
+  if (types.length > 0) out.push(`hooks: ${types.join(', ')} hooks need a model or an MCP client of their own; toolexec does not run them`);
+  return out;
+}
+
 export function loadConfig(opts: LoadOptions = {}): Loaded {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
@@ -255,6 +275,8 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
       else config.mcpServers[name] = s;
     }
   }
+
+  warnings.push(...unrunHooks(config.hooks));
 
   const problems = configProblems(config);
   if (problems.length > 0) throw new ConfigError(`${configPath ? path.resolve(cwd, configPath) : 'configuration'}: ${problems[0]}`, configPath);

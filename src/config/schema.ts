@@ -45,8 +45,27 @@ const HookHttp = z.object({
   statusMessage: z.string().optional(),
   if: z.string().optional(),
 });
-export const HookHandler = z.discriminatedUnion('type', [HookCommand, HookHttp]);
+// Claude Code's hooks that need a model or an MCP client of their own: accepted,
+// so that a settings file works unchanged, and not run (config/load.ts warns).
+const HookPrompt = z.object({
+  type: z.literal('prompt'),
+  prompt: z.string(),
+  model: z.string().optional(),
+  timeout: z.number().positive().optional(),
+  statusMessage: z.string().optional(),
+  if: z.string().optional(),
+  once: z.boolean().optional(),
+  async: z.boolean().optional(),
+  asyncRewake: z.boolean().optional(),
+});
+const HookAgent = HookPrompt.extend({ type: z.literal('agent') });
+const HookMcpTool = z.looseObject({ type: z.literal('mcp_tool') });
+export const HookHandler = z.discriminatedUnion('type', [HookCommand, HookHttp, HookPrompt, HookAgent, HookMcpTool]);
 export type HookHandler = z.infer<typeof HookHandler>;
+/** The handlers toolexec runs. */
+export type RunnableHookHandler = Extract<HookHandler, { type: 'command' | 'http' }>;
+/** The handler types toolexec accepts but does not run. */
+export const UNRUN_HOOK_TYPES: ReadonlySet<string> = new Set(['prompt', 'agent', 'mcp_tool']);
 
 export const HookMatcherGroup = z.object({
   matcher: z.string().optional(),

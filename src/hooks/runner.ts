@@ -10,7 +10,7 @@
  */
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { HookEvent, HookHandler, HooksConfig } from '../config/schema.js';
+import type { HookEvent, HooksConfig, RunnableHookHandler as HookHandler } from '../config/schema.js';
 import { HOOK_EVENTS } from '../config/schema.js';
 import { parseRule } from '../permissions/rule-parser.js';
 import type { Behavior } from '../permissions/types.js';
@@ -100,7 +100,8 @@ export class ConfiguredHookRunner implements HookRunner {
       if (!groups || groups.length === 0) continue;
       this.groups.set(
         event,
-        groups.map((g) => ({ match: compileMatcher(g.matcher), handlers: g.hooks })),
+        // prompt, agent and mcp_tool hooks need a model or an MCP client: not run (config/load.ts says so).
+        groups.map((g) => ({ match: compileMatcher(g.matcher), handlers: g.hooks.filter((h): h is HookHandler => h.type === 'command' || h.type === 'http') })),
       );
     }
   }

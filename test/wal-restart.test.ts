@@ -33,19 +33,22 @@ function walGeneration(file: string): number {
   }
 }
 
-async function sustainedWrites(): Promise<{ walBytes: number; holds: number; rows: number; restarts: number }> {
+async function sustainedWrites(
+  maxHoldMs?: number,
+): Promise<{ walBytes: number; holds: number; timedOut: number; rows: number; restarts: number; elapsedMs: number }> {
   const file = path.join(tmpDir(), 'wal.db');
   const db = openDatabase({ path: file });
   db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
   const writer = new GroupCommitWriter(db, 0);
   // A short tick and a low threshold, so that the test needs seconds, not minutes.
-  const cp = new Checkpointer(db, file, writer, 20, 200);
+  const cp = new Checkpointer(db, file, writer, 20, 200, maxHoldMs);
   open.push({ db, cp });
   await cp.ready;
   const insert = db.prepare('INSERT INTO t (body) VALUES (?)');
   const body = 'x'.repeat(200);
   let maxWal = 0;
   let first = -1;
+  const started = performance.now();
   for (let i = 0; i < 6000; i++) {
     await writer.write(() => {
       insert.run(body);
@@ -55,7 +58,8 @@ async function sustainedWrites(): Promise<{ walBytes: number; holds: number; row
   }
   maxWal = Math.max(maxWal, fs.statSync(`${file}-wal`).size);
   const rows = (db.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n;
-  return { walBytes: maxWal, holds: cp.holds, rows, restarts: walGeneration(file) - first };
+  const elapsedMs = performance.now() - started;
+  return { walBytes: maxWal, holds: cp.holds, timedOut: cp.holdsTimedOut, rows, restarts: walGeneration(file) - first, elapsedMs };
 }
 
 describe('WAL restart under sustained writes', () => {
@@ -69,6 +73,16 @@ describe('WAL restart under sustained writes', () => {
     // Without the hold, 13-25 MB of WAL were measured (it started over only
     // by chance, when the machine was loaded); with it, 4-10 MB.
     expect(held.walBytes).toBeLessThan(12 * 1024 * 1024);
+  }, 60_000);
+
+  it('a hold that runs out lets the commits go on, and holds are declined for a while after it', async () => {
+    // A hold of 0 ms runs out before any checkpoint could end (as on a disk slow to sync).
+    const r = await sustainedWrites(0);
+    expect(r.rows).toBe(6000);
+    expect(r.timedOut).toBeGreaterThan(0);
+    // After one ran out, holds are declined for 1 s, then 2, then 4: at most one more per
+    // second of writing, where the 20 ms ticks would have asked for one every tick.
+    expect(r.holds).toBeLessThanOrEqual(1 + Math.floor(r.elapsedMs / 1000));
   }, 60_000);
 
   it('queues writes while held and commits them on release; flushNow commits even while held', async () => {

@@ -83,39 +83,22 @@ export function tarPaths(args: readonly Word[]): ArchivePaths {
     i = 1;
     for (const c of bundle) shortOpt(c, () => args[i++]);
   }
-  let done = false;
-  for (; i < args.length; i++) {
-    const w = args[i]!;
-    const v = w.value;
-    if (done || !w.literal || !v.startsWith('-') || v === '-') {
-      members.push(under(dir, w));
-      continue;
-    }
-    if (v === '--') {
-      done = true;
-      continue;
-    }
-    if (v.startsWith('--')) {
-      const eq = v.indexOf('=');
-      const name = eq === -1 ? v : v.slice(0, eq);
-      if (TAR_MODES[name]) mode ||= TAR_MODES[name]!;
-      if (!TAR_LONG_ARG.has(name)) continue;
-      const value = eq !== -1 ? withValue(w, v.slice(eq + 1)) : args[++i];
-      if (!value) continue;
-      if (name === '--file') archive = value;
-      else if (name === '--directory') dir = value;
-      else if (name === '--files-from' || name === '--exclude-from') lists.push(value);
-      continue;
-    }
-    for (let j = 1; j < v.length; j++) {
-      const c = v[j]!;
-      if (TAR_SHORT_ARG.includes(c)) {
-        shortOpt(c, () => (j < v.length - 1 ? withValue(w, v.slice(j + 1)) : args[++i]));
-        break;
-      }
-      shortOpt(c, () => undefined);
-    }
-  }
+  operands(
+    args.slice(i),
+    TAR_SHORT_ARG,
+    TAR_LONG_ARG,
+    (name, value) => {
+      if (name.startsWith('--')) {
+        if (TAR_MODES[name]) mode ||= TAR_MODES[name]!;
+        if (!value || !TAR_LONG_ARG.has(name)) return;
+        if (name === '--file') archive = value;
+        else if (name === '--directory') dir = value;
+        else if (name === '--files-from' || name === '--exclude-from') lists.push(value);
+      } else shortOpt(name[1]!, () => value);
+    },
+    // Each member is read relative to the last -C before it.
+    (w) => members.push(under(dir, w)),
+  );
   out.reads.push(...lists);
   const arch = archive && !(archive.literal && archive.value === '-') && !isRemote(archive) ? archive : undefined;
   if (mode === 'x') {
@@ -136,8 +119,19 @@ export function tarPaths(args: readonly Word[]): ArchivePaths {
   return out;
 }
 
-/** Splits the arguments of a command whose short options with values are `shortArg`. */
-function operands(args: readonly Word[], shortArg: string, longArg: ReadonlySet<string>, onOption: (name: string, value: Word | undefined) => void): Word[] {
+/**
+ * Walks a command's arguments as getopt does: `--` ends the options, `-abc`
+ * clusters, `-ovalue` / `-o value`, `--long=value` / `--long value` (the
+ * latter only for options in `longArg`). Each option is reported with its
+ * value, each operand in order (and returned).
+ */
+export function operands(
+  args: readonly Word[],
+  shortArg: string,
+  longArg: { has(name: string): boolean },
+  onOption: (name: string, value: Word | undefined) => void,
+  onOperand?: (w: Word) => void,
+): Word[] {
   const ops: Word[] = [];
   let done = false;
   for (let i = 0; i < args.length; i++) {
@@ -145,6 +139,7 @@ function operands(args: readonly Word[], shortArg: string, longArg: ReadonlySet<
     const v = w.value;
     if (done || !w.literal || !v.startsWith('-') || v === '-') {
       ops.push(w);
+      onOperand?.(w);
       continue;
     }
     if (v === '--') {
@@ -154,8 +149,7 @@ function operands(args: readonly Word[], shortArg: string, longArg: ReadonlySet<
     if (v.startsWith('--')) {
       const eq = v.indexOf('=');
       const name = eq === -1 ? v : v.slice(0, eq);
-      if (longArg.has(name)) onOption(name, eq !== -1 ? withValue(w, v.slice(eq + 1)) : args[++i]);
-      else onOption(name, undefined);
+      onOption(name, eq !== -1 ? withValue(w, v.slice(eq + 1)) : longArg.has(name) ? args[++i] : undefined);
       continue;
     }
     for (let j = 1; j < v.length; j++) {

@@ -7,7 +7,7 @@
  * Options that take a value are skipped so their values are not taken for
  * paths. A command not listed here names no paths as far as these checks go.
  */
-import { rsyncPaths, scpPaths, tarPaths, unzipPaths, zipPaths } from './archive-paths.js';
+import { operands, rsyncPaths, scpPaths, tarPaths, unzipPaths, zipPaths } from './archive-paths.js';
 import type { Word } from './types.js';
 
 export interface PathArgs {
@@ -142,41 +142,14 @@ function usesPatternOption(name: string, args: readonly Word[]): boolean {
 
 /** Splits arguments into option values and positionals. */
 function positionalsOf(args: readonly Word[], spec: Spec): { positionals: Word[]; optionValues: Map<string, Word[]> } {
-  const positionals: Word[] = [];
   const optionValues = new Map<string, Word[]>();
-  const add = (k: string, w: Word): void => {
-    const l = optionValues.get(k);
-    if (l) l.push(w);
-    else optionValues.set(k, [w]);
-  };
-  let done = false;
-  for (let i = 0; i < args.length; i++) {
-    const w = args[i]!;
-    const v = w.value;
-    if (done || !w.literal || !v.startsWith('-') || v === '-') {
-      positionals.push(w);
-      continue;
-    }
-    if (v === '--') {
-      done = true;
-      continue;
-    }
-    if (v.startsWith('--')) {
-      const eq = v.indexOf('=');
-      const name = eq === -1 ? v : v.slice(0, eq);
-      if (eq !== -1) add(name, { ...w, raw: v.slice(eq + 1), value: v.slice(eq + 1) });
-      else if (spec.longArg?.includes(name) && i + 1 < args.length) add(name, args[++i]!);
-      continue;
-    }
-    const arg = spec.arg ?? '';
-    for (let j = 1; j < v.length; j++) {
-      const c = v[j]!;
-      if (!arg.includes(c)) continue;
-      if (j < v.length - 1) add(`-${c}`, { ...w, raw: v.slice(j + 1), value: v.slice(j + 1) });
-      else if (i + 1 < args.length) add(`-${c}`, args[++i]!);
-      break;
-    }
-  }
+  const longArg = new Set(spec.longArg ?? []);
+  const positionals = operands(args, spec.arg ?? '', longArg, (name, value) => {
+    if (value === undefined) return;
+    const l = optionValues.get(name);
+    if (l) l.push(value);
+    else optionValues.set(name, [value]);
+  });
   return { positionals, optionValues };
 }
 

@@ -25,25 +25,31 @@ export const PermissionMode = z.enum([
 ]);
 export type PermissionMode = z.infer<typeof PermissionMode>;
 
+/** What every hook handler may carry. */
+const hookCommon = {
+  timeout: z.number().positive().optional(),
+  statusMessage: z.string().optional(),
+  if: z.string().optional(),
+};
+/** Command (and prompt, agent) hooks may also run once per session or in the background. */
+const hookRunning = {
+  once: z.boolean().optional(),
+  async: z.boolean().optional(),
+  asyncRewake: z.boolean().optional(),
+};
 const HookCommand = z.object({
   type: z.literal('command'),
   command: z.string().min(1),
   shell: z.string().optional(),
-  timeout: z.number().positive().optional(),
-  statusMessage: z.string().optional(),
-  if: z.string().optional(),
-  once: z.boolean().optional(),
-  async: z.boolean().optional(),
-  asyncRewake: z.boolean().optional(),
+  ...hookCommon,
+  ...hookRunning,
 });
 const HookHttp = z.object({
   type: z.literal('http'),
   url: z.string().url(),
   headers: z.record(z.string(), z.string()).optional(),
   allowedEnvVars: z.array(z.string()).optional(),
-  timeout: z.number().positive().optional(),
-  statusMessage: z.string().optional(),
-  if: z.string().optional(),
+  ...hookCommon,
 });
 // Claude Code's hooks that need a model or an MCP client of their own: accepted,
 // so that a settings file works unchanged, and not run (config/load.ts warns).
@@ -51,12 +57,8 @@ const HookPrompt = z.object({
   type: z.literal('prompt'),
   prompt: z.string(),
   model: z.string().optional(),
-  timeout: z.number().positive().optional(),
-  statusMessage: z.string().optional(),
-  if: z.string().optional(),
-  once: z.boolean().optional(),
-  async: z.boolean().optional(),
-  asyncRewake: z.boolean().optional(),
+  ...hookCommon,
+  ...hookRunning,
 });
 const HookAgent = HookPrompt.extend({ type: z.literal('agent') });
 const HookMcpTool = z.looseObject({ type: z.literal('mcp_tool') });

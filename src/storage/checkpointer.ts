@@ -46,10 +46,14 @@ function tick() {
 parentPort.postMessage('ready');
 parentPort.on('message', (m) => {
   if (m && typeof m === 'object' && 'held' in m) {
-    if (!stopped) checkpoint();
-    parentPort.postMessage({ release: m.held });
+    // heldDelayMs stands for a disk slow to sync (tests).
+    setTimeout(() => {
+      if (!stopped) checkpoint();
+      parentPort.postMessage({ release: m.held });
+      if (!stopped) setTimeout(tick, workerData.intervalMs);
+    }, workerData.heldDelayMs);
   }
-  if (m && typeof m === 'object' && ('held' in m || 'declined' in m) && !stopped) setTimeout(tick, workerData.intervalMs);
+  if (m && typeof m === 'object' && 'declined' in m && !stopped) setTimeout(tick, workerData.intervalMs);
   if (m === 'now') checkpoint();
   if (m === 'stop') { stopped = true; try { db.close(); } catch {} parentPort.postMessage('stopped'); }
 });
@@ -69,6 +73,17 @@ const MAX_HOLD_MS = 100;
 const BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 60_000;
 
+export interface CheckpointerOptions {
+  /** How often the worker checkpoints (ms). */
+  intervalMs?: number;
+  /** WAL frames past which the writer is held for a restart. */
+  restartFrames?: number;
+  /** The longest a hold lasts. */
+  maxHoldMs?: number;
+  /** A delay before the held checkpoint, standing for a disk slow to sync (tests). */
+  heldDelayMs?: number;
+}
+
 export class Checkpointer {
   private readonly worker: Worker;
   private stopped = false;
@@ -83,20 +98,30 @@ export class Checkpointer {
   holds = 0;
   /** Holds that ran out before the worker was done (the WAL did not start over then). */
   holdsTimedOut = 0;
+  /** Holds asked for while declining them after one ran out. */
+  holdsDeclined = 0;
   /** Settles once the worker has its connection (or failed to open it). */
   readonly ready: Promise<void>;
+
+  private readonly maxHoldMs: number;
 
   constructor(
     db: Db,
     dbPath: string,
     private readonly writer?: GroupCommitWriter,
-    intervalMs = 500,
-    restartFrames = RESTART_FRAMES,
-    private readonly maxHoldMs = MAX_HOLD_MS,
+    opts: CheckpointerOptions = {},
   ) {
     db.pragma('wal_autocheckpoint = 0');
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path: dbPath, driver, intervalMs, restartFrames } });
+    this.maxHoldMs = opts.maxHoldMs ?? MAX_HOLD_MS;
+    const workerData = {
+      path: dbPath,
+      driver,
+      intervalMs: opts.intervalMs ?? 500,
+      restartFrames: opts.restartFrames ?? RESTART_FRAMES,
+      heldDelayMs: opts.heldDelayMs ?? 0,
+    };
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
     this.worker.unref();
     let ready!: () => void;
     this.ready = new Promise<void>((r) => (ready = r));
@@ -118,6 +143,7 @@ export class Checkpointer {
   private onHold(id: number): void {
     // Commits run on this thread: none is half done while this message is handled.
     if (!this.writer || this.stopped || Date.now() < this.declineUntil) {
+      if (this.writer && !this.stopped) this.holdsDeclined += 1;
       this.worker.postMessage({ declined: id });
       return;
     }

@@ -14,7 +14,7 @@ import { MAX_MCP_OUTPUT_CHARS } from '../src/mcp/results.js';
 import { cleanupTmp, execute, makeApp, textOf, use, type TestApp } from './helpers.js';
 import { localServer, run, type LocalServer } from './helpers-hooks.js';
 import { serverStatus, waitConnected, waitFor } from './helpers-mcp.js';
-import { HUGE_BYTES, startHostileServer, type HostileServer, type Mode } from './fixtures/hostile-http/mcp-http-server.js';
+import { HUGE_BYTES, startHostileServer, startOvercapSseServer, type HostileServer, type Mode } from './fixtures/hostile-http/mcp-http-server.js';
 
 afterAll(cleanupTmp);
 
@@ -191,6 +191,40 @@ describe('Streamable HTTP MCP servers that misbehave', () => {
       expect(r.exec.status).toBe('failed');
       expect(['tool_error', 'mcp_disconnected']).toContain(r.exec.error_class);
       expect(r.text).toContain('larger than 67108864 bytes');
+      await expectHealthy(app.app);
+    } finally {
+      await app.close();
+      await s2.close();
+    }
+  }, 60_000);
+});
+
+describe('SSE events past the message bound', () => {
+  it('Streamable HTTP: an SSE answer whose event never ends within 64 MB is cut with a clear error, not held whole', async () => {
+    const s2 = await startHostileServer();
+    const app = await makeApp(
+      { mcpServers: { sseover: { type: 'http', url: s2.url('ok', 'sse-overcap'), timeoutMs: 5000 } }, permissions: { allow: ['mcp__sseover'] } },
+      { mcp: FAST },
+    );
+    try {
+      await waitConnected(app.app, ['sseover']);
+      const r = await call(app.app, 'mcp__sseover__hit');
+      expect(r.exec.status).toBe('failed');
+      expect(['tool_error', 'mcp_disconnected', 'timeout']).toContain(r.exec.error_class);
+      expect(r.text).toContain("an event of the server's stream is larger than 67108864 bytes");
+      await expectHealthy(app.app);
+    } finally {
+      await app.close();
+      await s2.close();
+    }
+  }, 60_000);
+
+  it('legacy SSE: a stream event past the bound ends the connection with a clear last error', async () => {
+    const s2 = await startOvercapSseServer();
+    const app = await makeApp({ mcpServers: { legacy: { type: 'sse', url: s2.url } } }, { mcp: { ...FAST, connectTimeoutMs: 5000 } });
+    try {
+      await waitFor(async () => /larger than 67108864 bytes/.test((await servers(app.app)).legacy?.last_error ?? ''), 'the legacy server to fail on its stream', 30_000);
+      expect((await servers(app.app)).legacy!.state).not.toBe('connected');
       await expectHealthy(app.app);
     } finally {
       await app.close();

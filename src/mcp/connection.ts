@@ -171,6 +171,7 @@ export class ServerConnection implements McpCaller {
     client.onerror = (e) => this.onTransportError(client, e);
     this.client = client;
     this.transport = transport;
+    const attemptAt = Date.now();
     try {
       await client.connect(new OrderedTransport(transport), { timeout: this.deps.connectTimeoutMs });
       if (this.closing || this.client !== client) {
@@ -193,7 +194,9 @@ export class ServerConnection implements McpCaller {
       this.deps.onToolsChanged();
     } catch (e) {
       if (this.client !== client) return;
-      this.fail(this.withProcessInfo(describeError(e), transport));
+      // What the transport reported meanwhile (a stream cut at the message bound) says more than a timeout.
+      const reported = this.lastUnreadable && this.lastUnreadable.at >= attemptAt ? `; meanwhile the transport reported: ${this.lastUnreadable.message}` : '';
+      this.fail(this.withProcessInfo(describeError(e), transport) + reported);
       this.client = undefined;
       this.transport = undefined;
       await client.close().catch(() => {});

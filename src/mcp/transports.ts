@@ -36,7 +36,8 @@ export function makeTransport(cfg: McpServerConfig, childEnv: NodeJS.ProcessEnv,
   }
   const url = new URL(cfg.url);
   const requestInit: RequestInit = cfg.headers ? { headers: cfg.headers } : {};
-  if (cfg.type === 'sse') return new SSEClientTransport(url, { requestInit });
+  // The legacy SSE stream is bounded as Streamable HTTP's: one event at most maxBytes.
+  if (cfg.type === 'sse') return new SSEClientTransport(url, { requestInit, fetch: boundedFetch(DEFAULT_MAX_MESSAGE_BYTES) });
   // Reconnecting after a dropped stream is the connection's job (with a fresh session), not the transport's.
   return new StreamableHTTPClientTransport(url, {
     requestInit,
@@ -63,23 +64,25 @@ function rpcIds(body: unknown): { request?: RpcId; cancelled?: RpcId } {
 }
 
 /**
- * A fetch for the Streamable HTTP transport that does not read a server's
- * answer forever. The SDK gives up on a request (timeout, cancellation) by
- * sending notifications/cancelled but keeps the POST's response open and
- * buffered; here that notification aborts the request's fetch. A JSON body is
- * also cut past `maxBytes`, as the stdio transport bounds one message.
+ * A fetch for the HTTP transports that does not read a server's answer
+ * forever. The SDK gives up on a request (timeout, cancellation) by sending
+ * notifications/cancelled but keeps the POST's response open and buffered;
+ * here that notification aborts the request's fetch. A JSON body is cut past
+ * `maxBytes`, as the stdio transport bounds one message, and so is one event
+ * of an SSE stream (the SDK's parser keeps an event's data until its blank
+ * line: an endless event would be held whole).
  */
-function boundedFetch(maxBytes: number): typeof fetch {
+export function boundedFetch(maxBytes: number): typeof fetch {
   const inflight = new Map<RpcId, AbortController>();
   return async (input, init) => {
     const ids = rpcIds(init?.body);
     if (ids.cancelled !== undefined) inflight.get(ids.cancelled)?.abort(new Error('the request was cancelled'));
     const id = ids.request;
-    if (id === undefined) return fetch(input, init);
+    // Requests without an id (notifications, the GET streams) are bounded too; only requests are tracked for cancellation.
     const ac = new AbortController();
-    inflight.set(id, ac);
+    if (id !== undefined) inflight.set(id, ac);
     const done = (): void => {
-      if (inflight.get(id) === ac) inflight.delete(id);
+      if (id !== undefined && inflight.get(id) === ac) inflight.delete(id);
     };
     ac.signal.addEventListener('abort', done, { once: true });
     // A body the SDK cancels unread never reaches flush: keep the map bounded (oldest first).
@@ -97,13 +100,31 @@ function boundedFetch(maxBytes: number): typeof fetch {
       return res;
     }
     const sse = (res.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream');
+    // Bytes of the body (JSON), or of the event under way (SSE: since the last blank line).
     let n = 0;
+    let lineStart = true;
     const body = res.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, ctl) {
-          n += chunk.byteLength;
-          if (!sse && n > maxBytes) {
-            ctl.error(new Error(`the server's answer is larger than ${maxBytes} bytes`));
+          if (sse) {
+            for (let from = 0; from < chunk.length; ) {
+              const nl = chunk.indexOf(10, from);
+              const end = nl === -1 ? chunk.length : nl;
+              // A carriage return before the line feed (or at the chunk's end) is not content.
+              const len = end - from - (end > from && chunk[end - 1] === 13 ? 1 : 0);
+              if (len > 0) {
+                lineStart = false;
+                n += len;
+              }
+              if (nl === -1) break;
+              // An empty line ends the event.
+              if (lineStart) n = 0;
+              lineStart = true;
+              from = nl + 1;
+            }
+          } else n += chunk.byteLength;
+          if (n > maxBytes) {
+            ctl.error(new Error(sse ? `an event of the server's stream is larger than ${maxBytes} bytes` : `the server's answer is larger than ${maxBytes} bytes`));
             ac.abort();
             return;
           }

@@ -104,7 +104,7 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
     }
     done();
   });
-  installAuth(app, new Authenticator(config.server.tokens, envToken(opts.env)));
+  installAuth(app, new Authenticator(config.server.tokens, envToken(opts.env)), config.server.allowedHosts);
   if (config.server.rateLimit) {
     // Per token (per address for anonymous callers), after authentication; open routes are not limited.
     await app.register((await import('@fastify/rate-limit')).default, {

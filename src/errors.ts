@@ -18,7 +18,8 @@ export const ERROR_CODES = {
   TOOLEXEC_ERR_AUTH_SCOPE: { status: 403, message: 'The token lacks the scope this route needs' },
   TOOLEXEC_ERR_ORIGIN_FORBIDDEN: {
     status: 403,
-    message: 'Without tokens, toolexec answers only requests addressed to a loopback host from a loopback origin; configure tokens to serve other names',
+    message:
+      'Without tokens, toolexec answers only requests addressed to a loopback host (or a name in server.allowedHosts) from such an origin; configure tokens to serve other names',
   },
   TOOLEXEC_ERR_RATE_LIMITED: { status: 429, message: 'Too many requests' },
   TOOLEXEC_ERR_OVERLOADED: { status: 503, message: 'The service is overloaded; retry later' },

@@ -358,6 +358,30 @@ describe('an open (token-less) service', () => {
       await app.close();
     }
   });
+
+  it('server.allowedHosts admits the names a reverse proxy on this machine sends, and only those', async () => {
+    const app = await makeMcpApp({ server: { allowedHosts: ['Toolexec.Internal'] } });
+    try {
+      await app.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (app.app.server.address() as { port: number }).port;
+      const get = (path: string, headers: Record<string, string>) =>
+        new Promise<number>((resolve, reject) => {
+          const req = http.request({ host: '127.0.0.1', port, path, headers }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      expect(await get('/executions', { host: `toolexec.internal:${port}` })).toBe(200);
+      expect(await get('/executions', { host: 'toolexec.internal', origin: 'https://toolexec.internal' })).toBe(200);
+      expect(await get('/executions', { host: `attacker.example:${port}` })).toBe(403);
+      expect(await get('/executions', { host: 'toolexec.internal', origin: 'https://attacker.example' })).toBe(403);
+      expect(await get('/executions', { host: 'internal' })).toBe(403);
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 describe('asks answered over the websocket', () => {

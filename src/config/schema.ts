@@ -114,6 +114,8 @@ export const Config = z.object({
       host: z.string().default('127.0.0.1'),
       port: z.number().int().min(0).max(65535).default(8787),
       tokens: z.array(TokenConfig).default([]),
+      /** Without tokens, host names besides loopback that requests may be addressed to (a reverse proxy on this machine). */
+      allowedHosts: z.array(z.string().min(1)).default([]),
       bodyLimitBytes: z.number().int().positive().default(10 * 1024 * 1024),
       maxJsonDepth: z.number().int().positive().default(64),
       /** Time to receive a whole request (headers and body): slow clients are cut off. */

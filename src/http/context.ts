@@ -29,15 +29,6 @@ export function isLoopbackHostname(host: string): boolean {
   return h === 'localhost' || h === '::1' || h === '[::1]' || h === '::ffff:127.0.0.1' || /^127(\.\d{1,3}){3}$/.test(h);
 }
 
-/** Whether an Origin header names a loopback host (a page served by this machine). */
-export function isLoopbackOrigin(origin: string): boolean {
-  try {
-    return isLoopbackHostname(new URL(origin).hostname);
-  } catch {
-    return false;
-  }
-}
-
 /** The host name of a Host header (`name:port`, `[v6]:port`). */
 function hostnameOf(host: string): string {
   if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
@@ -53,8 +44,18 @@ function hostnameOf(host: string): string {
  * the hook is synchronous (Fastify treats a throw as an async hook's
  * rejection). Must be installed before the routes are registered.
  */
-export function installAuth(app: FastifyInstance, auth: Authenticator): void {
+export function installAuth(app: FastifyInstance, auth: Authenticator, allowedHosts: readonly string[] = []): void {
   app.decorate('authenticator', auth);
+  // Names the operator vouches for (`server.allowedHosts`), as a reverse proxy on this machine sends them.
+  const allowed = new Set(allowedHosts.map((h) => h.toLowerCase()));
+  const hostAllowed = (name: string): boolean => isLoopbackHostname(name) || allowed.has(name.toLowerCase());
+  const originAllowed = (origin: string): boolean => {
+    try {
+      return hostAllowed(new URL(origin).hostname);
+    } catch {
+      return false;
+    }
+  };
   app.decorateRequest('principal', null);
   app.addHook('onRoute', (route) => {
     const scope = (route.config as FastifyContextConfig | undefined)?.scope;
@@ -67,9 +68,9 @@ export function installAuth(app: FastifyInstance, auth: Authenticator): void {
       // attacker's name in Host.
       if (!auth.enabled) {
         const origin = req.headers.origin;
-        if (typeof origin === 'string' && origin !== 'null' && !isLoopbackOrigin(origin)) throw new ToolexecError('TOOLEXEC_ERR_ORIGIN_FORBIDDEN');
+        if (typeof origin === 'string' && origin !== 'null' && !originAllowed(origin)) throw new ToolexecError('TOOLEXEC_ERR_ORIGIN_FORBIDDEN');
         const host = req.headers.host;
-        if (typeof host === 'string' && !isLoopbackHostname(hostnameOf(host))) throw new ToolexecError('TOOLEXEC_ERR_ORIGIN_FORBIDDEN');
+        if (typeof host === 'string' && !hostAllowed(hostnameOf(host))) throw new ToolexecError('TOOLEXEC_ERR_ORIGIN_FORBIDDEN');
       }
       req.principal = auth.check(tokenOf(req, allowQuery), scope);
       done();

@@ -277,7 +277,9 @@ describe('archivers and copy tools', () => {
     expect(await env.check('zip dist/out.zip README')).toMatchObject({ behavior: 'deny', detail: 'Edit(./dist/**)' });
     expect(await env.check('rsync -a src/ dist/')).toMatchObject({ behavior: 'deny', detail: 'Edit(./dist/**)' });
     expect(await env.check('tar -xzf in.tgz -C .git')).toMatchObject({ behavior: 'ask', type: 'safety' });
-    expect(await env.check('unzip in.zip -d .git/hooks')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    for (const cmd of ['unzip in.zip -d .git/hooks', 'unzip -qd .git/hooks in.zip', 'unzip -o -d.git/hooks in.zip']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
     expect(await env.check('tar xf in.tar --directory=dist')).toMatchObject({ behavior: 'deny', detail: 'Edit(./dist/**)' });
   });
 

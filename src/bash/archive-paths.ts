@@ -190,14 +190,14 @@ export function unzipPaths(args: readonly Word[]): ArchivePaths {
   const out: ArchivePaths = { reads: [], writes: [], recursive: false };
   let exdir: Word | undefined;
   let extracts = true;
-  // -d may also come after the member names and an -x list.
-  const dAt = args.findIndex((w) => w.literal && w.value.startsWith('-d'));
+  // -d (alone or ending a cluster: `-qd dir`, `-ddir`) may also come after the member names and an -x list.
+  const dAt = args.findIndex((w) => w.literal && /^-[A-Za-z]*d/.test(w.value) && !w.value.startsWith('--'));
   let rest = args;
   if (dAt !== -1) {
     const d = args[dAt]!;
-    const joined = d.value.length > 2;
-    exdir = joined ? withValue(d, d.value.slice(2)) : args[dAt + 1];
-    rest = [...args.slice(0, dAt), ...args.slice(dAt + (joined ? 1 : 2))];
+    const after = d.value.slice(d.value.indexOf('d', 1) + 1);
+    exdir = after.length > 0 ? withValue(d, after) : args[dAt + 1];
+    rest = [...args.slice(0, dAt), ...args.slice(dAt + (after.length > 0 ? 1 : 2))];
   }
   const cut = rest.findIndex((w) => w.literal && w.value === '-x');
   const own = cut === -1 ? rest : rest.slice(0, cut);

@@ -318,7 +318,7 @@ describe('archivers and copy tools', () => {
 describe('symlinks made earlier in the same command', () => {
   it('a path through a link the command itself makes is an unknown location: it asks (safety) while deny rules exist, in bypassPermissions too', async () => {
     const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Read(//etc/shadow)', 'Edit(//etc/**)'] });
-    for (const cmd of ['ln -s / r && cat r/etc/shadow', 'ln -sf /etc e; head e/shadow', 'ln --symbolic / r && grep root r/etc/shadow']) {
+    for (const cmd of ['ln -s / r && cat r/etc/shadow', 'ln -sf /etc e; head e/shadow', 'ln --symbolic / r && grep root r/etc/shadow', 'ln --sym -f / r && cat r/etc/shadow']) {
       expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^unknown read target/) });
     }
     expect(await env.check('ln -s /etc e && echo x > e/motd')).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^unknown write target/) });

@@ -223,7 +223,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     // Files a wrapper writes itself (`time -o`, `strace -o`, `script FILE`), where the shell runs it.
     for (const w of wrapperOutputs(stages)) add(w, 'write', { fallback });
     if (links.length > 0 || unknownLink) for (let k = first; k < uses.length; k++) if (throughLink(uses[k]!)) uses[k]!.uncertain = true;
-    if (commandName(argv) === 'ln' && argv.some((w) => w.literal && (/^-[A-Za-z]*s[A-Za-z]*$/.test(w.value) || w.value === '--symbolic'))) {
+    if (commandName(argv) === 'ln' && argv.some((w) => w.literal && (/^-[A-Za-z]*s[A-Za-z]*$/.test(w.value) || (w.value.startsWith('--sy') && '--symbolic'.startsWith(w.value))))) {
       const source = p.reads[p.reads.length - 1];
       for (const w of p.writes) {
         const r = resolveWord(w, cwds.dirs[0]!);

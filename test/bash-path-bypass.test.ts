@@ -16,7 +16,7 @@ import { literalWord } from '../src/bash/words.js';
 import { pathArgs } from '../src/bash/paths.js';
 import fc from 'fast-check';
 import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
-import { ruleEnv, type RuleEnvOptions } from './helpers-bash.js';
+import { BYPASS, ruleEnv, type RuleEnvOptions } from './helpers-bash.js';
 import { lastAudit, run } from './helpers-hooks.js';
 
 beforeAll(async () => {
@@ -29,7 +29,6 @@ afterEach(async () => {
 });
 afterAll(cleanupTmp);
 
-const BYPASS = { defaultMode: 'bypassPermissions' as const, allowBypass: true };
 
 /** A workspace with `l` → outside/sub, `cs` → config/sub and `docs` → .git/hooks. */
 function linked(opts: RuleEnvOptions = {}, rules: (outside: string) => RuleEnvOptions = () => ({})) {

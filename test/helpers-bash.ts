@@ -13,6 +13,9 @@ import type { PermissionResult } from '../src/tool/types.js';
 import { Workspace } from '../src/workspace.js';
 import { tmpDir } from './helpers.js';
 
+/** Permissions in bypassPermissions mode (allowed to be). */
+export const BYPASS = { defaultMode: 'bypassPermissions' as const, allowBypass: true };
+
 export interface RuleEnvOptions {
   allow?: string[];
   deny?: string[];

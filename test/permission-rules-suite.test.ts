@@ -17,6 +17,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../src/config/schema.js';
 import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
+import { BYPASS } from './helpers-bash.js';
 import { lastAudit, printing, run } from './helpers-hooks.js';
 import { waitFor } from './helpers-mcp.js';
 
@@ -27,7 +28,6 @@ afterEach(async () => {
 });
 afterAll(cleanupTmp);
 
-const BYPASS = { defaultMode: 'bypassPermissions' as const, allowBypass: true };
 
 describe('Bash deny rules through the pipeline: compound commands and wrappers', () => {
   // bypassPermissions and a whole-tool allow: the deny rule is the only thing in the way.

@@ -16,13 +16,8 @@
  * What an archive holds is not known before it runs: an extraction is judged
  * by its target directory only.
  */
+import type { PathArgs } from './paths.js';
 import type { Word } from './types.js';
-
-export interface ArchivePaths {
-  reads: Word[];
-  writes: Word[];
-  recursive: boolean;
-}
 
 function withValue(w: Word, value: string): Word {
   return { ...w, raw: value, value };
@@ -60,8 +55,8 @@ const TAR_MODES: Readonly<Record<string, string>> = {
   '--list': 't', '--diff': 'd', '--compare': 'd', '--delete': 'D',
 };
 
-export function tarPaths(args: readonly Word[]): ArchivePaths {
-  const out: ArchivePaths = { reads: [], writes: [], recursive: false };
+export function tarPaths(args: readonly Word[]): PathArgs {
+  const out: PathArgs = { reads: [], writes: [], recursive: false };
   let mode = '';
   let archive: Word | undefined;
   let dir: Word | undefined;
@@ -164,8 +159,8 @@ export function operands(
   return ops;
 }
 
-export function zipPaths(args: readonly Word[]): ArchivePaths {
-  const out: ArchivePaths = { reads: [], writes: [], recursive: false };
+export function zipPaths(args: readonly Word[]): PathArgs {
+  const out: PathArgs = { reads: [], writes: [], recursive: false };
   // -x and -i start lists of patterns (names inside the archive, not files).
   const cut = args.findIndex((w) => w.literal && (w.value === '-x' || w.value === '-i' || w.value === '--exclude' || w.value === '--include'));
   const own = cut === -1 ? args : args.slice(0, cut);
@@ -186,8 +181,8 @@ export function zipPaths(args: readonly Word[]): ArchivePaths {
   return out;
 }
 
-export function unzipPaths(args: readonly Word[]): ArchivePaths {
-  const out: ArchivePaths = { reads: [], writes: [], recursive: false };
+export function unzipPaths(args: readonly Word[]): PathArgs {
+  const out: PathArgs = { reads: [], writes: [], recursive: false };
   let exdir: Word | undefined;
   let extracts = true;
   // -d (alone or ending a cluster: `-qd dir`, `-ddir`) may also come after the member names and an -x list.
@@ -219,8 +214,8 @@ const RSYNC_LONG_ARG = new Set([
   '--info', '--debug', '--outbuf', '--stop-after', '--stop-at', '--remote-option', '--secluded-args', '--early-input',
 ]);
 
-export function rsyncPaths(args: readonly Word[]): ArchivePaths {
-  const out: ArchivePaths = { reads: [], writes: [], recursive: false };
+export function rsyncPaths(args: readonly Word[]): PathArgs {
+  const out: PathArgs = { reads: [], writes: [], recursive: false };
   const ops = operands(args, 'eBfTM', RSYNC_LONG_ARG, (name, value) => {
     if (name === '-r' || name === '-a' || name === '--recursive' || name === '--archive') out.recursive = true;
     if (value && (name === '--files-from' || name === '--exclude-from' || name === '--include-from' || name === '--password-file' || name === '--read-batch')) out.reads.push(value);
@@ -230,8 +225,8 @@ export function rsyncPaths(args: readonly Word[]): ArchivePaths {
   return out;
 }
 
-export function scpPaths(args: readonly Word[]): ArchivePaths {
-  const out: ArchivePaths = { reads: [], writes: [], recursive: false };
+export function scpPaths(args: readonly Word[]): PathArgs {
+  const out: PathArgs = { reads: [], writes: [], recursive: false };
   const ops = operands(args, 'cFiJlloPSDX', new Set(), (name, value) => {
     if (name === '-r') out.recursive = true;
     if (value && (name === '-F' || name === '-i')) out.reads.push(value);
@@ -241,7 +236,7 @@ export function scpPaths(args: readonly Word[]): ArchivePaths {
 }
 
 /** The last operand is the destination, the others the sources; remote ones are not local paths. */
-function copyLike(ops: Word[], out: ArchivePaths): void {
+function copyLike(ops: Word[], out: PathArgs): void {
   if (ops.length === 0) return;
   const dest = ops[ops.length - 1]!;
   const sources = ops.length > 1 ? ops.slice(0, -1) : ops;

@@ -140,10 +140,14 @@ function usesPatternOption(name: string, args: readonly Word[]): boolean {
   });
 }
 
+/** Each spec's long options with values, as a set (made once). */
+const longArgs = new WeakMap<Spec, ReadonlySet<string>>();
+
 /** Splits arguments into option values and positionals. */
 function positionalsOf(args: readonly Word[], spec: Spec): { positionals: Word[]; optionValues: Map<string, Word[]> } {
   const optionValues = new Map<string, Word[]>();
-  const longArg = new Set(spec.longArg ?? []);
+  let longArg = longArgs.get(spec);
+  if (!longArg) longArgs.set(spec, (longArg = new Set(spec.longArg ?? [])));
   const positionals = operands(args, spec.arg ?? '', longArg, (name, value) => {
     if (value === undefined) return;
     const l = optionValues.get(name);

@@ -336,6 +336,13 @@ interface Skipped {
   at: number;
   /** Options seen, in their canonical spelling (`-u`, `--user`). */
   seen: Set<string>;
+  /** The values of the options that take one, by canonical spelling. */
+  values: Map<string, Word>;
+}
+
+/** `w` with the text after `at` as its value (an attached option value). */
+function tail(w: Word, at: number): Word {
+  return { ...w, raw: w.value.slice(at), value: w.value.slice(at) };
 }
 
 /** The index of the wrapped command in argv, or a reason it cannot be found. */
@@ -343,6 +350,7 @@ function skipOptions(argv: readonly Word[], spec: OptionSpec): Skipped | Complex
   const name = argv[0]!.value;
   const unknown = (opt: string): Complex => ({ complex: `${name} ${opt} is an option that is not modelled` });
   const seen = new Set<string>();
+  const values = new Map<string, Word>();
   const table = longTable(spec);
   let i = 1;
   while (i < argv.length) {
@@ -380,6 +388,10 @@ function skipOptions(argv: readonly Word[], spec: OptionSpec): Skipped | Complex
         return { complex: `${name} ${long} runs a command given as a string`, script: value };
       }
       seen.add(long);
+      if (kind === 'arg') {
+        const value = eq !== -1 ? tail(w, eq + 1) : argv[i + 1];
+        if (value) values.set(long, value);
+      }
       i += kind === 'arg' && eq === -1 ? 2 : 1;
       continue;
     }
@@ -394,6 +406,8 @@ function skipOptions(argv: readonly Word[], spec: OptionSpec): Skipped | Complex
       seen.add(`-${c}`);
       if (spec.shortArg?.includes(c)) {
         takesNext = j === v.length - 1;
+        const value = takesNext ? argv[i + 1] : tail(w, j + 1);
+        if (value) values.set(`-${c}`, value);
         break;
       }
       if (spec.shortOptional?.includes(c)) break;
@@ -411,7 +425,7 @@ function skipOptions(argv: readonly Word[], spec: OptionSpec): Skipped | Complex
     }
   }
   if (spec.assignments) while (i < argv.length && argv[i]!.literal && ASSIGNMENT.test(argv[i]!.value)) i++;
-  return { at: i, seen };
+  return { at: i, seen, values };
 }
 
 function relocatedBy(spec: OptionSpec, seen: ReadonlySet<string>): boolean {
@@ -482,11 +496,11 @@ export function innermost(argv: readonly Word[]): { argv: Word[]; complex: strin
 }
 
 /** Options by which a wrapper writes a file of its own (`time -o FILE`, `strace -o FILE`, `script --log-out FILE`). */
-const OUTPUT_OPTIONS: Readonly<Record<string, { short: string; long: readonly string[] }>> = {
-  time: { short: 'o', long: ['--output'] },
-  strace: { short: 'o', long: ['--output'] },
-  ltrace: { short: 'o', long: ['--output'] },
-  script: { short: 'OIBT', long: ['--log-out', '--log-in', '--log-io', '--log-timing'] },
+const OUTPUT_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  time: ['-o', '--output'],
+  strace: ['-o', '--output'],
+  ltrace: ['-o', '--output'],
+  script: ['-O', '-I', '-B', '-T', '--log-out', '--log-in', '--log-io', '--log-timing'],
 };
 
 /**
@@ -505,32 +519,13 @@ export function wrapperOutputs(stages: readonly (readonly Word[])[]): Word[] {
     const outputs = Object.hasOwn(OUTPUT_OPTIONS, name) ? OUTPUT_OPTIONS[name] : undefined;
     const spec = Object.hasOwn(WRAPPERS, name) ? WRAPPERS[name] : undefined;
     if (!outputs || !spec) continue;
-    // The last stage is a wrapper only when it wraps nothing (`script --log-out FILE`).
-    const next = stages[s + 1] ?? [];
-    const opts = argv.slice(1, argv.length - next.length);
-    const table = longTable(spec);
-    for (let i = 0; i < opts.length; i++) {
-      const w = opts[i]!;
-      const v = w.value;
-      if (!w.literal || !v.startsWith('-') || v === '-' || v === '--') continue;
-      if (v.startsWith('--')) {
-        const eq = v.indexOf('=');
-        const long = resolveLong(eq === -1 ? v : v.slice(0, eq), table);
-        if (long === undefined || table.get(long) !== 'arg') continue;
-        const value = eq !== -1 ? { ...w, raw: v.slice(eq + 1), value: v.slice(eq + 1) } : opts[++i];
-        if (value && outputs.long.includes(long)) out.push(value);
-        continue;
-      }
-      for (let j = 1; j < v.length; j++) {
-        const c = v[j]!;
-        if (!(spec.shortArg ?? '').includes(c)) continue;
-        const value = j < v.length - 1 ? { ...w, raw: v.slice(j + 1), value: v.slice(j + 1) } : opts[++i];
-        if (value && outputs.short.includes(c)) out.push(value);
-        break;
-      }
-    }
+    // The options as the wrapper was stripped (the last stage is a wrapper only when it wraps nothing: `script --log-out FILE`).
+    const skipped = skipOptions(argv, spec);
+    if (skipped === undefined || 'complex' in skipped) continue;
+    for (const [opt, w] of skipped.values) if (outputs.includes(opt)) out.push(w);
     // `script [options] [file]`: what follows the options is its typescript, not a command.
-    if (name === 'script' && next[0]) out.push(next[0]);
+    const next = stages[s + 1];
+    if (name === 'script' && next?.[0]) out.push(next[0]);
   }
   return out;
 }

@@ -166,19 +166,19 @@ export class ConfiguredHookRunner implements HookRunner {
     this.background.clear();
   }
 
-  /** How many hooks run in the background now. */
-  get backgroundCount(): number {
-    return this.background.size;
-  }
-
   private runInBackground(event: HookEvent, h: CommandHandler, body: string, cwd: string): void {
     if (this.closed) return;
     const c = new AbortController();
+    void this.execCommand(h, body, cwd, c.signal).then(this.backgrounded(event, h, c));
+  }
+
+  /** Tracks a hook gone to the background (close() stops it); the returned function takes its end. */
+  private backgrounded(event: HookEvent, h: CommandHandler, c: AbortController): (r: HookRun) => void {
     this.background.add(c);
-    void this.execCommand(h, body, cwd, c.signal, false).then((r) => {
+    return (r) => {
       this.background.delete(c);
       this.reportBackground(event, h, r);
-    });
+    };
   }
 
   /** What a background hook did goes to the log: nothing waits for it. */
@@ -193,59 +193,35 @@ export class ConfiguredHookRunner implements HookRunner {
   }
 
   private async exec(event: HookEvent, h: HookHandler, body: string, cwd: string, signal: AbortSignal): Promise<HookRun> {
-    if (h.type === 'command') {
-      // Its own controller: a hook that goes to the background ({"async":true}) outlives the call's signal.
-      const c = new AbortController();
-      const forward = (): void => c.abort();
-      signal.addEventListener('abort', forward, { once: true });
-      if (signal.aborted) c.abort();
-      const r = await this.execCommand(h, body, cwd, c.signal, true, () => {
+    if (h.type !== 'command') return this.execHttp(h, body, (h.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000, signal);
+    // Its own controller: a hook that goes to the background ({"async":true}) outlives the call's signal.
+    const c = new AbortController();
+    const forward = (): void => c.abort();
+    signal.addEventListener('abort', forward, { once: true });
+    if (signal.aborted) c.abort();
+    try {
+      return await this.execCommand(h, body, cwd, c.signal, () => {
         signal.removeEventListener('abort', forward);
         if (this.closed) c.abort();
-        else this.background.add(c);
-        return (bg: HookRun) => {
-          this.background.delete(c);
-          this.reportBackground(event, h, bg);
-        };
+        return this.backgrounded(event, h, c);
       });
+    } finally {
       signal.removeEventListener('abort', forward);
-      return r;
     }
-    return this.execHttp(h, body, (h.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000, signal);
   }
 
   /**
    * Runs a command hook. With `toBackground`, a first line of stdout that is
    * `{"async":true}` settles the run at once with an empty success; the
-   * process runs on, and `toBackground()`'s callback gets its end.
+   * process runs on, and the function `toBackground()` returns gets its end.
    */
-  private execCommand(
-    h: CommandHandler,
-    body: string,
-    cwd: string,
-    signal: AbortSignal,
-    watchFirstLine: boolean,
-    toBackground?: () => (r: HookRun) => void,
-  ): Promise<HookRun> {
+  private execCommand(h: CommandHandler, body: string, cwd: string, signal: AbortSignal, toBackground?: () => (r: HookRun) => void): Promise<HookRun> {
     const started = performance.now();
-    const out: string[] = [];
-    let outBytes = 0;
-    let outCut = false;
-    let firstLine = watchFirstLine ? '' : undefined;
+    let firstLine = toBackground ? '' : undefined;
     let early: ((r: HookRun) => void) | undefined;
     let onEnd: ((r: HookRun) => void) | undefined;
     const earlyRun = new Promise<HookRun>((resolve) => (early = resolve));
-    const onStdout = (text: string): void => {
-      if (onEnd === undefined) {
-        const room = HOOK_OUTPUT_CAP_BYTES - outBytes;
-        if (room > 0) {
-          const bytes = Buffer.byteLength(text);
-          const kept = bytes <= room ? text : Buffer.from(text).subarray(0, room).toString('utf8');
-          out.push(kept);
-          outBytes += Math.min(bytes, room);
-          if (bytes > room) outCut = true;
-        } else outCut = true;
-      }
+    const watchStdout = (text: string): void => {
       if (firstLine === undefined) return;
       const nl = text.indexOf('\n');
       firstLine += nl === -1 ? text : text.slice(0, nl);
@@ -267,23 +243,23 @@ export class ConfiguredHookRunner implements HookRunner {
       signal,
       maxOutputBytes: HOOK_OUTPUT_CAP_BYTES,
       killGraceMs: 1000,
-      onStdout,
+      watchStdout: toBackground ? watchStdout : undefined,
     }).then((r): HookRun => {
       const run: HookRun = {
         hook: h.command,
         // Killed by a signal: the shell's convention, 128 + the signal's number.
         exitCode: r.exitCode ?? (r.signal ? 128 + (os.constants.signals[r.signal] ?? 0) : null),
-        stdout: out.join(''),
+        stdout: r.stdout,
         stderr: r.stderr,
         timedOut: r.timedOut,
         durationMs: r.durationMs,
         error: r.spawnError ?? (r.aborted ? 'cancelled' : undefined),
-        truncated: r.truncated || outCut,
+        truncated: r.truncated,
       };
-      if (onEnd) onEnd(run);
+      onEnd?.(run);
       return run;
     });
-    return watchFirstLine ? Promise.race([earlyRun, finished]) : finished;
+    return toBackground ? Promise.race([earlyRun, finished]) : finished;
   }
 
   private async execHttp(

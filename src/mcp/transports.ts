@@ -72,7 +72,7 @@ function rpcIds(body: unknown): { request?: RpcId; cancelled?: RpcId } {
  * of an SSE stream (the SDK's parser keeps an event's data until its blank
  * line: an endless event would be held whole).
  */
-export function boundedFetch(maxBytes: number): typeof fetch {
+function boundedFetch(maxBytes: number): typeof fetch {
   const inflight = new Map<RpcId, AbortController>();
   return async (input, init) => {
     const ids = rpcIds(init?.body);

@@ -211,7 +211,14 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   // Symbolic links an earlier command of the same line makes: where a path through one leads is not known yet.
   const links: string[] = [];
   let unknownLink = false;
-  const throughLink = (u: PathUse): boolean => unknownLink || u.abs.some((p) => links.some((l) => p === l || p.startsWith(`${l}/`)));
+  /** Marks the uses from `from` on that go through such a link as unknown locations. */
+  const markThroughLinks = (from: number): void => {
+    if (links.length === 0 && !unknownLink) return;
+    for (let k = from; k < uses.length; k++) {
+      const u = uses[k]!;
+      if (unknownLink || u.abs.some((p) => links.some((l) => p === l || p.startsWith(`${l}/`)))) u.uncertain = true;
+    }
+  };
   for (const cmd of a.commands) {
     const { stages, relocated } = unwrapStages(cmd.argv, false);
     const argv = stages[stages.length - 1]!;
@@ -222,7 +229,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     for (const w of p.writes) add(w, 'write', { fallback, relocated });
     // Files a wrapper writes itself (`time -o`, `strace -o`, `script FILE`), where the shell runs it.
     for (const w of wrapperOutputs(stages)) add(w, 'write', { fallback });
-    if (links.length > 0 || unknownLink) for (let k = first; k < uses.length; k++) if (throughLink(uses[k]!)) uses[k]!.uncertain = true;
+    markThroughLinks(first);
     if (commandName(argv) === 'ln' && argv.some((w) => w.literal && (/^-[A-Za-z]*s[A-Za-z]*$/.test(w.value) || (w.value.startsWith('--sy') && '--symbolic'.startsWith(w.value))))) {
       const source = p.reads[p.reads.length - 1];
       for (const w of p.writes) {
@@ -245,6 +252,6 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     if (r.kind !== 'file' || !r.target) continue;
     add(r.target, r.output ? 'write' : 'read', { redirect: r.output });
   }
-  if (links.length > 0 || unknownLink) for (let k = beforeRedirects; k < uses.length; k++) if (throughLink(uses[k]!)) uses[k]!.uncertain = true;
+  markThroughLinks(beforeRedirects);
   return uses;
 }

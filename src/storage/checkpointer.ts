@@ -54,7 +54,6 @@ parentPort.on('message', (m) => {
     }, workerData.heldDelayMs);
   }
   if (m && typeof m === 'object' && 'declined' in m && !stopped) setTimeout(tick, workerData.intervalMs);
-  if (m === 'now') checkpoint();
   if (m === 'stop') { stopped = true; try { db.close(); } catch {} parentPort.postMessage('stopped'); }
 });
 tick();
@@ -127,10 +126,12 @@ export class Checkpointer {
     this.ready = new Promise<void>((r) => (ready = r));
     this.worker.once('error', () => ready());
     this.worker.on('message', (m: unknown) => {
-      if (m === 'ready') ready();
-      if (m && typeof m === 'object' && 'error' in m) this.lastError = String((m as { error: unknown }).error);
-      if (m !== null && typeof m === 'object' && 'hold' in m) this.onHold(Number((m as { hold: unknown }).hold));
-      if (m !== null && typeof m === 'object' && 'release' in m && (m as { release: unknown }).release === this.holding) {
+      if (m === 'ready') return ready();
+      if (m === null || typeof m !== 'object') return;
+      const msg = m as { error?: unknown; hold?: unknown; release?: unknown };
+      if ('error' in msg) this.lastError = String(msg.error);
+      if ('hold' in msg) this.onHold(Number(msg.hold));
+      if ('release' in msg && msg.release === this.holding) {
         this.backoffMs = BACKOFF_MS;
         this.release();
       }

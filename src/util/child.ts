@@ -22,6 +22,8 @@ export interface RunOptions {
   onStdout?: (text: string) => void;
   /** Stream stderr instead of collecting it. */
   onStderr?: (text: string) => void;
+  /** Sees stdout as it comes while it is still collected (the part kept under the cap). */
+  watchStdout?: (text: string) => void;
   /** How long to wait for the pipes to drain after the main process exits. */
   drainMs?: number;
 }
@@ -62,6 +64,7 @@ class Capture {
   constructor(
     private readonly max: number,
     private readonly sink: ((s: string) => void) | undefined,
+    private readonly watch?: (s: string) => void,
   ) {}
   push(b: Buffer): void {
     if (this.sink) {
@@ -78,7 +81,10 @@ class Capture {
     if (part.length < b.length) this.truncated = true;
     this.bytes += part.length;
     const s = this.decoder.write(part);
-    if (s) this.chunks.push(s);
+    if (s) {
+      this.chunks.push(s);
+      this.watch?.(s);
+    }
   }
   end(): string {
     const tail = this.decoder.end();
@@ -86,7 +92,10 @@ class Capture {
       if (tail) this.sink(tail);
       return '';
     }
-    if (tail) this.chunks.push(tail);
+    if (tail) {
+      this.chunks.push(tail);
+      this.watch?.(tail);
+    }
     return this.chunks.join('');
   }
 }
@@ -96,7 +105,7 @@ export function runChild(opts: RunOptions): Promise<RunResult> {
   const grace = opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const max = opts.maxOutputBytes ?? 1024 * 1024;
   return new Promise<RunResult>((resolve) => {
-    const out = new Capture(max, opts.onStdout);
+    const out = new Capture(max, opts.onStdout, opts.watchStdout);
     const err = new Capture(max, opts.onStderr);
     let timedOut = false;
     let aborted = false;

@@ -136,7 +136,9 @@ describe('stdio transport', () => {
 
   it('kills the whole process group on close, so no grandchild is left behind', async () => {
     const t = node(
-      `const c = require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); console.error('grandchild ' + c.pid); process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);`,
+      // SIGTERM is ignored before the pid is printed: printed first, a loaded machine could deliver the
+      // signal between the two statements, and the default action would end the server without a SIGKILL.
+      `process.on('SIGTERM', () => {}); const c = require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); console.error('grandchild ' + c.pid); setInterval(() => {}, 1000);`,
     );
     await t.start();
     const grandchild = Number(await waitFor(() => /grandchild (\d+)/.exec(t.stderrTail())?.[1], 'the grandchild pid'));

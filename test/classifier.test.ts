@@ -11,8 +11,8 @@ import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { isDangerousAllowRule } from '../src/permissions/dangerous-rules.js';
 import { CLASSIFIER_DENIAL_LIMITS } from '../src/pipeline/step5-permission.js';
-import { cleanupTmp, execute, makeApp, use, type TestApp } from './helpers.js';
-import { json, lastAudit, localServer, run, sleep, type LocalServer } from './helpers-hooks.js';
+import { cleanupTmp, execute, makeApp, tmpDir, use, type TestApp } from './helpers.js';
+import { json, lastAudit, localServer, run, script, sleep, type LocalServer } from './helpers-hooks.js';
 
 let t: TestApp | undefined;
 let server: LocalServer | undefined;
@@ -25,7 +25,10 @@ afterEach(async () => {
 afterAll(cleanupTmp);
 
 /** A classifier whose answer is `judge(the text it was sent)`: an object as JSON, a string as it is. */
-async function start(judge: (command: string) => unknown, opts: { timeoutMs?: number; headless?: 'deny' | 'wait'; status?: number } = {}) {
+async function start(
+  judge: (command: string) => unknown,
+  opts: { timeoutMs?: number; headless?: 'deny' | 'wait'; status?: number; hooks?: Record<string, unknown>; deny?: string[] } = {},
+) {
   server = await localServer(async (req, res) => {
     const body = JSON.parse(req.body) as { input: string };
     const answer = await judge(body.input);
@@ -35,8 +38,9 @@ async function start(judge: (command: string) => unknown, opts: { timeoutMs?: nu
     } else json(res, answer, opts.status ?? 200);
   });
   t = await makeApp({
-    permissions: { defaultMode: 'auto', headless: opts.headless ?? 'deny', askTimeoutMs: 30_000 },
+    permissions: { defaultMode: 'auto', headless: opts.headless ?? 'deny', askTimeoutMs: 30_000, deny: opts.deny ?? [] },
     classifier: { url: `${server.url}/classify`, timeoutMs: opts.timeoutMs ?? 5000 },
+    ...(opts.hooks ? { hooks: opts.hooks } : {}),
   });
   return { server, t };
 }
@@ -229,5 +233,63 @@ describe('isDangerousAllowRule', () => {
       expect(isDangerousAllowRule(rule(raw)), raw).toBe(false);
     }
     expect(isDangerousAllowRule({ behavior: 'deny', toolName: 'Bash', content: 'python:*' })).toBe(false);
+  });
+});
+
+describe('PermissionDenied hooks', () => {
+  /** A hook that records what it was sent and prints `answer` (JSON) unless `code` is not 0. */
+  function deniedHook(dir: string, answer: unknown, code = 0): { command: string; seen: () => Array<Record<string, unknown>> } {
+    const log = path.join(dir, 'denied.jsonl');
+    const out = path.join(dir, 'answer.json');
+    fs.writeFileSync(out, JSON.stringify(answer));
+    const command = script(dir, 'denied.sh', `cat >> '${log}'; echo >> '${log}'; ${code === 0 ? `cat '${out}'` : `echo 'cannot help' >&2; exit ${code}`}`);
+    const seen = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : []);
+    return { command, seen };
+  }
+
+  it('run after a classifier denial with the reason; retry:true tells the model it may try again, and the refusal stands', async () => {
+    const dir = tmpDir();
+    const hook = deniedHook(dir, { hookSpecificOutput: { hookEventName: 'PermissionDenied', retry: true, additionalContext: 'Ask the user to add an allow rule first.' } });
+    await start(() => ({ decision: 'deny', reason: 'names like bad-* are reserved' }), {
+      hooks: { PermissionDenied: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook.command }] }] },
+    });
+    const r = await run(t!, 'Bash', { command: 'touch bad-1' }, 'denied-hooks');
+    expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'classifier', detail: 'names like bad-* are reserved' } } });
+    expect(exists('bad-1')).toBe(false);
+    expect(r.text).toBe(
+      'Permission to use Bash has been denied by the auto-mode classifier: names like bad-* are reserved\n\n' +
+        'Ask the user to add an allow rule first.\n\n' +
+        'A PermissionDenied hook allows a retry: you may try this call again.',
+    );
+    expect(r.chain).toContainEqual({ layer: 'hooks', outcome: 'deny', detail: `PermissionDenied: ${hook.command} allows a retry` });
+    expect(hook.seen()).toEqual([
+      expect.objectContaining({
+        hook_event_name: 'PermissionDenied',
+        session_id: 'denied-hooks',
+        permission_mode: 'auto',
+        tool_name: 'Bash',
+        tool_input: { command: 'touch bad-1' },
+        tool_use_id: r.block.tool_use_id,
+        reason: 'names like bad-* are reserved',
+      }),
+    ]);
+    expect(lastAudit(t!)).toMatchObject({ behavior: 'deny', reason_type: 'classifier' });
+  });
+
+  it('without retry the text is the classifier’s; an exit 2 is recorded and blocks nothing more; other denials and allows do not run them', async () => {
+    const dir = tmpDir();
+    const quiet = deniedHook(dir, {}, 2);
+    await start((command) => (command.includes('ok-') ? { decision: 'allow', reason: 'fine' } : { decision: 'deny', reason: 'no' }), {
+      hooks: { PermissionDenied: [{ matcher: 'Bash', hooks: [{ type: 'command', command: quiet.command }] }] },
+      deny: ['Bash(rm:*)'],
+    });
+    const denied = await run(t!, 'Bash', { command: 'touch nope' }, 'quiet');
+    expect(denied.text).toBe('Permission to use Bash has been denied by the auto-mode classifier: no');
+    expect(denied.messages).toContainEqual(expect.objectContaining({ event: 'PermissionDenied', kind: 'blocking_error', text: `[${quiet.command}]: cannot help` }));
+    expect(quiet.seen()).toHaveLength(1);
+    // A rule's denial and a classifier's allow are not classifier denials.
+    expect((await run(t!, 'Bash', { command: 'rm -f x' }, 'quiet')).exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'rule' } } });
+    expect((await run(t!, 'Bash', { command: 'touch ok-2' }, 'quiet')).exec.status).toBe('succeeded');
+    expect(quiet.seen()).toHaveLength(1);
   });
 });

@@ -75,7 +75,7 @@ export const HookMatcherGroup = z.object({
 });
 export type HookMatcherGroup = z.infer<typeof HookMatcherGroup>;
 
-export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionRequest'] as const;
+export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionRequest', 'PermissionDenied'] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 // Claude Code settings carry many more hook events (SessionStart, Stop, …);

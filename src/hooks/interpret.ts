@@ -6,7 +6,8 @@
  *   (permissionDecision, updatedInput, additionalContext, continue,
  *   systemMessage, decision/reason);
  * - exit 2: blocking; stderr is the reason (PreToolUse → deny, Post* → shown
- *   to the model beside the result);
+ *   to the model beside the result; PermissionDenied, after the refusal, has
+ *   nothing to block: only recorded);
  * - anything else, a timeout or invalid JSON: a non-blocking error shown to
  *   the user, and the call goes on.
  *
@@ -41,6 +42,8 @@ export interface HookJudgement {
   blockingError: string | undefined;
   stop: { reason: string } | undefined;
   permissionRequest: PermissionRequestDecision | undefined;
+  /** PermissionDenied `retry: true`: the hook's name. */
+  retry: string | undefined;
   messages: HookMessage[];
 }
 
@@ -71,6 +74,7 @@ const HookJson = z.looseObject({
           }),
         ])
         .optional(),
+      retry: z.boolean().optional(),
     })
     .optional(),
 });
@@ -98,6 +102,7 @@ function blank(hook: string): HookJudgement {
     blockingError: undefined,
     stop: undefined,
     permissionRequest: undefined,
+    retry: undefined,
     messages: [],
   };
 }
@@ -124,7 +129,8 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
       j.permission = { behavior: 'deny', reason: `PreToolUse:${toolName} hook error: ${blocking}` };
     } else if (event === 'PermissionRequest') {
       j.permissionRequest = { behavior: 'deny', message: blocking, hook: run.hook };
-    } else {
+    } else if (event !== 'PermissionDenied') {
+      // PermissionDenied runs after the refusal: there is nothing left to block.
       j.blockingError = blocking;
     }
     return j;
@@ -173,7 +179,7 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
   // Legacy top-level decision.
   if (o.decision === 'block') {
     if (event === 'PreToolUse') j.permission = { behavior: 'deny', reason: o.reason };
-    else if (event !== 'PermissionRequest') j.blockingError = o.reason ?? `[${run.hook}]: blocked`;
+    else if (event !== 'PermissionRequest' && event !== 'PermissionDenied') j.blockingError = o.reason ?? `[${run.hook}]: blocked`;
   } else if (o.decision === 'approve' && event === 'PreToolUse') {
     j.permission = { behavior: 'allow', reason: o.reason };
   }
@@ -198,6 +204,7 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
               ...(h.decision.interrupt !== undefined ? { interrupt: h.decision.interrupt } : {}),
             };
     }
+    if (event === 'PermissionDenied' && h.retry === true) j.retry = run.hook;
     if (h.additionalContext) {
       j.additionalContext = h.additionalContext;
       msg('additional_context', h.additionalContext);

@@ -353,6 +353,7 @@ export function aggregate(judgements: readonly HookJudgement[]): HookOutcome {
     if (j.additionalContext) o.additionalContext.push(j.additionalContext);
     if (j.blockingError) o.blockingErrors.push(j.blockingError);
     if (j.stop && !o.stop) o.stop = j.stop;
+    if (j.retry !== undefined && o.retry === undefined) o.retry = j.retry;
     if (j.permissionRequest) {
       if (!o.permissionRequest || (j.permissionRequest.behavior === 'deny' && o.permissionRequest.behavior === 'allow')) {
         o.permissionRequest = j.permissionRequest;

@@ -20,6 +20,8 @@ export interface HookPayload {
   error?: string;
   is_interrupt?: boolean;
   permission_suggestions?: unknown[];
+  /** PermissionDenied: why the call was refused. */
+  reason?: string;
 }
 
 export type HookMessageKind =
@@ -58,6 +60,8 @@ export interface HookOutcome {
   stop: { reason: string } | undefined;
   /** PermissionRequest: the first deny, else the first allow. */
   permissionRequest: PermissionRequestDecision | undefined;
+  /** PermissionDenied: a hook said the model may try the call again (`retry: true`). */
+  retry: string | undefined;
   messages: HookMessage[];
   /** How many hooks ran. */
   ran: number;
@@ -79,6 +83,7 @@ export function emptyOutcome(): HookOutcome {
     blockingErrors: [],
     stop: undefined,
     permissionRequest: undefined,
+    retry: undefined,
     messages: [],
     ran: 0,
   };

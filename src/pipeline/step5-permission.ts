@@ -43,7 +43,10 @@ export async function permission(
   const digestOf = (x: ToolInput): string => (x === received ? call.inputDigest : digestInput(safeStringify(x)));
   let d: Decision = await decide({ tool, input, ctx, mode: session.mode, rules, hook });
 
-  if (d.behavior === 'ask' && session.mode === 'auto') d = await classifierLayer(d, call, session, deps, abort.signal);
+  if (d.behavior === 'ask' && session.mode === 'auto') {
+    d = await classifierLayer(d, call, session, deps, abort.signal);
+    if (d.behavior === 'deny' && deps.hooks.matches('PermissionDenied', tool.name)) d = await permissionDeniedHooks(d, call, session, deps, abort.signal);
+  }
   if (d.behavior === 'ask' && deps.hooks.matches('PermissionRequest', tool.name)) {
     d = await permissionRequestHooks(d, call, session, deps, abort.signal);
     if (d.updatedInput) input = d.updatedInput;
@@ -197,6 +200,44 @@ async function classifierLayer(
     };
   }
   return d;
+}
+
+/**
+ * PermissionDenied hooks, after a classifier denial (as in Claude Code: rule,
+ * hook and person denials do not run them). The refusal stands; a hook's
+ * `retry: true` tells the model it may try the call again (the hook may have
+ * changed something, such as a rule), and its additionalContext is passed on.
+ */
+async function permissionDeniedHooks(
+  d: Decision,
+  call: Parsed,
+  session: Session,
+  deps: PipelineDeps,
+  signal: AbortSignal,
+): Promise<Decision> {
+  const outcome = await deps.hooks.run(
+    'PermissionDenied',
+    {
+      session_id: session.id,
+      transcript_path: '',
+      cwd: session.cwd,
+      permission_mode: session.mode,
+      hook_event_name: 'PermissionDenied',
+      tool_name: call.tool.name,
+      tool_input: call.input,
+      tool_use_id: call.toolUseId,
+      reason: d.reason.detail ?? d.reason.type,
+    },
+    signal,
+  );
+  for (const m of outcome.messages) call.hookMessages.push(m);
+  const notes = [...outcome.additionalContext];
+  if (outcome.retry !== undefined) {
+    d.chain.push({ layer: 'hooks', outcome: 'deny', detail: `PermissionDenied: ${outcome.retry} allows a retry` });
+    notes.push(messages.retryAllowed);
+  }
+  if (notes.length === 0) return d;
+  return { ...d, message: [d.message ?? messages.ruleDenied(call.tool.name), ...notes].join('\n\n') };
 }
 
 async function permissionRequestHooks(

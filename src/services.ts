@@ -32,6 +32,7 @@ import { Checkpointer } from './storage/checkpointer.js';
 import { ExecutionLog } from './storage/executions.js';
 import { Observability, type ObservabilityOptions } from './observability/observability.js';
 import { Retention } from './storage/retention.js';
+import { BackgroundTasks } from './tasks/background.js';
 import type { AnyTool } from './tool/types.js';
 import { builtinTools } from './tools/index.js';
 import { childEnvironment } from './util/env.js';
@@ -89,6 +90,8 @@ export interface Services {
   observability: Observability;
   /** Pruning of old audit rows, executions and stored results (config.retention). */
   retention: Retention;
+  /** Background Bash tasks (run_in_background); absent when bash.background.enabled is false. */
+  tasks: BackgroundTasks | undefined;
   /** Set when a graceful shutdown begins: new requests get 503. */
   closing: boolean;
   close(): Promise<void>;
@@ -155,15 +158,19 @@ export function createServices(opts: ServiceOptions): Services {
   const classifier =
     opts.classifier ?? (config.classifier ? new HttpClassifier({ url: config.classifier.url, timeoutMs: config.classifier.timeoutMs, headers: config.classifier.headers, mask: maskSecrets }) : undefined);
 
+  const { enabled: backgroundEnabled, ...backgroundLimits } = config.bash.background;
+  const tasks = backgroundEnabled ? new BackgroundTasks(backgroundLimits, log) : undefined;
+  // Without background tasks, their tools have nothing to read or stop.
+  const features = backgroundEnabled ? config.features : { TaskOutput: false, TaskStop: false, ...config.features };
   const builtins = [...(opts.builtins ?? builtinTools()), ...(opts.extraTools ?? [])];
   let mcpTools: readonly AnyTool[] = opts.mcpTools ?? [];
   const logProblems = (p: ToolPool): void => {
     for (const problem of p.problems) log.warn({ problem }, problem.message);
   };
-  let pool = new ToolPool({ builtins, features: config.features, rules: ruleStore.global, mcpTools });
+  let pool = new ToolPool({ builtins, features, rules: ruleStore.global, mcpTools });
   let catalogs = new CatalogCache(pool);
   const rebuildPool = (): void => {
-    pool = new ToolPool({ builtins, features: config.features, rules: ruleStore.global, mcpTools });
+    pool = new ToolPool({ builtins, features, rules: ruleStore.global, mcpTools });
     catalogs = new CatalogCache(pool);
     logProblems(pool);
   };
@@ -195,6 +202,7 @@ export function createServices(opts: ServiceOptions): Services {
     log,
     observer: registry,
     config,
+    tasks,
   };
   const executor = new Executor({ deps, registry, maxConcurrency: config.execution.maxConcurrency, maxInFlight: config.server.maxInFlightCalls });
 
@@ -216,6 +224,7 @@ export function createServices(opts: ServiceOptions): Services {
     log,
     pendingPermissionRequests: () => broker.pendingCount,
     websocketConnections: () => hub.connections,
+    backgroundTasks: () => tasks?.running ?? 0,
     mcp,
     requiredMcpServers: Object.keys(config.mcpServers).filter((name) => config.mcpServers[name]!.required === true),
     ...opts.observability,
@@ -248,10 +257,12 @@ export function createServices(opts: ServiceOptions): Services {
     mcp,
     observability,
     retention,
+    tasks,
     closing: false,
     async close() {
       hub.close();
       hooks.close?.();
+      await tasks?.close();
       broker.cancelAll();
       await mcp.close();
       observability.close();

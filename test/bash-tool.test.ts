@@ -64,11 +64,10 @@ describe('running commands', () => {
     expect(r.text).toBe('(Bash completed with no output)');
   });
 
-  it('rejects a timeout above the maximum, run_in_background, an empty command and NUL bytes', async () => {
+  it('rejects a timeout above the maximum, an empty command and NUL bytes', async () => {
     t = await makeApp(ALLOW, { extraTools: [bashTool] });
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ command: 'ls', timeout: 600_001 }, /exceeds the maximum of 600000 milliseconds/],
-      [{ command: 'ls', run_in_background: true }, /run_in_background is not supported/],
       [{ command: '   ' }, /The command is empty/],
       [{ command: 'echo a\u0000b' }, /NUL character/],
     ];

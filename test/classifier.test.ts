@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { isDangerousAllowRule } from '../src/permissions/dangerous-rules.js';
 import { CLASSIFIER_DENIAL_LIMITS } from '../src/pipeline/step5-permission.js';
+import type { ConfigInput } from '../src/config/schema.js';
 import { cleanupTmp, execute, makeApp, tmpDir, use, type TestApp } from './helpers.js';
 import { json, lastAudit, localServer, run, script, sleep, type LocalServer } from './helpers-hooks.js';
 
@@ -27,7 +28,7 @@ afterAll(cleanupTmp);
 /** A classifier whose answer is `judge(the text it was sent)`: an object as JSON, a string as it is. */
 async function start(
   judge: (command: string) => unknown,
-  opts: { timeoutMs?: number; headless?: 'deny' | 'wait'; status?: number; hooks?: Record<string, unknown>; deny?: string[] } = {},
+  opts: { timeoutMs?: number; headless?: 'deny' | 'wait'; status?: number; hooks?: ConfigInput['hooks']; deny?: string[] } = {},
 ) {
   server = await localServer(async (req, res) => {
     const body = JSON.parse(req.body) as { input: string };

@@ -108,6 +108,7 @@ export function directContext(opts: DirectOptions): ToolContext & { session: Ses
     childEnv: {},
     listTools: () => [],
     config: Config.parse({}),
+    tasks: undefined,
   };
 }
 

@@ -4,6 +4,7 @@
  * (permissions, hooks, mcpServers) keep Claude Code's shape.
  */
 import { z } from 'zod';
+import { DEFAULT_BACKGROUND_LIMITS } from '../tasks/background.js';
 
 export const Scope = z.enum(['execute', 'read', 'approve', 'admin']);
 export type Scope = z.infer<typeof Scope>;
@@ -179,6 +180,18 @@ export const Config = z.object({
           mode: z.enum(['off', 'auto', 'bubblewrap']).default('off'),
           allowNetwork: z.boolean().default(true),
           writablePaths: z.array(z.string()).default([]),
+        })
+        .prefault({}),
+      /** `run_in_background` tasks, read with TaskOutput and stopped with TaskStop (tasks/background.ts). */
+      background: z
+        .object({
+          enabled: z.boolean().default(true),
+          maxRunningPerSession: z.number().int().positive().default(DEFAULT_BACKGROUND_LIMITS.maxRunningPerSession),
+          maxRunning: z.number().int().positive().default(DEFAULT_BACKGROUND_LIMITS.maxRunning),
+          maxOutputBytes: z.number().int().positive().default(DEFAULT_BACKGROUND_LIMITS.maxOutputBytes),
+          maxLifetimeMs: z.number().int().positive().default(DEFAULT_BACKGROUND_LIMITS.maxLifetimeMs),
+          keepFinishedMs: z.number().int().positive().default(DEFAULT_BACKGROUND_LIMITS.keepFinishedMs),
+          maxFinishedPerSession: z.number().int().nonnegative().default(DEFAULT_BACKGROUND_LIMITS.maxFinishedPerSession),
         })
         .prefault({}),
     })

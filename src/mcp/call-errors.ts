@@ -5,12 +5,12 @@
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ErrorClass } from '../pipeline/error-class.js';
+import { oneLine } from '../util/text.js';
 
 const MAX_ERROR_CHARS = 500;
 
 export function clip(s: string): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  return one.length > MAX_ERROR_CHARS ? `${one.slice(0, MAX_ERROR_CHARS - 1)}…` : one;
+  return oneLine(s, MAX_ERROR_CHARS);
 }
 
 /** A zod error: the SDK parses with zod's core (`$ZodError`), toolexec with zod (`ZodError`). */

@@ -28,6 +28,8 @@ export interface MetricSources {
   pendingPermissionRequests(): number;
   executionsInFlight(): number;
   websocketConnections(): number;
+  /** Background Bash tasks running now. */
+  backgroundTasks?: (() => number) | undefined;
   /** MCP servers and their states; absent when MCP is not part of the service. */
   mcpServers?: (() => ReadonlyArray<{ name: string; state: string; tools: number }>) | undefined;
 }
@@ -135,6 +137,15 @@ export class ServiceMetrics {
       registers,
       collect() {
         this.set(src.websocketConnections());
+      },
+    });
+    const backgroundTasks = src.backgroundTasks;
+    new Gauge({
+      name: 'toolexec_background_tasks_running',
+      help: 'Background Bash tasks (run_in_background) running now.',
+      registers,
+      collect() {
+        this.set(backgroundTasks?.() ?? 0);
       },
     });
     const mcpServers = src.mcpServers;

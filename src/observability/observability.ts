@@ -22,6 +22,8 @@ export interface ObservabilityOptions {
   log: Logger;
   pendingPermissionRequests(): number;
   websocketConnections(): number;
+  /** Background Bash tasks running now. */
+  backgroundTasks?: (() => number) | undefined;
   /** MCP servers' states; absent when the service runs without MCP. */
   mcp?: { status(): ReadonlyArray<{ name: string; state: string; tools: number }> } | undefined;
   /** MCP servers that must be connected for readiness. */
@@ -67,6 +69,7 @@ export class Observability {
       pendingPermissionRequests: opts.pendingPermissionRequests,
       executionsInFlight: () => opts.registry.size,
       websocketConnections: opts.websocketConnections,
+      backgroundTasks: opts.backgroundTasks,
       mcpServers: mcp ? () => mcp.status() : undefined,
     });
     const mcpReadiness: McpReadinessSource | undefined = mcp

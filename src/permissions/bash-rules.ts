@@ -43,6 +43,7 @@ import { messages } from './messages.js';
 import { PATH_RULE_TOOLS } from './rule-index.js';
 import { parseRule } from './rule-parser.js';
 import type { PermissionRule, ReasonType } from './types.js';
+import { oneLine } from '../util/text.js';
 
 export type BashPermissionContext = Pick<ToolContext, 'permissions' | 'workspace' | 'session'>;
 
@@ -58,8 +59,7 @@ function matcherOf(rule: PermissionRule): CompiledBashRule {
 }
 
 function short(s: string, max = 200): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+  return oneLine(s, max);
 }
 
 /** The spellings of a path rules are matched against: where it really leads, and as resolved. Memoised per decision. */

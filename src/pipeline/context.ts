@@ -62,6 +62,10 @@ export class CallContext implements ToolContext {
     return this.deps.config;
   }
 
+  get tasks(): PipelineDeps['tasks'] {
+    return this.deps.tasks;
+  }
+
   createOutput(): SpillingOutputSink {
     const threshold = persistThreshold(this.tool, this.deps);
     return new SpillingOutputSink({
@@ -121,5 +125,6 @@ export function makeContext(
     childEnv: deps.childEnv,
     listTools: () => deps.pool().view(session.mode),
     config: deps.config,
+    tasks: deps.tasks,
   };
 }

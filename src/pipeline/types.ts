@@ -14,6 +14,7 @@ import type { Decision } from '../permissions/types.js';
 import type { ToolPool } from '../pool/pool.js';
 import type { ResultStore } from '../results/store.js';
 import type { Session } from '../sessions/session.js';
+import type { BackgroundTasks } from '../tasks/background.js';
 import type { AuditLog } from '../storage/audit.js';
 import type { ExecutionLog } from '../storage/executions.js';
 import type { AnyTool, ProgressEvent, ToolInput, ToolResultBlock } from '../tool/types.js';
@@ -112,6 +113,8 @@ export interface PipelineDeps {
   log: Logger;
   observer: CallObserver;
   config: Config;
+  /** Background Bash tasks; absent when bash.background is switched off. */
+  tasks?: BackgroundTasks | undefined;
 }
 
 /** Live state for dashboards and the websocket. */

@@ -11,6 +11,7 @@ import type { OutputSink } from '../results/output-sink.js';
 import type { Workspace } from '../workspace.js';
 import type { PermissionQuery, ReasonType } from '../permissions/types.js';
 import type { ErrorClass } from '../pipeline/error-class.js';
+import type { BackgroundTasks } from '../tasks/background.js';
 
 export type ToolInput = Record<string, unknown>;
 
@@ -92,6 +93,8 @@ export interface ToolContext {
   listTools(): readonly AnyTool[];
   /** The service's configuration, read-only (tools read their own section). */
   readonly config: Readonly<Config>;
+  /** Background Bash tasks (run_in_background); absent when they are switched off. */
+  readonly tasks: BackgroundTasks | undefined;
 }
 
 /** What a tool's call returns. */

@@ -29,7 +29,9 @@ import { checkBashPermission } from '../permissions/bash-rules.js';
 import { formatPersisted, type OutputSink, type SinkResult } from '../results/output-sink.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ToolContext, ToolResultBlock } from '../tool/types.js';
+import { TaskLimitError } from '../tasks/background.js';
 import { runChild } from '../util/child.js';
+import { oneLine } from '../util/text.js';
 import { expandHome } from '../workspace.js';
 import { loadPrompt } from './prompt.js';
 
@@ -46,7 +48,10 @@ export const BashInput = z.strictObject({
     .describe(
       "Clear, concise description of what this command does in 5-10 words, in active voice. Examples:\nInput: ls\nOutput: List files in current directory\n\nInput: git status\nOutput: Show working tree status\n\nInput: npm install\nOutput: Install package dependencies",
     ),
-  run_in_background: z.boolean().optional().describe('Not supported by this service: must be omitted or false.'),
+  run_in_background: z
+    .boolean()
+    .optional()
+    .describe('Set to true to run this command in the background. Use TaskOutput to read the output later, and TaskStop to stop it.'),
 });
 export type BashInput = z.infer<typeof BashInput>;
 
@@ -61,6 +66,8 @@ export interface BashOutput {
   stdoutResultId: string | undefined;
   stderrResultId: string | undefined;
   cwd: string;
+  /** Set when the command was started in the background. */
+  taskId?: string | undefined;
 }
 
 /** Exit codes that are answers rather than failures (Claude Code's commandSemantics). */
@@ -219,6 +226,54 @@ async function runBash(input: BashInput, ctx: ToolContext): Promise<BashOutput> 
   }
 }
 
+/**
+ * run_in_background: starts the command as a background task and answers at
+ * once. It runs where a foreground call would (working directory, sandbox,
+ * environment) but leaves the session's working directory as it is, and the
+ * `timeout` does not apply: the task runs until it exits, TaskStop, or the
+ * service's lifetime for background tasks (bash.background.maxLifetimeMs).
+ */
+function startBackground(input: BashInput, ctx: ToolContext): BashOutput {
+  const tasks = ctx.tasks;
+  if (!tasks) throw new ToolError(BACKGROUND_OFF, 'validation');
+  let cwd = ctx.session.cwd;
+  if (!isDirectory(cwd)) cwd = ctx.workspace.root;
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'toolexec-bash-'));
+  const cleanup = (): void => fs.rmSync(scratch, { recursive: true, force: true });
+  let taskId: string;
+  try {
+    const sandbox = sandboxFor(ctx, cwd, scratch);
+    taskId = tasks.start({
+      sessionId: ctx.session.id,
+      command: input.command,
+      description: input.description,
+      file: sandbox ? 'bwrap' : 'bash',
+      args: sandbox ? [...sandbox, '--', 'bash', '-c', input.command] : ['-c', input.command],
+      cwd,
+      env: ctx.childEnv,
+      cleanup,
+    }).id;
+  } catch (e) {
+    cleanup();
+    if (e instanceof TaskLimitError) throw new ToolError(e.message, 'tool_error');
+    throw e;
+  }
+  return {
+    text: `Command running in background with ID: ${taskId}. Read its output with TaskOutput and stop it with TaskStop, giving task_id "${taskId}".`,
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    isError: false,
+    stdoutResultId: undefined,
+    stderrResultId: undefined,
+    cwd: ctx.session.cwd,
+    taskId,
+  };
+}
+
+const BACKGROUND_OFF =
+  'run_in_background is switched off on this service (bash.background.enabled is false): run the command in the foreground, within the timeout.';
+
 function readCwd(file: string): string | undefined {
   let s: string;
   try {
@@ -233,11 +288,6 @@ function readCwd(file: string): string | undefined {
 function readOnly(input: BashInput): boolean {
   const a = analyseBashSync(input.command);
   return a !== undefined && isReadOnlyAnalysis(a);
-}
-
-function oneLine(s: string, max: number): string {
-  const t = s.replace(/\s+/g, ' ').trim();
-  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 
 export const bashTool = buildTool({
@@ -271,15 +321,7 @@ export const bashTool = buildTool({
         code: 4,
       };
     }
-    if (input.run_in_background === true) {
-      return {
-        ok: false,
-        message:
-          'run_in_background is not supported by this service: a call ends with its command, and processes left in the background are stopped. Run the command in the foreground with a timeout of at most ' +
-          `${max} ms.`,
-        code: 5,
-      };
-    }
+    if (input.run_in_background === true && !ctx.tasks) return { ok: false, message: BACKGROUND_OFF, code: 5 };
     await initBashParser();
     return { ok: true };
   },
@@ -288,6 +330,7 @@ export const bashTool = buildTool({
     await initBashParser();
     // Analysed once here so that the exit-code semantics read a cached analysis.
     await analyseBash(input.command);
+    if (input.run_in_background === true) return { data: startBackground(input, ctx) };
     const out = await runBash(input, ctx);
     const errorClass: ErrorClass | undefined = out.isError ? (out.timedOut ? 'timeout' : 'tool_error') : undefined;
     return { data: out, resultId: out.stdoutResultId ?? out.stderrResultId, errorClass };
@@ -295,7 +338,9 @@ export const bashTool = buildTool({
   renderToolUseMessage: (input) => `Bash(${oneLine(input.command, 160)})`,
   getToolUseSummary: (input) => (input.description ? oneLine(input.description, 80) : oneLine(input.command, 80)),
   renderToolResultMessage: (out) =>
-    out.timedOut ? 'Timed out' : out.isError ? `Exit code ${out.exitCode ?? out.signal ?? '?'}` : out.text.length === 0 ? 'No output' : `${out.text.split('\n').length} lines`,
+    out.taskId !== undefined
+      ? `Running in the background (${out.taskId})`
+      : out.timedOut ? 'Timed out' : out.isError ? `Exit code ${out.exitCode ?? out.signal ?? '?'}` : out.text.length === 0 ? 'No output' : `${out.text.split('\n').length} lines`,
   toAutoClassifierInput: (input) => input.command,
   mapToolResultToToolResultBlockParam: (out, toolUseId): ToolResultBlock =>
     out.isError

@@ -1,0 +1,335 @@
+/**
+ * Background Bash tasks (`run_in_background: true`), as Claude Code has them:
+ * the call answers at once with a task id, the command runs on, and
+ * TaskOutput / TaskStop read and stop it. A task belongs to the session that
+ * started it; other sessions cannot see it.
+ *
+ * Each task runs in its own process group, like a foreground Bash call, with
+ * stdout and stderr appended (in the order they arrive) to one file in a
+ * directory private to this service instance. The file is capped
+ * (`maxOutputBytes`): past it the output is read and dropped, so a chatty
+ * server neither fills the disk nor blocks on a full pipe. When the command
+ * exits, what it left running in its group is stopped, as at the end of a
+ * foreground call. A task is stopped by TaskStop, at its lifetime
+ * (`maxLifetimeMs`), and when the service closes. Finished tasks are kept
+ * (`keepFinishedMs`, at most `maxFinishedPerSession` per session) so that
+ * their output can still be read, then forgotten with their files.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { DEFAULT_KILL_GRACE_MS, killGroup } from '../util/child.js';
+
+export type TaskStatus = 'running' | 'completed' | 'failed' | 'killed';
+
+export interface BackgroundTaskLimits {
+  /** Running tasks one session may have. */
+  maxRunningPerSession: number;
+  /** Running tasks in the whole service. */
+  maxRunning: number;
+  /** Output kept per task, in bytes; the rest is read and dropped. */
+  maxOutputBytes: number;
+  /** A task still running after this long is stopped. */
+  maxLifetimeMs: number;
+  /** How long a finished task's output stays readable. */
+  keepFinishedMs: number;
+  /** Finished tasks kept per session (the oldest are forgotten first). */
+  maxFinishedPerSession: number;
+}
+
+export const DEFAULT_BACKGROUND_LIMITS: BackgroundTaskLimits = {
+  maxRunningPerSession: 8,
+  maxRunning: 64,
+  maxOutputBytes: 32 * 1024 * 1024,
+  maxLifetimeMs: 60 * 60 * 1000,
+  keepFinishedMs: 60 * 60 * 1000,
+  maxFinishedPerSession: 32,
+};
+
+export interface StartTask {
+  sessionId: string;
+  command: string;
+  description: string | undefined;
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Runs once the task has ended (a sandbox's scratch directory). */
+  cleanup?: () => void;
+}
+
+export class BackgroundTask {
+  status: TaskStatus = 'running';
+  exitCode: number | null = null;
+  signal: NodeJS.Signals | null = null;
+  endedAt: number | undefined = undefined;
+  /** Bytes of output the task wrote, kept or not. */
+  bytesWritten = 0;
+  /** What stopped it, when something did. */
+  stoppedBy: 'TaskStop' | 'lifetime' | 'shutdown' | undefined = undefined;
+  readonly startedAt = Date.now();
+  /** Resolves once the task has ended and its output file is complete. */
+  readonly ended: Promise<void>;
+  markEnded!: () => void;
+  child: ChildProcess | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly sessionId: string,
+    readonly command: string,
+    readonly description: string | undefined,
+    readonly outputFile: string,
+  ) {
+    this.ended = new Promise<void>((r) => (this.markEnded = r));
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+}
+
+export class TaskLimitError extends Error {}
+
+export class BackgroundTasks {
+  private readonly tasks = new Map<string, BackgroundTask>();
+  private dir: string | undefined;
+  private closed = false;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly limits: BackgroundTaskLimits = DEFAULT_BACKGROUND_LIMITS,
+    private readonly log?: Logger,
+    private readonly killGraceMs = DEFAULT_KILL_GRACE_MS,
+  ) {
+    this.sweeper = setInterval(() => this.forgetOld(), Math.min(60_000, Math.max(1000, limits.keepFinishedMs))).unref();
+  }
+
+  /** Tasks running now, in the whole service. */
+  get running(): number {
+    let n = 0;
+    for (const t of this.tasks.values()) if (t.status === 'running') n += 1;
+    return n;
+  }
+
+  get(sessionId: string, id: string): BackgroundTask | undefined {
+    const t = this.tasks.get(id);
+    return t !== undefined && t.sessionId === sessionId ? t : undefined;
+  }
+
+  list(sessionId: string): BackgroundTask[] {
+    return [...this.tasks.values()].filter((t) => t.sessionId === sessionId);
+  }
+
+  /** Starts a task; throws TaskLimitError when a limit is reached or the service is closing. */
+  start(s: StartTask): BackgroundTask {
+    if (this.closed) throw new TaskLimitError('The service is shutting down; no background task can be started.');
+    this.forgetOld();
+    const mine = this.list(s.sessionId).filter((t) => t.status === 'running').length;
+    if (mine >= this.limits.maxRunningPerSession) {
+      throw new TaskLimitError(
+        `This session already has ${mine} background tasks running, the most it may have. Stop one with TaskStop, or wait for one to finish (TaskOutput).`,
+      );
+    }
+    if (this.running >= this.limits.maxRunning) {
+      throw new TaskLimitError(`The service already runs ${this.running} background tasks, the most it allows. Try again once some have finished.`);
+    }
+    let id: string;
+    do id = `b${randomBytes(4).toString('hex')}`;
+    while (this.tasks.has(id));
+    const file = path.join(this.outputDir(), `${id}.output`);
+    const fd = fs.openSync(file, 'wx', 0o600);
+    const task = new BackgroundTask(id, s.sessionId, s.command, s.description, file);
+    this.tasks.set(id, task);
+    this.run(task, s, fd);
+    return task;
+  }
+
+  /** Waits until the task ends, `ms` pass or `signal` aborts; true when it has ended. */
+  async wait(task: BackgroundTask, ms: number, signal: AbortSignal): Promise<boolean> {
+    if (task.status !== 'running') {
+      await task.ended;
+      return true;
+    }
+    if (ms <= 0 || signal.aborted) return false;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const gaveUp = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+      onAbort = () => resolve(false);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([task.ended.then(() => true as const), gaveUp]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Stops a running task (SIGTERM to its group, SIGKILL after the grace) and waits for it to end. */
+  async stop(task: BackgroundTask, by: NonNullable<BackgroundTask['stoppedBy']> = 'TaskStop'): Promise<void> {
+    if (task.status === 'running') {
+      task.stoppedBy ??= by;
+      killGroup(task.pid, 'SIGTERM');
+      const k = setTimeout(() => killGroup(task.pid, 'SIGKILL'), this.killGraceMs);
+      k.unref();
+      await task.ended;
+      clearTimeout(k);
+    }
+    await task.ended;
+  }
+
+  /** Reads a task's kept output in pieces (it may be large), from the start. */
+  readOutput(task: BackgroundTask, onText: (s: string) => void): void {
+    let fd: number;
+    try {
+      fd = fs.openSync(task.outputFile, 'r');
+    } catch {
+      return;
+    }
+    try {
+      const buf = Buffer.allocUnsafe(256 * 1024);
+      const decoder = new TextDecoder('utf-8');
+      for (;;) {
+        const n = fs.readSync(fd, buf, 0, buf.length, null);
+        if (n === 0) break;
+        const s = decoder.decode(buf.subarray(0, n), { stream: true });
+        if (s) onText(s);
+      }
+      const tail = decoder.decode();
+      if (tail) onText(tail);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /** Bytes the task wrote that were dropped past the cap. */
+  dropped(task: BackgroundTask): number {
+    return Math.max(0, task.bytesWritten - this.limits.maxOutputBytes);
+  }
+
+  get maxOutputBytes(): number {
+    return this.limits.maxOutputBytes;
+  }
+
+  /** Stops every running task and removes the output directory (shutdown). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+    await Promise.all([...this.tasks.values()].map((t) => this.stop(t, 'shutdown')));
+    this.tasks.clear();
+    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+    this.dir = undefined;
+  }
+
+  private outputDir(): string {
+    if (this.dir === undefined || !fs.existsSync(this.dir)) this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolexec-tasks-'));
+    return this.dir;
+  }
+
+  private run(task: BackgroundTask, s: StartTask, fd: number): void {
+    let kept = 0;
+    let fdOpen = true;
+    const append = (b: Buffer): void => {
+      task.bytesWritten += b.length;
+      if (!fdOpen || kept >= this.limits.maxOutputBytes) return;
+      const part = b.length > this.limits.maxOutputBytes - kept ? b.subarray(0, this.limits.maxOutputBytes - kept) : b;
+      try {
+        fs.writeSync(fd, part);
+        kept += part.length;
+      } catch (e) {
+        // A full disk: the task runs on, its output is no longer kept.
+        fdOpen = false;
+        this.log?.warn({ err: e, task_id: task.id }, 'could not write a background task’s output');
+      }
+    };
+    let ended = false;
+    let lifetime: NodeJS.Timeout | undefined;
+    let drain: NodeJS.Timeout | undefined;
+    const end = (status: TaskStatus): void => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(lifetime);
+      clearTimeout(drain);
+      task.child?.stdout?.destroy();
+      task.child?.stderr?.destroy();
+      // Whatever the command left running in its group goes with it.
+      killGroup(task.pid, 'SIGTERM');
+      const k = setTimeout(() => killGroup(task.pid, 'SIGKILL'), this.killGraceMs);
+      k.unref();
+      if (fdOpen) fs.closeSync(fd);
+      fdOpen = false;
+      task.status = task.stoppedBy !== undefined ? 'killed' : status;
+      task.endedAt = Date.now();
+      try {
+        s.cleanup?.();
+      } catch {
+        /* best effort */
+      }
+      task.markEnded();
+    };
+
+    let child: ChildProcess;
+    try {
+      child = spawn(s.file, s.args as string[], { cwd: s.cwd, env: s.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    } catch (e) {
+      append(Buffer.from(`Could not run bash: ${(e as Error).message}\n`));
+      end('failed');
+      return;
+    }
+    task.child = child;
+    child.stdout?.on('data', append);
+    child.stderr?.on('data', append);
+    child.on('error', (e) => {
+      append(Buffer.from(`Could not run bash: ${e.message}\n`));
+      end('failed');
+    });
+    let open = 2;
+    const closed = (): void => {
+      open -= 1;
+      if (open === 0 && (task.exitCode !== null || task.signal !== null)) end(task.exitCode === 0 ? 'completed' : 'failed');
+    };
+    child.stdout?.on('close', closed);
+    child.stderr?.on('close', closed);
+    child.on('exit', (code, sig) => {
+      task.exitCode = code;
+      task.signal = sig;
+      const status: TaskStatus = code === 0 ? 'completed' : 'failed';
+      if (open === 0) end(status);
+      // Children it left behind may hold the pipes open: a moment to drain, then the task is over.
+      else drain = setTimeout(() => end(status), 100);
+    });
+    lifetime = setTimeout(() => {
+      this.log?.info({ task_id: task.id, session_id: task.sessionId }, 'background task stopped at its lifetime');
+      void this.stop(task, 'lifetime');
+    }, this.limits.maxLifetimeMs);
+    lifetime.unref();
+  }
+
+  /** Forgets finished tasks past keepFinishedMs, and the oldest past maxFinishedPerSession. */
+  private forgetOld(): void {
+    const now = Date.now();
+    const finishedBySession = new Map<string, BackgroundTask[]>();
+    for (const t of this.tasks.values()) {
+      if (t.status === 'running' || t.endedAt === undefined) continue;
+      if (now - t.endedAt >= this.limits.keepFinishedMs) this.forget(t);
+      else {
+        const list = finishedBySession.get(t.sessionId) ?? [];
+        list.push(t);
+        finishedBySession.set(t.sessionId, list);
+      }
+    }
+    for (const list of finishedBySession.values()) {
+      list.sort((a, b) => a.endedAt! - b.endedAt!);
+      for (const t of list.slice(0, Math.max(0, list.length - this.limits.maxFinishedPerSession))) this.forget(t);
+    }
+  }
+
+  private forget(t: BackgroundTask): void {
+    this.tasks.delete(t.id);
+    fs.rmSync(t.outputFile, { force: true });
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * TaskOutput: a background task's status and output, as Claude Code's
+ * TaskOutputTool answers them (`<retrieval_status>`, `<task_id>`,
+ * `<task_type>`, `<status>`, `<exit_code>`, `<output>`). With `block` it
+ * waits for the task to end, for at most `timeout` ms. The output is read
+ * from the task's file into an output sink, so a large one is persisted and
+ * previewed like any large result instead of being held whole in memory.
+ * Reading touches nothing, so the tool allows itself.
+ */
+import { z } from 'zod';
+import { formatPersisted } from '../results/output-sink.js';
+import type { BackgroundTask } from '../tasks/background.js';
+import { buildTool } from '../tool/build-tool.js';
+import type { ToolContext } from '../tool/types.js';
+import { loadPrompt } from './prompt.js';
+
+export const TASK_OUTPUT_MAX_TIMEOUT_MS = 600_000;
+
+export const TaskOutputInput = z.strictObject({
+  task_id: z.string().min(1).describe('The task ID to get output from'),
+  block: z.boolean().default(true).describe('Whether to wait for completion'),
+  timeout: z.number().int().min(0).max(TASK_OUTPUT_MAX_TIMEOUT_MS).default(30_000).describe('Max wait time in ms'),
+});
+export type TaskOutputInput = z.infer<typeof TaskOutputInput>;
+
+export interface TaskOutputOutput {
+  retrievalStatus: 'success' | 'timeout' | 'not_ready';
+  taskId: string;
+  status: BackgroundTask['status'];
+  exitCode: number | null;
+  output: string;
+  resultId: string | undefined;
+}
+
+/** The session's task, or undefined (another session's tasks are not there at all). */
+export function sessionTask(ctx: ToolContext, id: string): BackgroundTask | undefined {
+  return ctx.tasks?.get(ctx.session.id, id);
+}
+
+export function noTask(id: string): string {
+  return `No task found with ID: ${id}`;
+}
+
+function readOutput(task: BackgroundTask, ctx: ToolContext): { text: string; id: string | undefined } {
+  const tasks = ctx.tasks!;
+  const sink = ctx.createOutput();
+  try {
+    tasks.readOutput(task, (s) => sink.write(s));
+    const dropped = tasks.dropped(task);
+    if (dropped > 0) sink.write(`\n[${dropped} more bytes of output were not kept: a task keeps at most ${tasks.maxOutputBytes} bytes]`);
+    const r = sink.finish();
+    return r.kind === 'inline' ? { text: r.text, id: undefined } : { text: formatPersisted(r), id: r.id };
+  } catch (e) {
+    sink.abort();
+    throw e;
+  }
+}
+
+export const taskOutputTool = buildTool({
+  name: 'TaskOutput',
+  aliases: ['BashOutputTool', 'BashOutput', 'AgentOutputTool'],
+  searchHint: 'read the output of a background task or shell',
+  description: loadPrompt(new URL('./task-output.md', import.meta.url)),
+  inputSchema: TaskOutputInput,
+  maxResultSizeChars: 30_000,
+  shouldDefer: true,
+  isConcurrencySafe: () => true,
+  isReadOnly: () => true,
+  validateInput: async (input, ctx) => (sessionTask(ctx, input.task_id) ? { ok: true } : { ok: false, message: noTask(input.task_id), code: 1 }),
+  checkPermissions: async () => ({ behavior: 'allow', type: 'tool', detail: 'TaskOutput only reads the output of a task this session started' }),
+  call: async (input, ctx) => {
+    const task = sessionTask(ctx, input.task_id);
+    if (!task) throw new Error(noTask(input.task_id));
+    const done = input.block ? await ctx.tasks!.wait(task, input.timeout, ctx.signal) : task.status !== 'running';
+    if (ctx.signal.aborted) throw Object.assign(new Error('The wait was cancelled'), { name: 'AbortError' });
+    const out = readOutput(task, ctx);
+    return {
+      data: {
+        retrievalStatus: done ? 'success' : input.block ? 'timeout' : 'not_ready',
+        taskId: task.id,
+        status: task.status,
+        exitCode: task.exitCode,
+        output: out.text,
+        resultId: out.id,
+      } satisfies TaskOutputOutput,
+      resultId: out.id,
+    };
+  },
+  renderToolUseMessage: (input) => `TaskOutput(${input.task_id}${input.block === false ? ', non-blocking' : ''})`,
+  renderToolResultMessage: (out) => `${out.status}${out.exitCode !== null ? ` (exit ${out.exitCode})` : ''}`,
+  mapToolResultToToolResultBlockParam: (out, toolUseId) => {
+    const parts = [`<retrieval_status>${out.retrievalStatus}</retrieval_status>`, `<task_id>${out.taskId}</task_id>`, '<task_type>local_bash</task_type>', `<status>${out.status}</status>`];
+    if (out.exitCode !== null) parts.push(`<exit_code>${out.exitCode}</exit_code>`);
+    const text = out.output.trimEnd();
+    if (text.length > 0) parts.push(`<output>\n${text}\n</output>`);
+    return { type: 'tool_result', tool_use_id: toolUseId, content: parts.join('\n\n') };
+  },
+});

@@ -2,14 +2,18 @@
  * The service as a real process: SIGTERM with calls in flight (they finish,
  * or are cancelled with their rows, and the exit code is 0), and SIGKILL
  * under load (every execution that was acknowledged has its audit row, and the
- * database passes PRAGMA integrity_check).
+ * database passes PRAGMA integrity_check), and SIGKILL with a background task
+ * running (the next service to start stops it).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { cleanupTmp, tmpDir } from './helpers.js';
+import { eventually, isAlive, readPid } from './helpers-bash.js';
+import { waitFor } from './helpers-mcp.js';
 
 const CLI = path.resolve('dist/cli.js');
 const children: ChildProcess[] = [];
@@ -192,5 +196,34 @@ describe('SIGKILL under load', () => {
     expect((d3.prepare(`SELECT COUNT(*) AS n FROM executions WHERE finished_at IS NULL`).get() as { n: number }).n).toBe(0);
     d3.close();
     expect(integrity(s.db)).toBe('ok');
+  });
+});
+
+describe('SIGKILL with a background task running', () => {
+  it('leaves the task running, and the next service to start stops it and removes its directory', async () => {
+    const s = await startService({ permissions: { allow: ['Bash'] } });
+    const pidFile = path.join(s.dir, 'ws', 'grandchild.pid');
+    const res = await execute(s.base, {
+      session_id: 'orphan',
+      tool_uses: [{ type: 'tool_use', id: 'bg', name: 'Bash', input: { command: 'sleep 300 & echo $! > grandchild.pid; wait', run_in_background: true } }],
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { tool_results: Array<{ content: string }> }).tool_results[0]!.content).toMatch(/^Command running in background with ID: b[0-9a-f]{8}\./);
+    const grandchild = await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').endsWith('\n') && readPid(pidFile), 'the grandchild pid');
+    const deadPid = s.child.pid!;
+    const ownDirs = () => fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith(`toolexec-tasks-${deadPid}-`));
+    expect(ownDirs()).toHaveLength(1);
+
+    s.child.kill('SIGKILL');
+    expect((await s.exited).signal).toBe('SIGKILL');
+    // Nothing could stop it: the task outlives its service.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(isAlive(grandchild)).toBe(true);
+
+    const again = await startService({ permissions: { allow: ['Bash'] } });
+    expect(await eventually(() => !isAlive(grandchild))).toBe(true);
+    expect(ownDirs()).toEqual([]);
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toEqual({ code: 0, signal: null });
   });
 });

@@ -14,6 +14,12 @@
  * (`maxLifetimeMs`), and when the service closes. Finished tasks are kept
  * (`keepFinishedMs`, at most `maxFinishedPerSession` per session) so that
  * their output can still be read, then forgotten with their files.
+ *
+ * A service killed outright (SIGKILL, a crash) cannot stop its tasks. Every
+ * task's processes carry TOOLEXEC_BACKGROUND_TASK=<dir>/<id> in their
+ * environment, and the directory is named after the service's pid: the next
+ * service to start finds the directories of services no longer running, stops
+ * the processes whose environment names them (Linux /proc), and removes them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -93,6 +99,65 @@ export class BackgroundTask {
 
 export class TaskLimitError extends Error {}
 
+/** The environment variable that ties a task's processes to it. */
+export const TASK_MARKER = 'TOOLEXEC_BACKGROUND_TASK';
+const DIR_PREFIX = 'toolexec-tasks-';
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Stops what the tasks of services that died without closing left running,
+ * and removes their directories under `tmp`. Returns how many processes were
+ * killed. Best effort: without /proc, only the directories go.
+ */
+export function reapOrphans(tmp = os.tmpdir(), log?: Logger): number {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(tmp);
+  } catch {
+    return 0;
+  }
+  const dead: string[] = [];
+  for (const e of entries) {
+    const m = /^toolexec-tasks-(\d+)-/.exec(e);
+    if (m && Number(m[1]) !== process.pid && !pidAlive(Number(m[1]))) dead.push(path.join(tmp, e));
+  }
+  if (dead.length === 0) return 0;
+  let killed = 0;
+  let procs: string[] = [];
+  try {
+    procs = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    /* no /proc: nothing to find */
+  }
+  const markers = dead.map((d) => Buffer.from(`${TASK_MARKER}=${d}/`));
+  for (const p of procs) {
+    let env: Buffer;
+    try {
+      env = fs.readFileSync(`/proc/${p}/environ`);
+    } catch {
+      continue;
+    }
+    if (!markers.some((m) => env.includes(m))) continue;
+    try {
+      process.kill(Number(p), 'SIGKILL');
+      killed += 1;
+    } catch {
+      /* already gone */
+    }
+  }
+  for (const d of dead) fs.rmSync(d, { recursive: true, force: true });
+  if (killed > 0) log?.warn({ processes: killed, directories: dead.length }, 'stopped background tasks left running by a service that did not close');
+  return killed;
+}
+
 export class BackgroundTasks {
   private readonly tasks = new Map<string, BackgroundTask>();
   private dir: string | undefined;
@@ -105,6 +170,10 @@ export class BackgroundTasks {
     private readonly killGraceMs = DEFAULT_KILL_GRACE_MS,
   ) {
     this.sweeper = setInterval(() => this.forgetOld(), Math.min(60_000, Math.max(1000, limits.keepFinishedMs))).unref();
+    // After start-up, not during it: a crash's leftovers are no reason to start slower.
+    setImmediate(() => {
+      if (!this.closed) reapOrphans(os.tmpdir(), this.log);
+    }).unref();
   }
 
   /** Tasks running now, in the whole service. */
@@ -226,7 +295,7 @@ export class BackgroundTasks {
   }
 
   private outputDir(): string {
-    if (this.dir === undefined || !fs.existsSync(this.dir)) this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolexec-tasks-'));
+    if (this.dir === undefined || !fs.existsSync(this.dir)) this.dir = fs.mkdtempSync(path.join(os.tmpdir(), `${DIR_PREFIX}${process.pid}-`));
     return this.dir;
   }
 
@@ -274,7 +343,8 @@ export class BackgroundTasks {
 
     let child: ChildProcess;
     try {
-      child = spawn(s.file, s.args as string[], { cwd: s.cwd, env: s.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+      const env = { ...s.env, [TASK_MARKER]: path.join(path.dirname(task.outputFile), task.id) };
+      child = spawn(s.file, s.args as string[], { cwd: s.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
     } catch (e) {
       append(Buffer.from(`Could not run bash: ${(e as Error).message}\n`));
       end('failed');

@@ -210,6 +210,27 @@ describe('built-in tools fuzzed through POST /execute (bypassPermissions)', () =
     await fc.assert(fc.asyncProperty(mutated(input, ['command']), async (i) => void (await run('Bash', i))), runs(50));
   });
 
+  it('TaskOutput and TaskStop: real, unknown and odd ids; block and timeout at and past their bounds', async () => {
+    // A few real tasks of this session, short and long, for the fuzz to find.
+    const ids: string[] = [];
+    for (const command of ['echo short', 'sleep 30', 'printf "a\\nb"; exit 4']) {
+      const o = await run('Bash', { command, run_in_background: true });
+      const id = /with ID: (b[0-9a-f]{8})/.exec(o.text)?.[1];
+      expect(id, o.text).toBeDefined();
+      ids.push(id!);
+    }
+    const taskId = fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...ids) },
+      fc.constantFrom('b00000000', '', ' ', '__proto__', 'constructor', 'toString', ids[0]!.toUpperCase()),
+      fc.string({ maxLength: 20 }),
+    );
+    const timeout = mostly(fc.constantFrom(0, 1, 50), fc.constantFrom(600_001, -1, 1.5, '5', null, 1e12));
+    const output = fc.record({ task_id: taskId, block: mostly(fc.boolean(), fc.constantFrom('yes', null, 0)), timeout }, { requiredKeys: ['task_id'] });
+    await fc.assert(fc.asyncProperty(mutated(output), async (i) => void (await run('TaskOutput', i))), runs(60));
+    const stop = fc.record({ task_id: taskId, shell_id: taskId }, { requiredKeys: [] });
+    await fc.assert(fc.asyncProperty(mutated(stop), async (i) => void (await run('TaskStop', i))), runs(40));
+  });
+
   it('WebFetch: loopback pages, a closed port, invalid and huge URLs, other schemes', async () => {
     const url = fc.oneof(
       { weight: 4, arbitrary: fc.constantFrom('/html', '/json', '/binary', '/latin1', '/big', '/redirect-same', '/redirect-other', '/redirect-bad', '/redirect-loop', '/500', '/empty', '/reset', '/no-type', '/nope', '/%', '/%E0%A4%A', '/?q=\u00e9').map((p) => web.base + p) },
@@ -285,7 +306,7 @@ describe('built-in tools fuzzed through POST /execute (bypassPermissions)', () =
 
   it('reached every tool with both successes and failures', () => {
     if (process.env.FUZZ_TOOLS_DEBUG) console.log([...tally].map(([n, e]) => `${n} ok=${e.ok} err=${e.err} ${[...e.classes].join(',')}`).join('\n'));
-    for (const name of ['Read', 'Write', 'Edit', 'Glob', 'Grep', 'NotebookEdit', 'TodoWrite', 'ToolSearch', 'Bash', 'WebFetch']) {
+    for (const name of ['Read', 'Write', 'Edit', 'Glob', 'Grep', 'NotebookEdit', 'TodoWrite', 'ToolSearch', 'Bash', 'WebFetch', 'TaskOutput', 'TaskStop']) {
       const e = tally.get(name);
       expect(e?.ok, `${name} succeeded`).toBeGreaterThan(0);
       expect(e?.err, `${name} failed`).toBeGreaterThan(0);

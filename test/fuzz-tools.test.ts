@@ -211,23 +211,34 @@ describe('built-in tools fuzzed through POST /execute (bypassPermissions)', () =
   });
 
   it('TaskOutput and TaskStop: real, unknown and odd ids; block and timeout at and past their bounds', async () => {
-    // A few real tasks of this session, short and long, for the fuzz to find.
-    const ids: string[] = [];
-    for (const command of ['echo short', 'sleep 30', 'printf "a\\nb"; exit 4']) {
-      const o = await run('Bash', { command, run_in_background: true });
-      const id = /with ID: (b[0-9a-f]{8})/.exec(o.text)?.[1];
-      expect(id, o.text).toBeDefined();
-      ids.push(id!);
-    }
-    const taskId = fc.oneof(
-      { weight: 4, arbitrary: fc.constantFrom(...ids) },
-      fc.constantFrom('b00000000', '', ' ', '__proto__', 'constructor', 'toString', ids[0]!.toUpperCase()),
-      fc.string({ maxLength: 20 }),
-    );
+    /** Real tasks of this session for the fuzz to find. */
+    const startTasks = async (commands: string[]): Promise<string[]> => {
+      const ids: string[] = [];
+      for (const command of commands) {
+        const o = await run('Bash', { command, run_in_background: true });
+        const id = /with ID: (b[0-9a-f]{8})/.exec(o.text)?.[1];
+        expect(id, o.text).toBeDefined();
+        ids.push(id!);
+      }
+      return ids;
+    };
+    const idsAnd = (ids: string[]) =>
+      fc.oneof(
+        { weight: 4, arbitrary: fc.constantFrom(...ids) },
+        fc.constantFrom('b00000000', '', ' ', '__proto__', 'constructor', 'toString', ids[0]!.toUpperCase()),
+        fc.string({ maxLength: 20 }),
+      );
+    // Tasks that end at once: a blocking read (whose timeout a mutation may drop to its 30 s default) never waits long.
+    const ended = await startTasks(['echo short', 'printf "a\\nb"; exit 4']);
     const timeout = mostly(fc.constantFrom(0, 1, 50), fc.constantFrom(600_001, -1, 1.5, '5', null, 1e12));
-    const output = fc.record({ task_id: taskId, block: mostly(fc.boolean(), fc.constantFrom('yes', null, 0)), timeout }, { requiredKeys: ['task_id'] });
+    const output = fc.record({ task_id: idsAnd(ended), block: mostly(fc.boolean(), fc.constantFrom('yes', null, 0)), timeout }, { requiredKeys: ['task_id'] });
     await fc.assert(fc.asyncProperty(mutated(output), async (i) => void (await run('TaskOutput', i))), runs(60));
-    const stop = fc.record({ task_id: taskId, shell_id: taskId }, { requiredKeys: [] });
+
+    const long = await startTasks(['sleep 30', 'sleep 30']);
+    // One stop known to succeed (the fuzz may never draw a running task cleanly).
+    const stopped = await run('TaskStop', { task_id: long.pop()! });
+    expect(stopped.isError, stopped.text).toBe(false);
+    const stop = fc.record({ task_id: idsAnd([...long, ...ended]), shell_id: idsAnd([...long, ...ended]) }, { requiredKeys: [] });
     await fc.assert(fc.asyncProperty(mutated(stop), async (i) => void (await run('TaskStop', i))), runs(40));
   });
 

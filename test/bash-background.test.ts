@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../src/config/schema.js';
+import type { Approvals } from '../src/permissions/approvals.js';
 import { cleanupTmp, execute, makeApp, textOf, use, type TestApp } from './helpers.js';
 import { eventually, isAlive, readPid } from './helpers-bash.js';
 import { waitFor } from './helpers-mcp.js';
@@ -147,6 +148,18 @@ describe('run_in_background', () => {
     expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule' } } });
     expect(t.app.toolexec.tasks!.list('s')).toEqual([]);
     expect(fs.existsSync(path.join(t.workspace, 'keep'))).toBe(true);
+  });
+});
+
+describe('in the bubblewrap sandbox', () => {
+  it('a background task writes only inside the working directories, as a foreground call does', async () => {
+    const approveAll: Approvals = { request: async () => ({ behavior: 'allow', reason: 'user', actor: 'tester' }) };
+    t = await makeApp({ bash: { sandbox: { mode: 'bubblewrap', allowNetwork: false } } }, { approvals: approveAll });
+    const outside = `/var/tmp/toolexec-outside-bg-${process.pid}`;
+    const id = await start(`touch inside && echo inside-ok; touch ${outside} 2>/dev/null || echo outside-refused`);
+    expect((await output(id, { timeout: 20_000 })).tags).toMatchObject({ status: 'completed', output: 'inside-ok\noutside-refused' });
+    expect(fs.existsSync(path.join(t.workspace, 'inside'))).toBe(true);
+    expect(fs.existsSync(outside)).toBe(false);
   });
 });
 

@@ -250,6 +250,9 @@ export class ServerConnection implements McpCaller {
     this.deps.log.debug({ mcp_server: this.serverName, err: e }, 'MCP transport error');
     // A stdio transport closes itself when its process dies; HTTP streams can drop without closing.
     if (this.type !== 'stdio' && this.state === 'connected') this.probe(client, describeError(e));
+    // The legacy SSE transport reopens a failed stream by itself, and an answer lost with the old
+    // stream never comes: while connecting, the attempt ends now rather than at the connect timeout.
+    else if (this.type === 'sse' && this.state !== 'connected') void client.close().catch(() => {});
   }
 
   /** Pings the server; a failed ping closes the connection, which ends the calls in flight and reconnects. */

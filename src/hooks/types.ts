@@ -24,6 +24,27 @@ export interface HookPayload {
   reason?: string;
 }
 
+/** The fields every tool event's payload carries (the session's, the event's and the tool's). */
+export function hookPayload(
+  event: HookEvent,
+  session: { id: string; cwd: string; mode: PermissionMode },
+  toolName: string,
+  input: ToolInput,
+  toolUseId: string | undefined,
+): HookPayload {
+  const p: HookPayload = {
+    session_id: session.id,
+    transcript_path: '',
+    cwd: session.cwd,
+    permission_mode: session.mode,
+    hook_event_name: event,
+    tool_name: toolName,
+    tool_input: input,
+  };
+  if (toolUseId !== undefined) p.tool_use_id = toolUseId;
+  return p;
+}
+
 export type HookMessageKind =
   | 'non_blocking_error'
   | 'blocking_error'

@@ -4,6 +4,7 @@
  * is parsed and validated again, so that step 5 judges what will really run.
  * `continue: false` stops the call as a hook denial.
  */
+import { hookPayload } from '../hooks/types.js';
 import type { HookPermission } from '../permissions/engine.js';
 import type { Session } from '../sessions/session.js';
 import type { ToolContext, ToolInput } from '../tool/types.js';
@@ -37,16 +38,7 @@ export async function preHooks(
   if (!hasPreHooks(deps, call.tool.name)) return { call, permission: undefined, additionalContext: NO_CONTEXT };
   const outcome = await deps.hooks.run(
     'PreToolUse',
-    {
-      session_id: session.id,
-      transcript_path: '',
-      cwd: session.cwd,
-      permission_mode: session.mode,
-      hook_event_name: 'PreToolUse',
-      tool_name: call.tool.name,
-      tool_input: call.input,
-      tool_use_id: call.toolUseId,
-    },
+    hookPayload('PreToolUse', session, call.tool.name, call.input, call.toolUseId),
     signal,
   );
   for (const m of outcome.messages) call.hookMessages.push(m);

@@ -5,6 +5,7 @@
  * (approvals), or is denied as headless or on timeout. The final decision is
  * audited with its reason type and detail before anything runs.
  */
+import { hookPayload } from '../hooks/types.js';
 import { decide, type HookPermission } from '../permissions/engine.js';
 import { messages } from '../permissions/messages.js';
 import type { RuleIndex } from '../permissions/rule-index.js';
@@ -217,17 +218,7 @@ async function permissionDeniedHooks(
 ): Promise<Decision> {
   const outcome = await deps.hooks.run(
     'PermissionDenied',
-    {
-      session_id: session.id,
-      transcript_path: '',
-      cwd: session.cwd,
-      permission_mode: session.mode,
-      hook_event_name: 'PermissionDenied',
-      tool_name: call.tool.name,
-      tool_input: call.input,
-      tool_use_id: call.toolUseId,
-      reason: d.reason.detail ?? d.reason.type,
-    },
+    { ...hookPayload('PermissionDenied', session, call.tool.name, call.input, call.toolUseId), reason: d.reason.detail ?? d.reason.type },
     signal,
   );
   for (const m of outcome.messages) call.hookMessages.push(m);
@@ -249,16 +240,7 @@ async function permissionRequestHooks(
 ): Promise<Decision> {
   const outcome = await deps.hooks.run(
     'PermissionRequest',
-    {
-      session_id: session.id,
-      transcript_path: '',
-      cwd: session.cwd,
-      permission_mode: session.mode,
-      hook_event_name: 'PermissionRequest',
-      tool_name: call.tool.name,
-      tool_input: call.input,
-      permission_suggestions: [],
-    },
+    { ...hookPayload('PermissionRequest', session, call.tool.name, call.input, undefined), permission_suggestions: [] },
     signal,
   );
   for (const m of outcome.messages) call.hookMessages.push(m);

@@ -4,6 +4,7 @@
  * decision "block" only sends its text to the model beside the result, and
  * additionalContext is appended.
  */
+import { hookPayload } from '../hooks/types.js';
 import type { Session } from '../sessions/session.js';
 import type { ToolInput, ToolResultBlock } from '../tool/types.js';
 import type { Call, PipelineDeps } from './types.js';
@@ -41,14 +42,7 @@ export async function postHooks(
   const outcome = await deps.hooks.run(
     event,
     {
-      session_id: session.id,
-      transcript_path: '',
-      cwd: session.cwd,
-      permission_mode: session.mode,
-      hook_event_name: event,
-      tool_name: p.toolName,
-      tool_input: p.input,
-      tool_use_id: p.call.toolUseId,
+      ...hookPayload(event, session, p.toolName, p.input, p.call.toolUseId),
       ...(p.failed ? { error: String(p.response), is_interrupt: p.interrupted } : { tool_response: p.response }),
     },
     signal,

@@ -81,6 +81,20 @@ describe('run_in_background', () => {
     const done = await output(id, { timeout: 20_000 });
     expect(done.tags).toEqual({ retrieval_status: 'success', task_id: id, task_type: 'local_bash', status: 'failed', exit_code: '3', output: 'started\nfinished' });
     expect(done.block.is_error).toBeFalsy();
+    // Operators see the session's tasks.
+    const session = (await t.app.inject({ method: 'GET', url: '/sessions/s' })).json() as { session: { background_tasks: unknown[] } };
+    expect(session.session.background_tasks).toEqual([
+      {
+        id,
+        command: 'echo started; while [ ! -e go ]; do sleep 0.05; done; echo finished >&2; exit 3',
+        description: 'Run in the background',
+        status: 'failed',
+        exit_code: 3,
+        started_at: expect.any(Number),
+        ended_at: expect.any(Number),
+        output_bytes: 'started\nfinished\n'.length,
+      },
+    ]);
     // The background command did not move the session: it ran where a foreground call would.
     expect((await call('Bash', { command: 'pwd -P' })).text).toBe(fs.realpathSync(t.workspace));
   });

@@ -264,6 +264,20 @@ export const SessionBody = z
       executions: z.number(),
       file_state: z.object({ entries: z.number(), bytes: z.number() }),
       rules: z.number(),
+      background_tasks: z
+        .array(
+          z.object({
+            id: z.string(),
+            command: z.string(),
+            description: z.string().nullable(),
+            status: z.enum(['running', 'completed', 'failed', 'killed']),
+            exit_code: z.number().nullable(),
+            started_at: z.number(),
+            ended_at: z.number().nullable(),
+            output_bytes: z.number(),
+          }),
+        )
+        .describe('Background Bash tasks (run_in_background) this session started and that are still known: running, or finished and readable with TaskOutput.'),
       created_at: z.number(),
       updated_at: z.number(),
     }),

@@ -1,5 +1,5 @@
 /**
- * GET /sessions/:id (read): a session's mode and state.
+ * GET /sessions/:id (read): a session's mode and state, with its background tasks.
  * PATCH /sessions/:id (approve): change its mode; never to bypassPermissions
  * unless the configuration allows it. Patching a session that does not exist
  * yet creates it, so a mode can be set before the first call.
@@ -25,6 +25,16 @@ export function sessionView(s: Session, svc: Services) {
     executions: s.toolUses.size,
     file_state: { entries: s.fileState.size, bytes: s.fileState.totalBytes },
     rules: svc.rules.list(s.id).filter((r) => r.source === 'session').length,
+    background_tasks: (svc.tasks?.list(s.id) ?? []).map((t) => ({
+      id: t.id,
+      command: t.command,
+      description: t.description ?? null,
+      status: t.status,
+      exit_code: t.exitCode,
+      started_at: t.startedAt,
+      ended_at: t.endedAt ?? null,
+      output_bytes: t.bytesWritten,
+    })),
     created_at: s.createdAt,
     updated_at: s.updatedAt,
   };

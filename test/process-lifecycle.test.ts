@@ -7,7 +7,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -29,13 +28,13 @@ interface Running {
   stderr: () => string;
 }
 
-async function startService(config: Record<string, unknown>, existing?: string): Promise<Running & { dir: string; db: string }> {
+async function startService(config: Record<string, unknown>, existing?: string, env?: NodeJS.ProcessEnv): Promise<Running & { dir: string; db: string }> {
   const dir = existing ?? tmpDir();
   fs.mkdirSync(path.join(dir, 'ws'), { recursive: true });
   const db = path.join(dir, 'data', 'toolexec.db');
   const cfg = path.join(dir, 'config.json');
   fs.writeFileSync(cfg, JSON.stringify({ workspace: { root: './ws' }, storage: { path: './data/toolexec.db' }, logging: { level: 'warn' }, ...config }));
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', cfg, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'serve', '--config', cfg, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'], ...(env ? { env } : {}) });
   children.push(child);
   let err = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -201,7 +200,10 @@ describe('SIGKILL under load', () => {
 
 describe('SIGKILL with a background task running', () => {
   it('leaves the task running, and the next service to start stops it and removes its directory', async () => {
-    const s = await startService({ permissions: { allow: ['Bash'] } });
+    // A temp directory of their own: services started meanwhile by other test files reap in theirs.
+    const tmp = tmpDir();
+    const env = { ...process.env, TMPDIR: tmp };
+    const s = await startService({ permissions: { allow: ['Bash'] } }, undefined, env);
     const pidFile = path.join(s.dir, 'ws', 'grandchild.pid');
     const res = await execute(s.base, {
       session_id: 'orphan',
@@ -211,7 +213,7 @@ describe('SIGKILL with a background task running', () => {
     expect(((await res.json()) as { tool_results: Array<{ content: string }> }).tool_results[0]!.content).toMatch(/^Command running in background with ID: b[0-9a-f]{8}\./);
     const grandchild = await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').endsWith('\n') && readPid(pidFile), 'the grandchild pid');
     const deadPid = s.child.pid!;
-    const ownDirs = () => fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith(`toolexec-tasks-${deadPid}-`));
+    const ownDirs = () => fs.readdirSync(tmp).filter((d) => d.startsWith(`toolexec-tasks-${deadPid}-`));
     expect(ownDirs()).toHaveLength(1);
 
     s.child.kill('SIGKILL');
@@ -220,9 +222,10 @@ describe('SIGKILL with a background task running', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(isAlive(grandchild)).toBe(true);
 
-    const again = await startService({ permissions: { allow: ['Bash'] } });
+    const again = await startService({ permissions: { allow: ['Bash'] } }, undefined, env);
     expect(await eventually(() => !isAlive(grandchild))).toBe(true);
-    expect(ownDirs()).toEqual([]);
+    // The directory goes after the processes.
+    expect(await eventually(() => ownDirs().length === 0)).toBe(true);
     again.child.kill('SIGTERM');
     expect(await again.exited).toEqual({ code: 0, signal: null });
   });

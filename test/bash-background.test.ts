@@ -9,12 +9,14 @@
  * and `bash.background.enabled: false` refuses run_in_background and hides
  * the tools.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../src/config/schema.js';
 import type { Approvals } from '../src/permissions/approvals.js';
-import { cleanupTmp, execute, makeApp, textOf, use, type TestApp } from './helpers.js';
+import { reapOrphans, TASK_MARKER } from '../src/tasks/background.js';
+import { cleanupTmp, execute, makeApp, textOf, tmpDir, use, type TestApp } from './helpers.js';
 import { eventually, isAlive, readPid } from './helpers-bash.js';
 import { waitFor } from './helpers-mcp.js';
 
@@ -144,15 +146,20 @@ describe('run_in_background', () => {
     expect((await output(id, { block: false }, 'owner')).tags.status).toBe('running');
   });
 
-  it('a large output is persisted and previewed like any large result', async () => {
+  it('a large output is persisted with its last characters shown, and a finished task’s is stored once', async () => {
     t = await makeApp(ALLOW);
     const id = await start('seq 1 20000');
     const r = await output(id, { timeout: 20_000 });
     expect(r.tags).toMatchObject({ retrieval_status: 'success', status: 'completed', exit_code: '0' });
     const ref = /Full output saved to: (result:\/\/[\w-]+)/.exec(r.tags.output!)?.[1];
     expect(ref, r.text).toBeDefined();
+    // The newest lines are what a log is read for.
+    expect(r.tags.output).toMatch(/Preview \(last 4,096 characters\):\n\.\.\.\n[\s\S]*\n19999\n20000\n<\/persisted-output>$/);
+    expect(r.tags.output).not.toContain('\n1\n2\n3\n');
     const read = await call('Read', { file_path: ref, offset: 19_999, limit: 2 });
     expect(read.text).toMatch(/19999\n.*20000/);
+    const again = await output(id);
+    expect(/Full output saved to: (result:\/\/[\w-]+)/.exec(again.tags.output!)?.[1]).toBe(ref);
   });
 
   it('deny rules hold for background commands: nothing is started', async () => {
@@ -197,6 +204,20 @@ describe('limits', () => {
     expect(t.app.toolexec.tasks!.get('s', a)!.stoppedBy).toBe('lifetime');
   });
 
+  it('past maxKeptBytes in all, the oldest finished tasks are forgotten', async () => {
+    t = await makeApp({ ...ALLOW, bash: { background: { maxKeptBytes: 150 } } });
+    const first = await start(`head -c 100 /dev/zero | tr '\\0' a`);
+    expect((await output(first, { timeout: 20_000 })).tags.status).toBe('completed');
+    const second = await start(`head -c 100 /dev/zero | tr '\\0' b`);
+    expect((await output(second, { timeout: 20_000 })).tags.output).toBe('b'.repeat(100));
+    const gone = await call('TaskOutput', { task_id: first });
+    expect(gone.text).toContain(`No task found with ID: ${first}`);
+  });
+
+  it('refuses timer settings a Node timer cannot hold (they would fire at once)', async () => {
+    await expect(makeApp({ ...ALLOW, bash: { background: { maxLifetimeMs: 30 * 24 * 3600 * 1000 } } })).rejects.toThrow(/maxLifetimeMs/);
+  });
+
   it('closing the service stops the tasks still running and removes their output', async () => {
     t = await makeApp(ALLOW);
     const pidFile = path.join(t.workspace, 'grandchild.pid');
@@ -221,5 +242,54 @@ describe('limits', () => {
     expect(names).not.toContain('TaskOutput');
     expect(names).not.toContain('TaskStop');
     expect(t.app.toolexec.tasks).toBeUndefined();
+  });
+});
+
+describe('the orphan reaper', () => {
+  /** A directory as a service would make it, named after `pid` and `start`. */
+  function serviceDir(tmp: string, pid: number, start: string, mode = 0o700): string {
+    const d = path.join(tmp, `toolexec-tasks-${pid}-${start}-abcdef`);
+    fs.mkdirSync(d, { mode });
+    fs.chmodSync(d, mode);
+    fs.writeFileSync(path.join(d, 'b00000000.output'), 'x');
+    return d;
+  }
+  const startOf = (pid: number) => {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
+  };
+
+  it('takes only directories of services that are gone, made as a service makes them, and stops what their tasks left', async () => {
+    const tmp = tmpDir();
+    // A task process of a service that is gone: the marker in its environment names the directory.
+    const gone = spawn('sleep', ['0'], { stdio: 'ignore' });
+    await new Promise((r) => gone.on('exit', r));
+    const dead = serviceDir(tmp, gone.pid!, '12345');
+    const orphan = spawn('sleep', ['300'], { stdio: 'ignore', env: { ...process.env, [TASK_MARKER]: `${dead}/b00000000` } });
+    // A live process with another start time: its pid was reused, its service is gone too.
+    const reused = serviceDir(tmp, process.pid, '1');
+    // Ours, alive: kept.
+    const live = serviceDir(tmp, process.pid, startOf(process.pid));
+    // Not as a service makes them: open to others, a symlink, a file, another name.
+    const open = serviceDir(tmp, gone.pid!, '777', 0o755);
+    const link = path.join(tmp, `toolexec-tasks-${gone.pid}-888-link`);
+    fs.symlinkSync(live, link);
+    const file = path.join(tmp, `toolexec-tasks-${gone.pid}-999-file`);
+    fs.writeFileSync(file, '');
+    const other = path.join(tmp, 'toolexec-tasks-elsewhere');
+    fs.mkdirSync(other, { mode: 0o700 });
+    try {
+      await waitFor(() => fs.existsSync(`/proc/${orphan.pid}/environ`), 'the orphan to start');
+      expect(reapOrphans(tmp)).toBe(1);
+      expect(await eventually(() => !isAlive(orphan.pid!))).toBe(true);
+      expect(fs.existsSync(dead)).toBe(false);
+      expect(fs.existsSync(reused)).toBe(false);
+      for (const kept of [live, open, link, file, other]) expect(fs.existsSync(kept), kept).toBe(true);
+      // Nothing left to take: never throws, finds nothing.
+      expect(reapOrphans(tmp)).toBe(0);
+      expect(reapOrphans(path.join(tmp, 'missing'))).toBe(0);
+    } finally {
+      orphan.kill('SIGKILL');
+    }
   });
 });

@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { interpretHookRun } from '../src/hooks/interpret.js';
 import { isDangerousAllowRule } from '../src/permissions/dangerous-rules.js';
 import { CLASSIFIER_DENIAL_LIMITS } from '../src/pipeline/step5-permission.js';
 import type { ConfigInput } from '../src/config/schema.js';
@@ -292,5 +293,19 @@ describe('PermissionDenied hooks', () => {
     expect((await run(t!, 'Bash', { command: 'rm -f x' }, 'quiet')).exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'rule' } } });
     expect((await run(t!, 'Bash', { command: 'touch ok-2' }, 'quiet')).exec.status).toBe('succeeded');
     expect(quiet.seen()).toHaveLength(1);
+  });
+});
+
+describe('retry in a hook’s JSON', () => {
+  const run = (event: 'PreToolUse' | 'PermissionDenied', json: unknown) =>
+    interpretHookRun(event, 'Bash', { hook: 'h', exitCode: 0, stdout: JSON.stringify(json), stderr: '', timedOut: false, durationMs: 1, error: undefined });
+
+  it('is read by PermissionDenied only when it is true, and never makes another event’s hook invalid', () => {
+    expect(run('PermissionDenied', { hookSpecificOutput: { hookEventName: 'PermissionDenied', retry: true } }).retry).toBe('h');
+    expect(run('PermissionDenied', { hookSpecificOutput: { hookEventName: 'PermissionDenied', retry: 'true' } }).retry).toBeUndefined();
+    const pre = run('PreToolUse', { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'no', retry: 'yes' } });
+    expect(pre.permission).toEqual({ behavior: 'deny', reason: 'no' });
+    expect(pre.retry).toBeUndefined();
+    expect(pre.messages).toEqual([]);
   });
 });

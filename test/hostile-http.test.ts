@@ -234,6 +234,20 @@ describe('SSE events past the message bound', () => {
   }, 60_000);
 });
 
+describe('legacy SSE: a message that is not JSON-RPC', () => {
+  it('is reported and tolerated: the server still connects', async () => {
+    const s2 = await startOvercapSseServer('garbage-first');
+    const app = await makeApp({ mcpServers: { legacy: { type: 'sse', url: s2.url } } }, { mcp: { ...FAST, connectTimeoutMs: 10_000 } });
+    try {
+      await waitFor(async () => (await servers(app.app)).legacy?.state === 'connected', 'the legacy server to connect', 20_000);
+      await expectHealthy(app.app);
+    } finally {
+      await app.close();
+      await s2.close();
+    }
+  }, 60_000);
+});
+
 describe('http hooks whose endpoint misbehaves', () => {
   let hookSrv: LocalServer | undefined;
   let t: TestApp | undefined;

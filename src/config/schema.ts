@@ -6,6 +6,9 @@
 import { z } from 'zod';
 import { DEFAULT_BACKGROUND_LIMITS } from '../tasks/background.js';
 
+/** The longest delay a Node timer takes (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 export const Scope = z.enum(['execute', 'read', 'approve', 'admin']);
 export type Scope = z.infer<typeof Scope>;
 
@@ -28,7 +31,7 @@ export type PermissionMode = z.infer<typeof PermissionMode>;
 
 /** What every hook handler may carry. */
 const hookCommon = {
-  timeout: z.number().positive().optional(),
+  timeout: z.number().positive().max(MAX_TIMER_MS / 1000).optional(),
   statusMessage: z.string().optional(),
   if: z.string().optional(),
 };
@@ -93,7 +96,7 @@ export const McpServerConfig = z.union([
     env: z.record(z.string(), z.string()).optional(),
     cwd: z.string().optional(),
     alwaysLoad: z.boolean().optional(),
-    timeoutMs: z.number().int().positive().optional(),
+    timeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
     /** /readyz is not ready until this server is connected. */
     required: z.boolean().optional(),
   }),
@@ -102,7 +105,7 @@ export const McpServerConfig = z.union([
     url: z.string().url(),
     headers: z.record(z.string(), z.string()).optional(),
     alwaysLoad: z.boolean().optional(),
-    timeoutMs: z.number().int().positive().optional(),
+    timeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
     /** /readyz is not ready until this server is connected. */
     required: z.boolean().optional(),
   }),
@@ -120,14 +123,14 @@ export const Config = z.object({
       bodyLimitBytes: z.number().int().positive().default(10 * 1024 * 1024),
       maxJsonDepth: z.number().int().positive().default(64),
       /** Time to receive a whole request (headers and body): slow clients are cut off. */
-      requestTimeoutMs: z.number().int().nonnegative().default(60_000),
+      requestTimeoutMs: z.number().int().nonnegative().max(MAX_TIMER_MS).default(60_000),
       /** Idle socket timeout; 0 = none (a call may wait minutes for an approval). */
-      connectionTimeoutMs: z.number().int().nonnegative().default(0),
+      connectionTimeoutMs: z.number().int().nonnegative().max(MAX_TIMER_MS).default(0),
       rateLimit: z
-        .object({ max: z.number().int().positive(), timeWindowMs: z.number().int().positive() })
+        .object({ max: z.number().int().positive().max(MAX_TIMER_MS), timeWindowMs: z.number().int().positive().max(MAX_TIMER_MS) })
         .optional(),
       maxInFlightCalls: z.number().int().positive().default(1000),
-      shutdownGraceMs: z.number().int().nonnegative().default(10_000),
+      shutdownGraceMs: z.number().int().nonnegative().max(MAX_TIMER_MS).default(10_000),
       redact: z.array(z.string()).default([]),
     })
     .prefault({}),
@@ -150,7 +153,7 @@ export const Config = z.object({
       deny: z.array(z.string()).default([]),
       additionalDirectories: z.array(z.string()).default([]),
       headless: z.enum(['deny', 'wait']).default('deny'),
-      askTimeoutMs: z.number().int().positive().default(300_000),
+      askTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(300_000),
       allowBypass: z.boolean().default(false),
       disableBypassPermissionsMode: z.literal('disable').optional(),
     })
@@ -161,7 +164,7 @@ export const Config = z.object({
   classifier: z
     .object({
       url: z.string().url(),
-      timeoutMs: z.number().int().positive().default(2000),
+      timeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(2000),
       headers: z.record(z.string(), z.string()).optional(),
     })
     .optional(),
@@ -172,8 +175,8 @@ export const Config = z.object({
     .prefault({}),
   bash: z
     .object({
-      defaultTimeoutMs: z.number().int().positive().default(120_000),
-      maxTimeoutMs: z.number().int().positive().default(600_000),
+      defaultTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(120_000),
+      maxTimeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(600_000),
       /** Optional OS sandbox for Bash (bubblewrap); "auto" uses it where available. */
       sandbox: z
         .object({
@@ -189,9 +192,10 @@ export const Config = z.object({
           maxRunningPerSession: z.number().int().positive().default(DEFAULT_BACKGROUND_LIMITS.maxRunningPerSession),
           maxRunning: z.number().int().positive().default(DEFAULT_BACKGROUND_LIMITS.maxRunning),
           maxOutputBytes: z.number().int().positive().default(DEFAULT_BACKGROUND_LIMITS.maxOutputBytes),
-          maxLifetimeMs: z.number().int().positive().default(DEFAULT_BACKGROUND_LIMITS.maxLifetimeMs),
-          keepFinishedMs: z.number().int().positive().default(DEFAULT_BACKGROUND_LIMITS.keepFinishedMs),
+          maxLifetimeMs: z.number().int().positive().max(MAX_TIMER_MS).default(DEFAULT_BACKGROUND_LIMITS.maxLifetimeMs),
+          keepFinishedMs: z.number().int().positive().max(MAX_TIMER_MS).default(DEFAULT_BACKGROUND_LIMITS.keepFinishedMs),
           maxFinishedPerSession: z.number().int().nonnegative().default(DEFAULT_BACKGROUND_LIMITS.maxFinishedPerSession),
+          maxKeptBytes: z.number().int().positive().default(DEFAULT_BACKGROUND_LIMITS.maxKeptBytes),
         })
         .prefault({}),
     })
@@ -199,7 +203,7 @@ export const Config = z.object({
   webFetch: z
     .object({
       maxBytes: z.number().int().positive().default(10 * 1024 * 1024),
-      timeoutMs: z.number().int().positive().default(30_000),
+      timeoutMs: z.number().int().positive().max(MAX_TIMER_MS).default(30_000),
       /** Loopback and private addresses are refused unless allowed (SSRF). */
       allowPrivateNetwork: z.boolean().default(false),
     })
@@ -220,7 +224,7 @@ export const Config = z.object({
       auditMaxAgeDays: z.number().positive().optional(),
       resultsMaxAgeDays: z.number().positive().optional(),
       resultsMaxBytes: z.number().int().positive().optional(),
-      intervalMs: z.number().int().positive().default(3_600_000),
+      intervalMs: z.number().int().positive().max(MAX_TIMER_MS).default(3_600_000),
     })
     .prefault({}),
   features: z.record(z.string(), z.boolean()).default({}),

@@ -74,7 +74,8 @@ const HookJson = z.looseObject({
           }),
         ])
         .optional(),
-      retry: z.boolean().optional(),
+      // Read by PermissionDenied only: another event's hook is not refused for it.
+      retry: z.unknown().optional(),
     })
     .optional(),
 });

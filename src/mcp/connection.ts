@@ -10,6 +10,7 @@
  * requests when the transport closes; for HTTP, where a dropped stream does
  * not close the transport, a failed ping after a transport error closes it).
  */
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -251,8 +252,9 @@ export class ServerConnection implements McpCaller {
     // A stdio transport closes itself when its process dies; HTTP streams can drop without closing.
     if (this.type !== 'stdio' && this.state === 'connected') this.probe(client, describeError(e));
     // The legacy SSE transport reopens a failed stream by itself, and an answer lost with the old
-    // stream never comes: while connecting, the attempt ends now rather than at the connect timeout.
-    else if (this.type === 'sse' && this.state !== 'connected') void client.close().catch(() => {});
+    // stream never comes: while connecting, a failed stream ends the attempt now rather than at the
+    // connect timeout. (A message that is not JSON-RPC is reported too, and tolerated.)
+    else if (this.type === 'sse' && this.state !== 'connected' && e instanceof SseError) void client.close().catch(() => {});
   }
 
   /** Pings the server; a failed ping closes the connection, which ends the calls in flight and reconnects. */

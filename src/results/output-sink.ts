@@ -156,14 +156,14 @@ export function formatSize(bytes: number): string {
  * What the model receives in place of a persisted result: the preview and a
  * line naming result://<id>, which Read accepts as file_path.
  */
-export function formatPersisted(r: { id: string; totalChars: number; totalBytes: number; preview: string }): string {
+export function formatPersisted(r: { id: string; totalChars: number; totalBytes: number; preview: string }, part: 'first' | 'last' = 'first'): string {
   return (
     `<persisted-output>\n` +
     `Output too large (${r.totalChars.toLocaleString('en-US')} characters, ${formatSize(r.totalBytes)}). ` +
     `Full output saved to: result://${r.id}\n` +
     `Read it with the Read tool (file_path "result://${r.id}", with offset and limit in lines).\n\n` +
-    `Preview (first ${r.preview.length.toLocaleString('en-US')} characters):\n` +
-    `${r.preview}\n...\n` +
+    `Preview (${part} ${r.preview.length.toLocaleString('en-US')} characters):\n` +
+    (part === 'first' ? `${r.preview}\n...\n` : `...\n${r.preview.replace(/\n$/, '')}\n`) +
     `</persisted-output>`
   );
 }

@@ -17,9 +17,10 @@
  *
  * A service killed outright (SIGKILL, a crash) cannot stop its tasks. Every
  * task's processes carry TOOLEXEC_BACKGROUND_TASK=<dir>/<id> in their
- * environment, and the directory is named after the service's pid: the next
- * service to start finds the directories of services no longer running, stops
- * the processes whose environment names them (Linux /proc), and removes them.
+ * environment, and the directory is named after the service's pid and start
+ * time: the next service to start finds the directories of services no longer
+ * running, stops the processes whose environment names them (Linux /proc),
+ * and removes them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -44,6 +45,8 @@ export interface BackgroundTaskLimits {
   keepFinishedMs: number;
   /** Finished tasks kept per session (the oldest are forgotten first). */
   maxFinishedPerSession: number;
+  /** Output all tasks keep together, in bytes: past it, the oldest finished tasks are forgotten. */
+  maxKeptBytes: number;
 }
 
 export const DEFAULT_BACKGROUND_LIMITS: BackgroundTaskLimits = {
@@ -53,6 +56,7 @@ export const DEFAULT_BACKGROUND_LIMITS: BackgroundTaskLimits = {
   maxLifetimeMs: 60 * 60 * 1000,
   keepFinishedMs: 60 * 60 * 1000,
   maxFinishedPerSession: 32,
+  maxKeptBytes: 1024 * 1024 * 1024,
 };
 
 export interface StartTask {
@@ -99,23 +103,63 @@ export class BackgroundTask {
 
 export class TaskLimitError extends Error {}
 
-/** The environment variable that ties a task's processes to it. */
-export const TASK_MARKER = 'TOOLEXEC_BACKGROUND_TASK';
-const DIR_PREFIX = 'toolexec-tasks-';
-
-function pidAlive(pid: number): boolean {
+/** Whether a process group still has a member (a signal to a group that is gone could reach a later one). */
+function groupExists(pid: number): boolean {
   try {
-    process.kill(pid, 0);
+    process.kill(-pid, 0);
     return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
+/** The environment variable that ties a task's processes to it. */
+export const TASK_MARKER = 'TOOLEXEC_BACKGROUND_TASK';
+const DIR_PREFIX = 'toolexec-tasks-';
+
+/**
+ * A process's start time (clock ticks since boot, /proc/<pid>/stat field 22),
+ * which tells a process from a later one given the same pid; undefined when
+ * there is no such process (or no /proc).
+ */
+function startTime(pid: number | 'self'): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** This service's directory name prefix: its pid and start time, so that a reused pid is not taken for it. */
+function instancePrefix(): string {
+  return `${DIR_PREFIX}${process.pid}-${startTime('self') ?? '0'}-`;
+}
+
+/** Whether the service that made a directory named `<prefix><pid>-<start>-…` is gone. */
+function ownerGone(name: string): boolean {
+  const m = /^toolexec-tasks-(\d+)-(\d+)-/.exec(name);
+  if (!m) return false;
+  const pid = Number(m[1]);
+  if (pid === process.pid && m[2] === (startTime('self') ?? '0')) return false;
+  const now = startTime(pid);
+  if (now !== undefined) return now !== m[2];
+  try {
+    process.kill(pid, 0);
+    return false; // alive, and no /proc to tell more
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
 /**
  * Stops what the tasks of services that died without closing left running,
  * and removes their directories under `tmp`. Returns how many processes were
- * killed. Best effort: without /proc, only the directories go.
+ * killed. Only directories this user made as toolexec makes them (real
+ * directories, owned by this user, closed to others) are taken: anything else
+ * under that name is left alone. Best effort, and never throws: without
+ * /proc only the directories go.
  */
 export function reapOrphans(tmp = os.tmpdir(), log?: Logger): number {
   let entries: string[];
@@ -124,10 +168,18 @@ export function reapOrphans(tmp = os.tmpdir(), log?: Logger): number {
   } catch {
     return 0;
   }
+  const uid = process.getuid?.();
   const dead: string[] = [];
   for (const e of entries) {
-    const m = /^toolexec-tasks-(\d+)-/.exec(e);
-    if (m && Number(m[1]) !== process.pid && !pidAlive(Number(m[1]))) dead.push(path.join(tmp, e));
+    if (!e.startsWith(DIR_PREFIX) || !ownerGone(e)) continue;
+    const d = path.join(tmp, e);
+    try {
+      const st = fs.lstatSync(d);
+      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0) continue;
+    } catch {
+      continue;
+    }
+    dead.push(d);
   }
   if (dead.length === 0) return 0;
   let killed = 0;
@@ -153,7 +205,13 @@ export function reapOrphans(tmp = os.tmpdir(), log?: Logger): number {
       /* already gone */
     }
   }
-  for (const d of dead) fs.rmSync(d, { recursive: true, force: true });
+  for (const d of dead) {
+    try {
+      fs.rmSync(d, { recursive: true, force: true });
+    } catch (e) {
+      log?.warn({ err: e, directory: d }, 'could not remove the directory of a service that did not close');
+    }
+  }
   if (killed > 0) log?.warn({ processes: killed, directories: dead.length }, 'stopped background tasks left running by a service that did not close');
   return killed;
 }
@@ -169,7 +227,7 @@ export class BackgroundTasks {
     private readonly log?: Logger,
     private readonly killGraceMs = DEFAULT_KILL_GRACE_MS,
   ) {
-    this.sweeper = setInterval(() => this.forgetOld(), Math.min(60_000, Math.max(1000, limits.keepFinishedMs))).unref();
+    this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(1000, limits.keepFinishedMs))).unref();
     // After start-up, not during it: a crash's leftovers are no reason to start slower.
     setImmediate(() => {
       if (!this.closed) reapOrphans(os.tmpdir(), this.log);
@@ -195,7 +253,7 @@ export class BackgroundTasks {
   /** Starts a task; throws TaskLimitError when a limit is reached or the service is closing. */
   start(s: StartTask): BackgroundTask {
     if (this.closed) throw new TaskLimitError('The service is shutting down; no background task can be started.');
-    this.forgetOld();
+    this.sweep();
     const mine = this.list(s.sessionId).filter((t) => t.status === 'running').length;
     if (mine >= this.limits.maxRunningPerSession) {
       throw new TaskLimitError(
@@ -238,17 +296,29 @@ export class BackgroundTasks {
     }
   }
 
-  /** Stops a running task (SIGTERM to its group, SIGKILL after the grace) and waits for it to end. */
-  async stop(task: BackgroundTask, by: NonNullable<BackgroundTask['stoppedBy']> = 'TaskStop'): Promise<void> {
-    if (task.status === 'running') {
+  /**
+   * Stops a running task (SIGTERM to its group, SIGKILL after the grace) and
+   * waits for it to end. False when it had already exited by itself (it may
+   * still be draining its output): nothing was stopped.
+   */
+  async stop(task: BackgroundTask, by: NonNullable<BackgroundTask['stoppedBy']> = 'TaskStop'): Promise<boolean> {
+    let stopped = false;
+    if (task.status === 'running' && task.exitCode === null && task.signal === null) {
       task.stoppedBy ??= by;
-      killGroup(task.pid, 'SIGTERM');
-      const k = setTimeout(() => killGroup(task.pid, 'SIGKILL'), this.killGraceMs);
-      k.unref();
-      await task.ended;
-      clearTimeout(k);
+      stopped = task.stoppedBy === by;
+      this.terminate(task.pid);
     }
     await task.ended;
+    return stopped;
+  }
+
+  /** SIGTERM to a process group, and SIGKILL after the grace if it is still there. */
+  private terminate(pid: number | undefined): void {
+    if (pid === undefined || !groupExists(pid)) return;
+    killGroup(pid, 'SIGTERM');
+    setTimeout(() => {
+      if (groupExists(pid)) killGroup(pid, 'SIGKILL');
+    }, this.killGraceMs).unref();
   }
 
   /** Reads a task's kept output in pieces (it may be large), from the start. */
@@ -284,18 +354,24 @@ export class BackgroundTasks {
     return this.limits.maxOutputBytes;
   }
 
-  /** Stops every running task and removes the output directory (shutdown). */
+  /** Stops every running task and removes the output directory (shutdown). Never throws. */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
     await Promise.all([...this.tasks.values()].map((t) => this.stop(t, 'shutdown')));
     this.tasks.clear();
-    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+    if (this.dir) {
+      try {
+        fs.rmSync(this.dir, { recursive: true, force: true });
+      } catch (e) {
+        this.log?.warn({ err: e, directory: this.dir }, 'could not remove the background tasks’ directory');
+      }
+    }
     this.dir = undefined;
   }
 
   private outputDir(): string {
-    if (this.dir === undefined || !fs.existsSync(this.dir)) this.dir = fs.mkdtempSync(path.join(os.tmpdir(), `${DIR_PREFIX}${process.pid}-`));
+    if (this.dir === undefined || !fs.existsSync(this.dir)) this.dir = fs.mkdtempSync(path.join(os.tmpdir(), instancePrefix()));
     return this.dir;
   }
 
@@ -312,6 +388,11 @@ export class BackgroundTasks {
       } catch (e) {
         // A full disk: the task runs on, its output is no longer kept.
         fdOpen = false;
+        try {
+          fs.closeSync(fd);
+        } catch {
+          /* already unusable */
+        }
         this.log?.warn({ err: e, task_id: task.id }, 'could not write a background task’s output');
       }
     };
@@ -326,10 +407,14 @@ export class BackgroundTasks {
       task.child?.stdout?.destroy();
       task.child?.stderr?.destroy();
       // Whatever the command left running in its group goes with it.
-      killGroup(task.pid, 'SIGTERM');
-      const k = setTimeout(() => killGroup(task.pid, 'SIGKILL'), this.killGraceMs);
-      k.unref();
-      if (fdOpen) fs.closeSync(fd);
+      this.terminate(task.pid);
+      if (fdOpen) {
+        try {
+          fs.closeSync(fd);
+        } catch {
+          /* nothing more to keep */
+        }
+      }
       fdOpen = false;
       task.status = task.stoppedBy !== undefined ? 'killed' : status;
       task.endedAt = Date.now();
@@ -339,6 +424,7 @@ export class BackgroundTasks {
         /* best effort */
       }
       task.markEnded();
+      this.sweep();
     };
 
     let child: ChildProcess;
@@ -379,7 +465,20 @@ export class BackgroundTasks {
     lifetime.unref();
   }
 
-  /** Forgets finished tasks past keepFinishedMs, and the oldest past maxFinishedPerSession. */
+  /** forgetOld, from a timer or an event handler: an exception there would end the process. */
+  private sweep(): void {
+    try {
+      this.forgetOld();
+    } catch (e) {
+      this.log?.warn({ err: e }, 'could not forget old background tasks');
+    }
+  }
+
+  /**
+   * Forgets finished tasks past keepFinishedMs, the oldest past
+   * maxFinishedPerSession, and the oldest while what all tasks keep is over
+   * maxKeptBytes.
+   */
   private forgetOld(): void {
     const now = Date.now();
     const finishedBySession = new Map<string, BackgroundTask[]>();
@@ -392,9 +491,20 @@ export class BackgroundTasks {
         finishedBySession.set(t.sessionId, list);
       }
     }
+    const finished: BackgroundTask[] = [];
     for (const list of finishedBySession.values()) {
       list.sort((a, b) => a.endedAt! - b.endedAt!);
-      for (const t of list.slice(0, Math.max(0, list.length - this.limits.maxFinishedPerSession))) this.forget(t);
+      const over = Math.max(0, list.length - this.limits.maxFinishedPerSession);
+      for (const t of list.slice(0, over)) this.forget(t);
+      finished.push(...list.slice(over));
+    }
+    let kept = 0;
+    for (const t of this.tasks.values()) kept += Math.min(t.bytesWritten, this.limits.maxOutputBytes);
+    finished.sort((a, b) => a.endedAt! - b.endedAt!);
+    for (const t of finished) {
+      if (kept <= this.limits.maxKeptBytes) break;
+      kept -= Math.min(t.bytesWritten, this.limits.maxOutputBytes);
+      this.forget(t);
     }
   }
 

@@ -19,7 +19,7 @@ export const TASK_OUTPUT_MAX_TIMEOUT_MS = 600_000;
 export const TaskOutputInput = z.strictObject({
   task_id: z.string().min(1).describe('The task ID to get output from'),
   block: z.boolean().default(true).describe('Whether to wait for completion'),
-  timeout: z.number().int().min(0).max(TASK_OUTPUT_MAX_TIMEOUT_MS).default(30_000).describe('Max wait time in ms'),
+  timeout: z.number().min(0).max(TASK_OUTPUT_MAX_TIMEOUT_MS).default(30_000).describe('Max wait time in ms'),
 });
 export type TaskOutputInput = z.infer<typeof TaskOutputInput>;
 
@@ -41,20 +41,42 @@ export function noTask(id: string): string {
   return `No task found with ID: ${id}`;
 }
 
+/**
+ * The task's output as the model gets it: whole, or stored with its last
+ * characters shown (the newest lines are what a log is read for). A finished
+ * task's stored output is stored once and named again by later reads.
+ */
 function readOutput(task: BackgroundTask, ctx: ToolContext): { text: string; id: string | undefined } {
+  const cached = stored.get(task);
+  if (cached && ctx.results.exists(cached.id)) return cached;
   const tasks = ctx.tasks!;
   const sink = ctx.createOutput();
+  const previewChars = ctx.config.results.previewChars;
+  const ended = task.status !== 'running';
+  let tail = '';
+  const write = (s: string): void => {
+    sink.write(s);
+    tail = s.length >= previewChars ? s.slice(-previewChars) : (tail + s).slice(-previewChars);
+  };
   try {
-    tasks.readOutput(task, (s) => sink.write(s));
+    tasks.readOutput(task, write);
     const dropped = tasks.dropped(task);
-    if (dropped > 0) sink.write(`\n[${dropped} more bytes of output were not kept: a task keeps at most ${tasks.maxOutputBytes} bytes]`);
+    if (dropped > 0) write(`\n[${dropped} more bytes of output were not kept: a task keeps at most ${tasks.maxOutputBytes} bytes]`);
     const r = sink.finish();
-    return r.kind === 'inline' ? { text: r.text, id: undefined } : { text: formatPersisted(r), id: r.id };
+    if (r.kind === 'inline') return { text: r.text, id: undefined };
+    // A cut that leaves half a surrogate pair first.
+    const first = tail.charCodeAt(0);
+    const out = { text: formatPersisted({ ...r, preview: first >= 0xdc00 && first <= 0xdfff ? tail.slice(1) : tail }, 'last'), id: r.id };
+    if (ended) stored.set(task, out);
+    return out;
   } catch (e) {
     sink.abort();
     throw e;
   }
 }
+
+/** The stored output of finished tasks, by task. */
+const stored = new WeakMap<BackgroundTask, { text: string; id: string }>();
 
 export const taskOutputTool = buildTool({
   name: 'TaskOutput',

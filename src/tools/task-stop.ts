@@ -50,8 +50,11 @@ export const taskStopTool = buildTool({
     const task = sessionTask(ctx, id);
     if (!task) throw new Error(noTask(id));
     if (task.status !== 'running') throw new ToolError(`Task ${id} is not running (status: ${task.status})`);
-    await ctx.tasks!.stop(task);
-    return { data: { message: `Successfully stopped task: ${id} (${oneLine(task.command, 200)})`, task_id: id, task_type: 'local_bash' } satisfies TaskStopOutput };
+    const stopped = await ctx.tasks!.stop(task);
+    const message = stopped
+      ? `Successfully stopped task: ${id} (${oneLine(task.command, 200)})`
+      : `Task ${id} had already finished by itself (status: ${task.status}); nothing was stopped`;
+    return { data: { message, task_id: id, task_type: 'local_bash' } satisfies TaskStopOutput };
   },
   renderToolUseMessage: (input) => `TaskStop(${idOf(input)})`,
   renderToolResultMessage: (out) => `Stopped ${out.task_id}`,

@@ -42,12 +42,18 @@ export interface RunResult {
 
 export const DEFAULT_KILL_GRACE_MS = 2000;
 
-/** Signals a whole process group; ignores groups that are already gone. */
+/**
+ * Signals a whole process group; ignores groups that are already gone. Only
+ * when the group cannot be signalled for another reason is its leader
+ * signalled alone: once the group is gone, its leader's pid may already be
+ * another process's.
+ */
 export function killGroup(pid: number | undefined, sig: NodeJS.Signals): void {
   if (pid === undefined) return;
   try {
     process.kill(-pid, sig);
-  } catch {
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ESRCH') return;
     try {
       process.kill(pid, sig);
     } catch {

@@ -5,7 +5,7 @@
  * (approvals), or is denied as headless or on timeout. The final decision is
  * audited with its reason type and detail before anything runs.
  */
-import { hookPayload } from '../hooks/types.js';
+import { hookPayload, type HookOutcome, type HookPayload } from '../hooks/types.js';
 import { decide, type HookPermission } from '../permissions/engine.js';
 import { messages } from '../permissions/messages.js';
 import type { RuleIndex } from '../permissions/rule-index.js';
@@ -203,6 +203,20 @@ async function classifierLayer(
   return d;
 }
 
+/** One permission event's hooks for the call; what they said is kept with the call. */
+async function runHooks(
+  event: 'PermissionRequest' | 'PermissionDenied',
+  extra: Partial<HookPayload>,
+  call: Parsed,
+  session: Session,
+  deps: PipelineDeps,
+  signal: AbortSignal,
+): Promise<HookOutcome> {
+  const outcome = await deps.hooks.run(event, { ...hookPayload(event, session, call.tool.name, call.input, undefined), ...extra }, signal);
+  for (const m of outcome.messages) call.hookMessages.push(m);
+  return outcome;
+}
+
 /**
  * PermissionDenied hooks, after a classifier denial (as in Claude Code: rule,
  * hook and person denials do not run them). The refusal stands; a hook's
@@ -216,12 +230,7 @@ async function permissionDeniedHooks(
   deps: PipelineDeps,
   signal: AbortSignal,
 ): Promise<Decision> {
-  const outcome = await deps.hooks.run(
-    'PermissionDenied',
-    { ...hookPayload('PermissionDenied', session, call.tool.name, call.input, call.toolUseId), reason: d.reason.detail ?? d.reason.type },
-    signal,
-  );
-  for (const m of outcome.messages) call.hookMessages.push(m);
+  const outcome = await runHooks('PermissionDenied', { tool_use_id: call.toolUseId, reason: d.reason.detail ?? d.reason.type }, call, session, deps, signal);
   const notes = [...outcome.additionalContext];
   if (outcome.retry !== undefined) {
     d.chain.push({ layer: 'hooks', outcome: 'deny', detail: `PermissionDenied: ${outcome.retry} allows a retry` });
@@ -238,12 +247,7 @@ async function permissionRequestHooks(
   deps: PipelineDeps,
   signal: AbortSignal,
 ): Promise<Decision> {
-  const outcome = await deps.hooks.run(
-    'PermissionRequest',
-    { ...hookPayload('PermissionRequest', session, call.tool.name, call.input, undefined), permission_suggestions: [] },
-    signal,
-  );
-  for (const m of outcome.messages) call.hookMessages.push(m);
+  const outcome = await runHooks('PermissionRequest', { permission_suggestions: [] }, call, session, deps, signal);
   const pr = outcome.permissionRequest;
   if (!pr) return d;
   d.chain.push({ layer: 'hooks', outcome: pr.behavior, detail: `PermissionRequest: ${pr.hook}` });

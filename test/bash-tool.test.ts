@@ -307,6 +307,18 @@ describe('bubblewrap sandbox', () => {
     expect(bubblewrapAvailable()).toBe(true);
   });
 
+  it('dangerouslyDisableSandbox (Claude Code’s) is accepted, and refused where the sandbox is on: the operator decides, not the model', async () => {
+    t = await makeApp({ ...ALLOW, bash: { sandbox: { mode: 'bubblewrap' } } }, { extraTools: [bashTool] });
+    const refused = await bash(t, { command: 'touch /var/tmp/escape', dangerouslyDisableSandbox: true });
+    expect(refused.block.is_error).toBe(true);
+    expect(refused.exec.error_class).toBe('validation');
+    expect(refused.text).toContain('This service runs every command in its sandbox (bash.sandbox.mode "bubblewrap"); dangerouslyDisableSandbox is not honoured.');
+    expect((await bash(t, { command: 'echo sandboxed', dangerouslyDisableSandbox: false })).text).toBe('sandboxed');
+    await t.close();
+    t = await makeApp(ALLOW, { extraTools: [bashTool] });
+    expect((await bash(t, { command: 'echo no sandbox here', dangerouslyDisableSandbox: true })).text).toBe('no sandbox here');
+  });
+
   it('writes only inside the working directories, keeps .git/hooks read-only, and cuts the network', async () => {
     const server = http.createServer((_req, res) => res.end('ok'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -52,6 +52,11 @@ export const BashInput = z.strictObject({
     .boolean()
     .optional()
     .describe('Set to true to run this command in the background. Use TaskOutput to read the output later, and TaskStop to stop it.'),
+  // Claude Code's; here the operator decides whether commands are sandboxed (bash.sandbox), not the model.
+  dangerouslyDisableSandbox: z
+    .boolean()
+    .optional()
+    .describe('Not honoured by this service: where its sandbox is on, a call that sets this to true is refused.'),
 });
 export type BashInput = z.infer<typeof BashInput>;
 
@@ -116,6 +121,12 @@ function exitMeaning(command: string, code: number): string | undefined {
   const { stages } = unwrapStages(last.argv, false);
   const name = commandName(stages[stages.length - 1]!);
   return name === undefined ? undefined : EXIT_SEMANTICS[name]?.(code);
+}
+
+/** Whether commands run in the sandbox here. */
+function sandboxOn(ctx: ToolContext): boolean {
+  const mode = ctx.config.bash.sandbox.mode;
+  return mode === 'bubblewrap' || (mode === 'auto' && bubblewrapAvailable());
 }
 
 function sandboxFor(ctx: ToolContext, cwd: string, scratch: string): string[] | undefined {
@@ -322,6 +333,13 @@ export const bashTool = buildTool({
       };
     }
     if (input.run_in_background === true && !ctx.tasks) return { ok: false, message: BACKGROUND_OFF, code: 5 };
+    if (input.dangerouslyDisableSandbox === true && sandboxOn(ctx)) {
+      return {
+        ok: false,
+        message: `This service runs every command in its sandbox (bash.sandbox.mode "${ctx.config.bash.sandbox.mode}"); dangerouslyDisableSandbox is not honoured. Run the command without it, inside the working directories.`,
+        code: 6,
+      };
+    }
     await initBashParser();
     return { ok: true };
   },

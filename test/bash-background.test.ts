@@ -125,6 +125,9 @@ describe('run_in_background', () => {
     expect(again.text).toContain(`Task ${id} is not running (status: killed)`);
     expect(again.exec.error_class).toBe('validation');
 
+    // BashOutput, TaskOutput's old name, with its bash_id.
+    expect((await call('BashOutput', { bash_id: id, block: false })).text).toContain(`<task_id>${id}</task_id>`);
+    expect((await call('TaskOutput', {})).text).toContain('Missing required parameter: task_id');
     const other = await start('sleep 300');
     const killed = await call('KillShell', { shell_id: other });
     expect(killed.exec).toMatchObject({ tool: 'TaskStop', status: 'succeeded' });

@@ -5,7 +5,8 @@
  * waits for the task to end, for at most `timeout` ms. The output is read
  * from the task's file into an output sink, so a large one is persisted and
  * previewed like any large result instead of being held whole in memory.
- * Reading touches nothing, so the tool allows itself.
+ * Reading touches nothing, so the tool allows itself. BashOutput's `bash_id`
+ * is still accepted for the id.
  */
 import { z } from 'zod';
 import { formatPersisted } from '../results/output-sink.js';
@@ -17,7 +18,8 @@ import { loadPrompt } from './prompt.js';
 export const TASK_OUTPUT_MAX_TIMEOUT_MS = 600_000;
 
 export const TaskOutputInput = z.strictObject({
-  task_id: z.string().min(1).describe('The task ID to get output from'),
+  task_id: z.string().min(1).optional().describe('The task ID to get output from'),
+  bash_id: z.string().min(1).optional().describe('Deprecated (BashOutput): use task_id instead'),
   block: z.boolean().default(true).describe('Whether to wait for completion'),
   timeout: z.number().min(0).max(TASK_OUTPUT_MAX_TIMEOUT_MS).default(30_000).describe('Max wait time in ms'),
 });
@@ -31,6 +33,8 @@ export interface TaskOutputOutput {
   output: string;
   resultId: string | undefined;
 }
+
+const idOf = (input: TaskOutputInput): string => input.task_id ?? input.bash_id ?? '';
 
 /** The session's task, or undefined (another session's tasks are not there at all). */
 export function sessionTask(ctx: ToolContext, id: string): BackgroundTask | undefined {
@@ -88,11 +92,15 @@ export const taskOutputTool = buildTool({
   shouldDefer: true,
   isConcurrencySafe: () => true,
   isReadOnly: () => true,
-  validateInput: async (input, ctx) => (sessionTask(ctx, input.task_id) ? { ok: true } : { ok: false, message: noTask(input.task_id), code: 1 }),
+  validateInput: async (input, ctx) => {
+    const id = idOf(input);
+    if (id === '') return { ok: false, message: 'Missing required parameter: task_id', code: 1 };
+    return sessionTask(ctx, id) ? { ok: true } : { ok: false, message: noTask(id), code: 1 };
+  },
   checkPermissions: async () => ({ behavior: 'allow', type: 'tool', detail: 'TaskOutput only reads the output of a task this session started' }),
   call: async (input, ctx) => {
-    const task = sessionTask(ctx, input.task_id);
-    if (!task) throw new Error(noTask(input.task_id));
+    const task = sessionTask(ctx, idOf(input));
+    if (!task) throw new Error(noTask(idOf(input)));
     const done = input.block ? await ctx.tasks!.wait(task, input.timeout, ctx.signal) : task.status !== 'running';
     if (ctx.signal.aborted) throw Object.assign(new Error('The wait was cancelled'), { name: 'AbortError' });
     const out = readOutput(task, ctx);
@@ -108,7 +116,7 @@ export const taskOutputTool = buildTool({
       resultId: out.id,
     };
   },
-  renderToolUseMessage: (input) => `TaskOutput(${input.task_id}${input.block === false ? ', non-blocking' : ''})`,
+  renderToolUseMessage: (input) => `TaskOutput(${idOf(input)}${input.block === false ? ', non-blocking' : ''})`,
   renderToolResultMessage: (out) => `${out.status}${out.exitCode !== null ? ` (exit ${out.exitCode})` : ''}`,
   mapToolResultToToolResultBlockParam: (out, toolUseId) => {
     const parts = [`<retrieval_status>${out.retrievalStatus}</retrieval_status>`, `<task_id>${out.taskId}</task_id>`, '<task_type>local_bash</task_type>', `<status>${out.status}</status>`];

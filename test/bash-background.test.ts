@@ -165,6 +165,24 @@ describe('run_in_background', () => {
     expect(/Full output saved to: (result:\/\/[\w-]+)/.exec(again.tags.output!)?.[1]).toBe(ref);
   });
 
+  it('while a task runs, a large output shows its newest lines and stores nothing; once it has ended, the whole output is stored', async () => {
+    t = await makeApp(ALLOW);
+    const id = await start('seq 1 30000; while [ ! -e go ]; do sleep 0.05; done; echo done');
+    const running = await waitFor(async () => {
+      const o = await output(id, { block: false });
+      return o.tags.output?.endsWith('\n30000') ? o : undefined;
+    }, 'the whole sequence');
+    expect(running.tags.status).toBe('running');
+    expect(running.tags.output).toMatch(/^\[\.\.\. \d+ earlier bytes are not shown while the task runs; once it has ended, TaskOutput stores its whole output \.\.\.\]\n\d+\n/);
+    expect(running.tags.output!.length).toBeLessThan(17_000);
+    expect(running.exec.result_id).toBeNull();
+    fs.writeFileSync(path.join(t.workspace, 'go'), '');
+    const done = await output(id, { timeout: 20_000 });
+    expect(done.tags).toMatchObject({ status: 'completed' });
+    expect(done.exec.result_id).toBeTruthy();
+    expect(done.tags.output).toMatch(/\n30000\ndone\n<\/persisted-output>$/);
+  });
+
   it('deny rules hold for background commands: nothing is started', async () => {
     t = await makeApp({ permissions: { allow: ['Bash'], deny: ['Bash(rm:*)'] } });
     fs.writeFileSync(path.join(t.workspace, 'keep'), 'x');

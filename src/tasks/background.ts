@@ -321,8 +321,12 @@ export class BackgroundTasks {
     }, this.killGraceMs).unref();
   }
 
-  /** Reads a task's kept output in pieces (it may be large), from the start. */
-  readOutput(task: BackgroundTask, onText: (s: string) => void): void {
+  /**
+   * Reads a task's kept output in pieces (it may be large), from `fromByte`.
+   * The task's output is appended on this event loop, so a read sees one
+   * consistent length.
+   */
+  readOutput(task: BackgroundTask, onText: (s: string) => void, fromByte = 0): void {
     let fd: number;
     try {
       fd = fs.openSync(task.outputFile, 'r');
@@ -332,9 +336,10 @@ export class BackgroundTasks {
     try {
       const buf = Buffer.allocUnsafe(256 * 1024);
       const decoder = new TextDecoder('utf-8');
-      for (;;) {
-        const n = fs.readSync(fd, buf, 0, buf.length, null);
+      for (let at = fromByte; ; ) {
+        const n = fs.readSync(fd, buf, 0, buf.length, at);
         if (n === 0) break;
+        at += n;
         const s = decoder.decode(buf.subarray(0, n), { stream: true });
         if (s) onText(s);
       }
@@ -343,6 +348,11 @@ export class BackgroundTasks {
     } finally {
       fs.closeSync(fd);
     }
+  }
+
+  /** Bytes of output kept for the task so far. */
+  keptBytes(task: BackgroundTask): number {
+    return Math.min(task.bytesWritten, this.limits.maxOutputBytes);
   }
 
   /** Bytes the task wrote that were dropped past the cap. */

@@ -5,7 +5,8 @@
  * waits for the task to end, for at most `timeout` ms. The output is read
  * from the task's file into an output sink, so a large one is persisted and
  * previewed like any large result instead of being held whole in memory.
- * Reading touches nothing, so the tool allows itself. BashOutput's `bash_id`
+ * While a task runs, only its last 16 KiB are shown (no copy stored per
+ * poll). Reading touches nothing, so the tool allows itself. BashOutput's `bash_id`
  * is still accepted for the id.
  */
 import { z } from 'zod';
@@ -54,6 +55,17 @@ function readOutput(task: BackgroundTask, ctx: ToolContext): { text: string; id:
   const cached = stored.get(task);
   if (cached && ctx.results.exists(cached.id)) return cached;
   const tasks = ctx.tasks!;
+  // While it runs, its newest lines, not a stored copy per poll.
+  if (task.status === 'running' && tasks.keptBytes(task) > RUNNING_TAIL_BYTES) {
+    const size = tasks.keptBytes(task);
+    let text = '';
+    tasks.readOutput(task, (s) => (text += s), size - RUNNING_TAIL_BYTES);
+    // From a line's start (which also drops a character cut in two).
+    const nl = text.indexOf('\n');
+    if (nl >= 0 && nl < text.length - 1) text = text.slice(nl + 1);
+    const hidden = size - Buffer.byteLength(text, 'utf8');
+    return { text: `[... ${hidden} earlier bytes are not shown while the task runs; once it has ended, TaskOutput stores its whole output ...]\n${text}`, id: undefined };
+  }
   const sink = ctx.createOutput();
   const previewChars = ctx.config.results.previewChars;
   const ended = task.status !== 'running';
@@ -78,6 +90,9 @@ function readOutput(task: BackgroundTask, ctx: ToolContext): { text: string; id:
     throw e;
   }
 }
+
+/** How much of a running task's output is shown: its last lines, within the inline threshold. */
+const RUNNING_TAIL_BYTES = 16 * 1024;
 
 /** The stored output of finished tasks, by task. */
 const stored = new WeakMap<BackgroundTask, { text: string; id: string }>();

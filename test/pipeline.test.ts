@@ -2,6 +2,7 @@
  * The seven steps' contract, through POST /execute on a real app with a real
  * SQLite file: lookup, parse, validate, hooks, permission, call, results.
  */
+import { POISONED } from '../src/http/json-parser.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -128,6 +129,13 @@ describe('envelope', () => {
     const notJson = await t.app.inject({ method: 'POST', url: '/execute', payload: '{"tool_uses": [', headers: { 'content-type': 'application/json' } });
     expect(notJson.statusCode).toBe(400);
     expect(notJson.json().error.code).toBe('TOOLEXEC_ERR_REQUEST_INVALID');
+    expect(notJson.json().error.message).toMatch(/^The body is not valid JSON: /);
+    // Valid JSON with a key that could poison a prototype: refused, and told why.
+    for (const body of ['{"tool_uses":[{"type":"tool_use","id":"p","name":"Read","input":{"__proto__":{"x":1}}}]}', '{"tool_uses":[],"constructor":{"prototype":{"x":1}}}']) {
+      const poisoned = await t.app.inject({ method: 'POST', url: '/execute', payload: body, headers: { 'content-type': 'application/json' } });
+      expect(poisoned.statusCode).toBe(400);
+      expect(poisoned.json().error).toEqual({ code: 'TOOLEXEC_ERR_REQUEST_INVALID', message: POISONED });
+    }
     const deep = await t.app.inject({ method: 'POST', url: '/execute', payload: `{"tool_uses":${'['.repeat(200)}${']'.repeat(200)}}`, headers: { 'content-type': 'application/json' } });
     expect(deep.statusCode).toBe(400);
     expect(deep.json().error.code).toBe('TOOLEXEC_ERR_REQUEST_TOO_DEEP');

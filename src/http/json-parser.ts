@@ -26,6 +26,20 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
   return false;
 }
 
+/** What a body that is valid JSON but holds a prototype-poisoning key is told. */
+export const POISONED =
+  'The body holds a "__proto__" key, or a "constructor" key with a "prototype" inside, which is refused against prototype pollution; rename that key';
+
+/** Whether the text is JSON at all (asked only once the safe parser has refused it). */
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function installJsonParser(app: FastifyInstance, maxDepth: number): void {
   const defaultParser = app.getDefaultJsonParser('error', 'error');
   // JSON only: any other body is a 415 with a code, not a string a route has to reject.
@@ -42,7 +56,7 @@ export function installJsonParser(app: FastifyInstance, maxDepth: number): void 
     }
     defaultParser(req, text, (err, value) => {
       if (err) {
-        done(new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', `The body is not valid JSON: ${err.message}`), undefined);
+        done(new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', parses(text) ? POISONED : `The body is not valid JSON: ${err.message}`), undefined);
         return;
       }
       done(null, value);

@@ -28,7 +28,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { DEFAULT_KILL_GRACE_MS, killGroup } from '../util/child.js';
+import { DEFAULT_KILL_GRACE_MS, terminateGroup } from '../util/child.js';
 
 export type TaskStatus = 'running' | 'completed' | 'failed' | 'killed';
 
@@ -103,16 +103,6 @@ export class BackgroundTask {
 
 export class TaskLimitError extends Error {}
 
-/** Whether a process group still has a member (a signal to a group that is gone could reach a later one). */
-function groupExists(pid: number): boolean {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The environment variable that ties a task's processes to it. */
 export const TASK_MARKER = 'TOOLEXEC_BACKGROUND_TASK';
 const DIR_PREFIX = 'toolexec-tasks-';
@@ -132,9 +122,15 @@ function startTime(pid: number | 'self'): string | undefined {
   }
 }
 
+let ownStart: string | undefined;
+/** This process's start time, read once. */
+function selfStart(): string {
+  return (ownStart ??= startTime('self') ?? '0');
+}
+
 /** This service's directory name prefix: its pid and start time, so that a reused pid is not taken for it. */
 function instancePrefix(): string {
-  return `${DIR_PREFIX}${process.pid}-${startTime('self') ?? '0'}-`;
+  return `${DIR_PREFIX}${process.pid}-${selfStart()}-`;
 }
 
 /** Whether the service that made a directory named `<prefix><pid>-<start>-…` is gone. */
@@ -142,7 +138,7 @@ function ownerGone(name: string): boolean {
   const m = /^toolexec-tasks-(\d+)-(\d+)-/.exec(name);
   if (!m) return false;
   const pid = Number(m[1]);
-  if (pid === process.pid && m[2] === (startTime('self') ?? '0')) return false;
+  if (pid === process.pid && m[2] === selfStart()) return false;
   const now = startTime(pid);
   if (now !== undefined) return now !== m[2];
   try {
@@ -306,19 +302,10 @@ export class BackgroundTasks {
     if (task.status === 'running' && task.exitCode === null && task.signal === null) {
       task.stoppedBy ??= by;
       stopped = task.stoppedBy === by;
-      this.terminate(task.pid);
+      terminateGroup(task.pid, this.killGraceMs);
     }
     await task.ended;
     return stopped;
-  }
-
-  /** SIGTERM to a process group, and SIGKILL after the grace if it is still there. */
-  private terminate(pid: number | undefined): void {
-    if (pid === undefined || !groupExists(pid)) return;
-    killGroup(pid, 'SIGTERM');
-    setTimeout(() => {
-      if (groupExists(pid)) killGroup(pid, 'SIGKILL');
-    }, this.killGraceMs).unref();
   }
 
   /**
@@ -417,7 +404,7 @@ export class BackgroundTasks {
       task.child?.stdout?.destroy();
       task.child?.stderr?.destroy();
       // Whatever the command left running in its group goes with it.
-      this.terminate(task.pid);
+      terminateGroup(task.pid, this.killGraceMs);
       if (fdOpen) {
         try {
           fs.closeSync(fd);

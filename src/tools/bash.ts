@@ -152,6 +152,12 @@ function sandboxFor(ctx: ToolContext, cwd: string, scratch: string): string[] | 
   });
 }
 
+/** How a script runs: `bash -c`, inside bubblewrap where the sandbox applies. */
+function bashProcess(ctx: ToolContext, cwd: string, scratch: string, script: string): { file: string; args: string[] } {
+  const sandbox = sandboxFor(ctx, cwd, scratch);
+  return sandbox ? { file: 'bwrap', args: [...sandbox, '--', 'bash', '-c', script] } : { file: 'bash', args: ['-c', script] };
+}
+
 async function runBash(input: BashInput, ctx: ToolContext): Promise<BashOutput> {
   const root = ctx.workspace.root;
   const notes: string[] = [];
@@ -168,7 +174,6 @@ async function runBash(input: BashInput, ctx: ToolContext): Promise<BashOutput> 
   let stdout: OutputSink | undefined;
   let stderr: OutputSink | undefined;
   try {
-    const sandbox = sandboxFor(ctx, cwd, scratch);
     // The trap records where the command left the shell, whatever way it exits.
     const script = `trap 'pwd -P >| ${shellQuote(cwdFile)} 2>/dev/null' EXIT; ${input.command}`;
     const out = ctx.createOutput();
@@ -176,8 +181,7 @@ async function runBash(input: BashInput, ctx: ToolContext): Promise<BashOutput> 
     stdout = out;
     stderr = err;
     const r = await runChild({
-      file: sandbox ? 'bwrap' : 'bash',
-      args: sandbox ? [...sandbox, '--', 'bash', '-c', script] : ['-c', script],
+      ...bashProcess(ctx, cwd, scratch, script),
       cwd,
       env: ctx.childEnv,
       timeoutMs,
@@ -253,13 +257,11 @@ function startBackground(input: BashInput, ctx: ToolContext): BashOutput {
   const cleanup = (): void => fs.rmSync(scratch, { recursive: true, force: true });
   let taskId: string;
   try {
-    const sandbox = sandboxFor(ctx, cwd, scratch);
     taskId = tasks.start({
       sessionId: ctx.session.id,
       command: input.command,
       description: input.description,
-      file: sandbox ? 'bwrap' : 'bash',
-      args: sandbox ? [...sandbox, '--', 'bash', '-c', input.command] : ['-c', input.command],
+      ...bashProcess(ctx, cwd, scratch, input.command),
       cwd,
       env: ctx.childEnv,
       cleanup,

@@ -55,16 +55,18 @@ function readOutput(task: BackgroundTask, ctx: ToolContext): { text: string; id:
   const cached = stored.get(task);
   if (cached && ctx.results.exists(cached.id)) return cached;
   const tasks = ctx.tasks!;
+  const dropped = tasks.dropped(task);
+  const droppedNote = dropped > 0 ? `\n[${dropped} more bytes of output were not kept: a task keeps at most ${tasks.maxOutputBytes} bytes]` : '';
+  const size = tasks.keptBytes(task);
   // While it runs, its newest lines, not a stored copy per poll.
-  if (task.status === 'running' && tasks.keptBytes(task) > RUNNING_TAIL_BYTES) {
-    const size = tasks.keptBytes(task);
+  if (task.status === 'running' && size > RUNNING_TAIL_BYTES) {
     let text = '';
     tasks.readOutput(task, (s) => (text += s), size - RUNNING_TAIL_BYTES);
     // From a line's start (which also drops a character cut in two).
     const nl = text.indexOf('\n');
     if (nl >= 0 && nl < text.length - 1) text = text.slice(nl + 1);
     const hidden = size - Buffer.byteLength(text, 'utf8');
-    return { text: `[... ${hidden} earlier bytes are not shown while the task runs; once it has ended, TaskOutput stores its whole output ...]\n${text}`, id: undefined };
+    return { text: `[... ${hidden} earlier bytes are not shown while the task runs; once it has ended, TaskOutput stores its whole output ...]\n${text}${droppedNote}`, id: undefined };
   }
   const sink = ctx.createOutput();
   const previewChars = ctx.config.results.previewChars;
@@ -76,8 +78,7 @@ function readOutput(task: BackgroundTask, ctx: ToolContext): { text: string; id:
   };
   try {
     tasks.readOutput(task, write);
-    const dropped = tasks.dropped(task);
-    if (dropped > 0) write(`\n[${dropped} more bytes of output were not kept: a task keeps at most ${tasks.maxOutputBytes} bytes]`);
+    if (droppedNote) write(droppedNote);
     const r = sink.finish();
     if (r.kind === 'inline') return { text: r.text, id: undefined };
     // A cut that leaves half a surrogate pair first.

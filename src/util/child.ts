@@ -62,6 +62,25 @@ export function killGroup(pid: number | undefined, sig: NodeJS.Signals): void {
   }
 }
 
+/** Whether a process group still has a member (a signal to a group that is gone could reach a later one). */
+export function groupExists(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** SIGTERM to what is left of a process group, and SIGKILL after the grace if anything still is. */
+export function terminateGroup(pid: number | undefined, graceMs: number): void {
+  if (pid === undefined || !groupExists(pid)) return;
+  killGroup(pid, 'SIGTERM');
+  setTimeout(() => {
+    if (groupExists(pid)) killGroup(pid, 'SIGKILL');
+  }, graceMs).unref();
+}
+
 class Capture {
   private chunks: string[] = [];
   private bytes = 0;
@@ -190,9 +209,7 @@ export function runChild(opts: RunOptions): Promise<RunResult> {
       child.stdout?.destroy();
       child.stderr?.destroy();
       // Whatever is left in the group (background children) goes with the call.
-      killGroup(pid, 'SIGTERM');
-      const k = setTimeout(() => killGroup(pid, 'SIGKILL'), grace);
-      k.unref();
+      terminateGroup(pid, grace);
       if (killTimer) clearTimeout(killTimer);
       resolve({
         exitCode,

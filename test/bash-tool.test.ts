@@ -14,6 +14,7 @@ import type { ExecutionEvent } from '../src/executions/registry.js';
 import type { Approvals, ApprovalRequest } from '../src/permissions/approvals.js';
 import { bubblewrapAvailable } from '../src/bash/sandbox.js';
 import { bashTool } from '../src/tools/bash.js';
+import { runChild } from '../src/util/child.js';
 import { cleanupTmp, execute, makeApp, textOf, use, type TestApp } from './helpers.js';
 import { eventually, isAlive, readPid } from './helpers-bash.js';
 
@@ -158,6 +159,36 @@ describe('process groups', () => {
     expect(r.text).toBe('started');
     // The child is stopped with the call rather than left behind.
     expect(await eventually(() => !isAlive(readPid(pidFile)))).toBe(true);
+  });
+
+  it('output written during the drain window is kept when the event loop was blocked past it', async () => {
+    // The main process exits at once; a child it left writes 50 ms later, inside
+    // the 100 ms drain window. The loop is then blocked for 400 ms, so the drain
+    // timer is due before the pipe is read: the read must still come first.
+    let blocked = false;
+    const r = await runChild({
+      file: 'bash',
+      args: ['-c', '(sleep 0.05; echo late) & echo early'],
+      cwd: process.cwd(),
+      env: { PATH: process.env.PATH },
+      timeoutMs: 20_000,
+      watchStdout: () => {
+        if (blocked) return;
+        blocked = true;
+        // From the check phase, as other requests' work would block it: a
+        // block inside a timer callback would not let the drain timer run first.
+        setTimeout(() => {
+          setImmediate(() => {
+            const until = Date.now() + 400;
+            while (Date.now() < until) {
+              /* a synchronous stretch of other work */
+            }
+          });
+        }, 30);
+      },
+    });
+    expect(blocked).toBe(true);
+    expect(r.stdout).toBe('early\nlate\n');
   });
 });
 

@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { killGroup } from '../util/child.js';
+import { afterDrain, killGroup } from '../util/child.js';
 
 export interface StdioParams {
   command: string;
@@ -112,13 +112,13 @@ export class ProcessStdioTransport implements Transport {
       let spawned = false;
       let stdoutEnded = false;
       let exitedAt = false;
-      let drainTimer: NodeJS.Timeout | undefined;
+      let cancelDrain: (() => void) | undefined;
       let resolveExited!: () => void;
       this.exited = new Promise<void>((r) => (resolveExited = r));
 
       const finish = (): void => {
-        if (drainTimer) clearTimeout(drainTimer);
-        drainTimer = undefined;
+        cancelDrain?.();
+        cancelDrain = undefined;
         resolveExited();
         // The group may hold children the server started; nothing is left to talk to them.
         killGroup(child.pid, 'SIGKILL');
@@ -143,7 +143,7 @@ export class ProcessStdioTransport implements Transport {
         this.exit = { code, signal };
         exitedAt = true;
         if (stdoutEnded) finish();
-        else drainTimer = setTimeout(finish, DRAIN_AFTER_EXIT_MS);
+        else cancelDrain = afterDrain(DRAIN_AFTER_EXIT_MS, finish);
       });
       child.stdout!.on('data', (chunk: Buffer) => {
         let lines: string[];

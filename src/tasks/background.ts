@@ -28,7 +28,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { DEFAULT_KILL_GRACE_MS, terminateGroup } from '../util/child.js';
+import { DEFAULT_KILL_GRACE_MS, afterDrain, terminateGroup } from '../util/child.js';
 
 export type TaskStatus = 'running' | 'completed' | 'failed' | 'killed';
 
@@ -395,12 +395,12 @@ export class BackgroundTasks {
     };
     let ended = false;
     let lifetime: NodeJS.Timeout | undefined;
-    let drain: NodeJS.Timeout | undefined;
+    let cancelDrain: (() => void) | undefined;
     const end = (status: TaskStatus): void => {
       if (ended) return;
       ended = true;
       clearTimeout(lifetime);
-      clearTimeout(drain);
+      cancelDrain?.();
       task.child?.stdout?.destroy();
       task.child?.stderr?.destroy();
       // Whatever the command left running in its group goes with it.
@@ -453,7 +453,7 @@ export class BackgroundTasks {
       const status: TaskStatus = code === 0 ? 'completed' : 'failed';
       if (open === 0) end(status);
       // Children it left behind may hold the pipes open: a moment to drain, then the task is over.
-      else drain = setTimeout(() => end(status), 100);
+      else cancelDrain = afterDrain(100, () => end(status));
     });
     lifetime = setTimeout(() => {
       this.log?.info({ task_id: task.id, session_id: task.sessionId }, 'background task stopped at its lifetime');

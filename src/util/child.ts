@@ -81,6 +81,24 @@ export function terminateGroup(pid: number | undefined, graceMs: number): void {
   }, graceMs).unref();
 }
 
+/**
+ * Runs `fn` once the pipes have had `ms` to drain after their process exited,
+ * and after one more poll phase of the event loop. The timers phase comes
+ * before the poll phase: with the loop blocked for longer than `ms`, a bare
+ * timer would end the read while the output is still waiting in the pipe.
+ * Returns a function that cancels it.
+ */
+export function afterDrain(ms: number, fn: () => void): () => void {
+  let immediate: NodeJS.Immediate | undefined;
+  const timer = setTimeout(() => {
+    immediate = setImmediate(fn);
+  }, ms);
+  return () => {
+    clearTimeout(timer);
+    if (immediate) clearImmediate(immediate);
+  };
+}
+
 class Capture {
   private chunks: string[] = [];
   private bytes = 0;
@@ -136,7 +154,7 @@ export function runChild(opts: RunOptions): Promise<RunResult> {
     let aborted = false;
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
-    let drainTimer: NodeJS.Timeout | undefined;
+    let cancelDrain: (() => void) | undefined;
     let exitCode: number | null = null;
     let exitSignal: NodeJS.Signals | null = null;
 
@@ -204,7 +222,7 @@ export function runChild(opts: RunOptions): Promise<RunResult> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (drainTimer) clearTimeout(drainTimer);
+      cancelDrain?.();
       opts.signal?.removeEventListener('abort', onAbort);
       child.stdout?.destroy();
       child.stderr?.destroy();
@@ -240,7 +258,7 @@ export function runChild(opts: RunOptions): Promise<RunResult> {
       exitSignal = sig;
       if (openStreams === 0) finish();
       // Background children may hold the pipes open: give them a moment, then stop reading.
-      else drainTimer = setTimeout(() => finish(), opts.drainMs ?? 100);
+      else cancelDrain = afterDrain(opts.drainMs ?? 100, () => finish());
     });
 
     if (child.stdin) {

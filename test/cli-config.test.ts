@@ -87,6 +87,7 @@ describe('configuration errors', () => {
     [{ server: { tokens: [{ token: 'a'.repeat(20) }] } }, 'server.tokens[0].name: expected string, but it is missing'],
     [{ mcpServers: { docs: { type: 'http' } } }, 'mcpServers.docs: matches none of the accepted shapes (type: expected "stdio"; or url: expected string, but it is missing)'],
     [{ classifier: { url: 'not a url' } }, 'classifier.url: expected a URL'],
+    [{ mcpServers: { docs: { type: 'http', url: 'not a url' } } }, 'mcpServers.docs.url: expected a URL'],
     [{ permissions: { defaultMode: 'bypassPermissions' } }, 'permissions.defaultMode: "bypassPermissions" needs permissions.allowBypass: true'],
     ['{"server": {"port": 1,}}', 'is not valid JSON'],
     ['[1, 2]', '(root): expected a JSON object'],

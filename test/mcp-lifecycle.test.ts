@@ -81,7 +81,9 @@ describe('a Claude Code .mcp.json', () => {
       JSON.stringify({
         mcpServers: {
           local: { type: 'stdio', command: 'node', args: [FIXTURE, '--tools=echo'], env: { FIXTURE_NAME: 'from-mcp-json' } },
-          remote: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { authorization: 'Bearer ${TEST_MCP_UNSET_TOKEN:-none}' } },
+          // Claude Code's documented form: the URL itself templated, checked once expanded.
+          remote: { type: 'http', url: '${TEST_MCP_UNSET_BASE:-http://127.0.0.1:9}/mcp', headers: { authorization: 'Bearer ${TEST_MCP_UNSET_TOKEN:-none}' } },
+          garbled: { type: 'sse', url: '${TEST_MCP_UNSET_BASE:-not a url}' },
         },
       }),
     );
@@ -97,6 +99,11 @@ describe('a Claude Code .mcp.json', () => {
       return s.last_error && s;
     }, 'the remote server to fail');
     expect(remote).toMatchObject({ type: 'http', state: 'reconnecting' });
+    // Port 9 reached: the default was expanded into the URL (fetch refuses that port).
+    expect(serverStatus(t.app, 'remote').last_error).toContain('bad port');
+    // A URL that is no URL once expanded fails that server alone, saying so.
+    expect(serverStatus(t.app, 'garbled')).toMatchObject({ state: 'failed' });
+    expect(serverStatus(t.app, 'garbled').last_error).toMatch(/^bad configuration: .*URL/i);
   });
 });
 

@@ -102,7 +102,8 @@ export const McpServerConfig = z.union([
   }),
   z.object({
     type: z.enum(['http', 'sse', 'streamable-http']),
-    url: z.string().url(),
+    // A URL with ${VAR} or ${VAR:-default} in it is checked once expanded, at connect time.
+    url: z.string().refine((u) => u.includes('${') || URL.canParse(u), { message: 'expected a URL' }),
     headers: z.record(z.string(), z.string()).optional(),
     alwaysLoad: z.boolean().optional(),
     timeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),

@@ -118,6 +118,18 @@ export function reportRows() {
       ]);
     }
   }
+  const spawn = load('spawn');
+  if (spawn) {
+    const of = (k, w) => spawn.rows.filter((r) => r.spawner === w).map((r) => r[k]).join(' / ');
+    rows.push([
+      'Bash `echo hi`, 4 conn., commands started by the spawn helper',
+      `forked by the service: ${of('service_cpu_ms_per_bash_call', 'direct')} ms CPU/call; no-op calls beside: ${of('noop_rps_beside', 'direct')} req/s, p99 ${of('noop_p99_ms_beside', 'direct')} ms`,
+      `${of('service_cpu_ms_per_bash_call', 'helper')} ms CPU/call (**${spawn.cpu_ratio}× less**); no-op calls beside: ${of('noop_rps_beside', 'helper')} req/s (**${spawn.noop_rate_ratio}×**), p99 ${of('noop_p99_ms_beside', 'helper')} ms`,
+      '—',
+      '—',
+      when(spawn),
+    ]);
+  }
   const soak = load('soak');
   if (soak) {
     const g = soak.growth ?? {};

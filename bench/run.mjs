@@ -10,6 +10,7 @@ import { orchestrationBench } from './orchestration.bench.mjs';
 import { largeResultBench } from './large-result.bench.mjs';
 import { catalogBench } from './catalog.bench.mjs';
 import { coldStartBench } from './cold-start.bench.mjs';
+import { spawnBench } from './spawn.bench.mjs';
 
 // Scripts that run as their own process (they start servers of their own).
 const script = (file) => () => {
@@ -26,6 +27,7 @@ const benches = {
   'large-result': largeResultBench,
   catalog: catalogBench,
   'cold-start': coldStartBench,
+  spawn: spawnBench,
   observability: script('observability.bench.mjs'),
 };
 const only = process.argv[2];

@@ -36,6 +36,7 @@ import { BackgroundTasks } from './tasks/background.js';
 import type { AnyTool } from './tool/types.js';
 import { builtinTools } from './tools/index.js';
 import { childEnvironment } from './util/env.js';
+import { acquireSpawnHelper } from './util/spawner.js';
 import { configSecrets, secretMasker } from './observability/logging.js';
 import { Workspace } from './workspace.js';
 
@@ -158,6 +159,7 @@ export function createServices(opts: ServiceOptions): Services {
   const classifier =
     opts.classifier ?? (config.classifier ? new HttpClassifier({ url: config.classifier.url, timeoutMs: config.classifier.timeoutMs, headers: config.classifier.headers, mask: maskSecrets }) : undefined);
 
+  const releaseSpawner = config.execution.spawner === 'helper' ? acquireSpawnHelper() : undefined;
   const { enabled: backgroundEnabled, ...backgroundLimits } = config.bash.background;
   const tasks = backgroundEnabled ? new BackgroundTasks(backgroundLimits, log) : undefined;
   // Without background tasks, their tools have nothing to read or stop.
@@ -263,6 +265,7 @@ export function createServices(opts: ServiceOptions): Services {
       hub.close();
       hooks.close?.();
       await tasks?.close();
+      releaseSpawner?.();
       broker.cancelAll();
       await mcp.close();
       observability.close();

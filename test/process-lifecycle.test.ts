@@ -199,11 +199,12 @@ describe('SIGKILL under load', () => {
 });
 
 describe('SIGKILL with a background task running', () => {
-  it('leaves the task running, and the next service to start stops it and removes its directory', async () => {
+  async function killWithTask(spawner: 'direct' | 'helper') {
     // A temp directory of their own: services started meanwhile by other test files reap in theirs.
     const tmp = tmpDir();
     const env = { ...process.env, TMPDIR: tmp };
-    const s = await startService({ permissions: { allow: ['Bash'] } }, undefined, env);
+    const config = { permissions: { allow: ['Bash'] }, execution: { spawner } };
+    const s = await startService(config, undefined, env);
     const pidFile = path.join(s.dir, 'ws', 'grandchild.pid');
     const res = await execute(s.base, {
       session_id: 'orphan',
@@ -215,14 +216,27 @@ describe('SIGKILL with a background task running', () => {
     const deadPid = s.child.pid!;
     const ownDirs = () => fs.readdirSync(tmp).filter((d) => d.startsWith(`toolexec-tasks-${deadPid}-`));
     expect(ownDirs()).toHaveLength(1);
-
     s.child.kill('SIGKILL');
     expect((await s.exited).signal).toBe('SIGKILL');
+    return { grandchild, ownDirs, next: () => startService(config, undefined, env) };
+  }
+
+  it('with the spawn helper, the helper stops the task as soon as its service is gone; the next service removes its directory', async () => {
+    const { grandchild, ownDirs, next } = await killWithTask('helper');
+    expect(await eventually(() => !isAlive(grandchild))).toBe(true);
+    expect(ownDirs()).toHaveLength(1);
+    const again = await next();
+    expect(await eventually(() => ownDirs().length === 0)).toBe(true);
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('forked directly, the task outlives its service, and the next service to start stops it and removes its directory', async () => {
+    const { grandchild, ownDirs, next } = await killWithTask('direct');
     // Nothing could stop it: the task outlives its service.
     await new Promise((r) => setTimeout(r, 200));
     expect(isAlive(grandchild)).toBe(true);
-
-    const again = await startService({ permissions: { allow: ['Bash'] } }, undefined, env);
+    const again = await next();
     expect(await eventually(() => !isAlive(grandchild))).toBe(true);
     // The directory goes after the processes.
     expect(await eventually(() => ownDirs().length === 0)).toBe(true);

@@ -172,6 +172,12 @@ export const Config = z.object({
   execution: z
     .object({
       maxConcurrency: z.number().int().positive().max(256).default(10),
+      /**
+       * How Bash, hooks, rg and background tasks are started: "helper" asks a
+       * small helper process to (util/spawner.ts), "direct" forks this process,
+       * which blocks its event loop while the fork copies its page tables.
+       */
+      spawner: z.enum(['helper', 'direct']).default('helper'),
     })
     .prefault({}),
   bash: z

@@ -22,13 +22,13 @@
  * running, stops the processes whose environment names them (Linux /proc),
  * and removes them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { DEFAULT_KILL_GRACE_MS, afterDrain, terminateGroup } from '../util/child.js';
+import { spawnCommand, type Spawned } from '../util/spawner.js';
 
 export type TaskStatus = 'running' | 'completed' | 'failed' | 'killed';
 
@@ -84,7 +84,7 @@ export class BackgroundTask {
   /** Resolves once the task has ended and its output file is complete. */
   readonly ended: Promise<void>;
   markEnded!: () => void;
-  child: ChildProcess | undefined;
+  child: Spawned | undefined;
 
   constructor(
     readonly id: string,
@@ -302,7 +302,7 @@ export class BackgroundTasks {
     if (task.status === 'running' && task.exitCode === null && task.signal === null) {
       task.stoppedBy ??= by;
       stopped = task.stoppedBy === by;
-      terminateGroup(task.pid, this.killGraceMs);
+      task.child?.withPid((pid) => terminateGroup(pid, this.killGraceMs));
     }
     await task.ended;
     return stopped;
@@ -401,10 +401,9 @@ export class BackgroundTasks {
       ended = true;
       clearTimeout(lifetime);
       cancelDrain?.();
-      task.child?.stdout?.destroy();
-      task.child?.stderr?.destroy();
+      task.child?.stopReading();
       // Whatever the command left running in its group goes with it.
-      terminateGroup(task.pid, this.killGraceMs);
+      task.child?.withPid((pid) => terminateGroup(pid, this.killGraceMs));
       if (fdOpen) {
         try {
           fs.closeSync(fd);
@@ -424,20 +423,20 @@ export class BackgroundTasks {
       this.sweep();
     };
 
-    let child: ChildProcess;
+    let child: Spawned;
     try {
       const env = { ...s.env, [TASK_MARKER]: path.join(path.dirname(task.outputFile), task.id) };
-      child = spawn(s.file, s.args as string[], { cwd: s.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+      child = spawnCommand({ file: s.file, args: s.args, cwd: s.cwd, env, stdin: null });
     } catch (e) {
       append(Buffer.from(`Could not run bash: ${(e as Error).message}\n`));
       end('failed');
       return;
     }
     task.child = child;
-    child.stdout?.on('data', append);
-    child.stderr?.on('data', append);
-    child.on('error', (e) => {
-      append(Buffer.from(`Could not run bash: ${e.message}\n`));
+    child.onData(1, append);
+    child.onData(2, append);
+    child.onError((message) => {
+      append(Buffer.from(`Could not run bash: ${message}\n`));
       end('failed');
     });
     let open = 2;
@@ -445,9 +444,9 @@ export class BackgroundTasks {
       open -= 1;
       if (open === 0 && (task.exitCode !== null || task.signal !== null)) end(task.exitCode === 0 ? 'completed' : 'failed');
     };
-    child.stdout?.on('close', closed);
-    child.stderr?.on('close', closed);
-    child.on('exit', (code, sig) => {
+    child.onClose(1, closed);
+    child.onClose(2, closed);
+    child.onExit((code, sig) => {
       task.exitCode = code;
       task.signal = sig;
       const status: TaskStatus = code === 0 ? 'completed' : 'failed';

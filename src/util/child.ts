@@ -4,8 +4,8 @@
  * a grace), output is capped, and a background child that keeps the pipes
  * open never holds the call open: the call ends when the main process exits.
  */
-import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
+import { spawnCommand, type Spawned } from './spawner.js';
 
 export interface RunOptions {
   file: string;
@@ -173,15 +173,9 @@ export function runChild(opts: RunOptions): Promise<RunResult> {
       return;
     }
 
-    let child: ReturnType<typeof spawn>;
+    let child: Spawned;
     try {
-      child = spawn(opts.file, opts.args as string[], {
-        cwd: opts.cwd,
-        env: opts.env,
-        detached: true,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        windowsHide: true,
-      });
+      child = spawnCommand({ file: opts.file, args: opts.args, cwd: opts.cwd, env: opts.env, stdin: opts.stdin ?? '' });
     } catch (e) {
       resolve({
         exitCode: null,
@@ -196,12 +190,11 @@ export function runChild(opts: RunOptions): Promise<RunResult> {
       });
       return;
     }
-    const pid = child.pid;
 
     const terminate = (): void => {
-      killGroup(pid, 'SIGTERM');
+      child.withPid((pid) => killGroup(pid, 'SIGTERM'));
       if (!killTimer) {
-        killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), grace);
+        killTimer = setTimeout(() => child.withPid((pid) => killGroup(pid, 'SIGKILL')), grace);
         killTimer.unref();
       }
     };
@@ -224,10 +217,9 @@ export function runChild(opts: RunOptions): Promise<RunResult> {
       clearTimeout(timer);
       cancelDrain?.();
       opts.signal?.removeEventListener('abort', onAbort);
-      child.stdout?.destroy();
-      child.stderr?.destroy();
+      child.stopReading();
       // Whatever is left in the group (background children) goes with the call.
-      terminateGroup(pid, grace);
+      child.withPid((pid) => terminateGroup(pid, grace));
       if (killTimer) clearTimeout(killTimer);
       resolve({
         exitCode,
@@ -242,30 +234,22 @@ export function runChild(opts: RunOptions): Promise<RunResult> {
       });
     };
 
-    child.stdout?.on('data', (b: Buffer) => out.push(b));
-    child.stderr?.on('data', (b: Buffer) => err.push(b));
-    child.on('error', (e) => finish(e.message));
+    child.onData(1, (b) => out.push(b));
+    child.onData(2, (b) => err.push(b));
+    child.onError((message) => finish(message));
     let openStreams = 2;
     const streamDone = (): void => {
       openStreams -= 1;
-      if (openStreams === 0 && exitCode !== null) finish();
-      if (openStreams === 0 && exitSignal !== null) finish();
+      if (openStreams === 0 && (exitCode !== null || exitSignal !== null)) finish();
     };
-    child.stdout?.on('close', streamDone);
-    child.stderr?.on('close', streamDone);
-    child.on('exit', (code, sig) => {
+    child.onClose(1, streamDone);
+    child.onClose(2, streamDone);
+    child.onExit((code, sig) => {
       exitCode = code;
       exitSignal = sig;
       if (openStreams === 0) finish();
       // Background children may hold the pipes open: give them a moment, then stop reading.
       else cancelDrain = afterDrain(opts.drainMs ?? 100, () => finish());
     });
-
-    if (child.stdin) {
-      child.stdin.on('error', () => {
-        /* the child may exit without reading its input (EPIPE) */
-      });
-      child.stdin.end(opts.stdin ?? '');
-    }
   });
 }

@@ -271,4 +271,43 @@ describe('PostToolUse', () => {
       is_interrupt: false,
     });
   });
+
+  it('a Bash command that exits non-zero runs PostToolUseFailure, not PostToolUse (Claude Code throws a ShellError there); a success gives Claude Code’s stdout and stderr', async () => {
+    const dir = tmpDir();
+    const post = script(dir, 'post.sh', `cat >> ${dir}/post.jsonl; echo >> ${dir}/post.jsonl`);
+    const fail = script(dir, 'fail.sh', `cat >> ${dir}/fail.jsonl; echo >> ${dir}/fail.jsonl`);
+    t = await makeApp({
+      permissions: { allow: ['Bash'] },
+      hooks: { PostToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: post }] }], PostToolUseFailure: [{ matcher: 'Bash', hooks: [{ type: 'command', command: fail }] }] },
+    });
+    const lines = (f: string) => (fs.existsSync(path.join(dir, f)) ? fs.readFileSync(path.join(dir, f), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+    const bad = await execute(t.app, { tool_uses: [use('Bash', { command: 'echo partial; echo oops >&2; exit 3' })] });
+    expect(bad.body.executions[0]).toMatchObject({ status: 'failed', error_class: 'tool_error' });
+    expect(lines('post.jsonl')).toHaveLength(0);
+    expect(lines('fail.jsonl')).toEqual([expect.objectContaining({ hook_event_name: 'PostToolUseFailure', tool_name: 'Bash', error: 'Exit code 3\npartial\noops', is_interrupt: false })]);
+    const good = await execute(t.app, { tool_uses: [use('Bash', { command: 'echo out; echo err >&2' })] });
+    expect(good.body.executions[0]!.status).toBe('succeeded');
+    expect(lines('fail.jsonl')).toHaveLength(1);
+    expect(lines('post.jsonl')).toEqual([
+      expect.objectContaining({ hook_event_name: 'PostToolUse', tool_response: expect.objectContaining({ stdout: 'out', stderr: 'err', interrupted: false, isImage: false }) }),
+    ]);
+  });
+
+  it('a PreToolUse additionalContext reaches the model also when the call is denied or fails', async () => {
+    const dir = tmpDir();
+    const ctx = script(dir, 'ctx.sh', `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"USE pnpm NOT npm"}}'`);
+    t = await makeApp({ permissions: { allow: ['Bash'], deny: ['Bash(npm:*)'] }, hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: ctx }] }] } });
+    const run = async (command: string) => {
+      const r = await execute(t!.app, { tool_uses: [use('Bash', { command })] });
+      return { status: r.body.executions[0]!.status, text: textOf(r.body.tool_results[0]!.content) };
+    };
+    const denied = await run('npm install');
+    expect(denied.status).toBe('denied');
+    expect(denied.text).toContain('USE pnpm NOT npm');
+    const failed = await run('exit 4');
+    expect(failed.status).toBe('failed');
+    expect(failed.text).toMatch(/^Exit code 4[\s\S]*USE pnpm NOT npm$/);
+    const ok = await run('echo fine');
+    expect(ok.text).toBe('fine\n\nUSE pnpm NOT npm');
+  });
 });

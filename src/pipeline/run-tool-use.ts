@@ -179,21 +179,22 @@ async function steps(
     const pre4 = await preHooks(valid, ctx, deps, session, abort.signal);
     if (pre4.call.status !== 'validating') {
       timings.pre_hooks = performance.now() - t;
-      return pre4.call;
+      return withContext(pre4.call, pre4.additionalContext);
     }
     checked = pre4.call;
     hookPermission = pre4.permission;
     additionalContext = pre4.additionalContext;
   }
   timings.pre_hooks = performance.now() - t;
-  if (abort.aborted) return finished(checked, 'cancelled', errorBlock(queued.toolUseId, messages.cancelled), 'cancelled');
+  // A PreToolUse hook's additionalContext reaches the model whatever the outcome (a denial, a failure too).
+  if (abort.aborted) return withContext(finished(checked, 'cancelled', errorBlock(queued.toolUseId, messages.cancelled), 'cancelled'), additionalContext);
 
   // 5. Permission.
   t = performance.now();
   const allowed = await permission(checked, ctx, session, rules, hookPermission, deps, abort, (c) => deps.observer.onState(c), valid.input);
   timings.permission = performance.now() - t;
-  if (allowed.status !== 'running') return allowed;
-  if (abort.aborted) return finished(allowed, 'cancelled', errorBlock(queued.toolUseId, messages.cancelled), 'cancelled');
+  if (allowed.status !== 'running') return withContext(allowed, additionalContext);
+  if (abort.aborted) return withContext(finished(allowed, 'cancelled', errorBlock(queued.toolUseId, messages.cancelled), 'cancelled'), additionalContext);
   deps.observer.onState(allowed);
 
   // 6. Call.
@@ -212,7 +213,22 @@ async function steps(
   // 7. PostToolUse / PostToolUseFailure hooks.
   t = performance.now();
   let result: FinishedCall;
-  if (out.ok) {
+  if (out.ok && out.errorClass !== null && hasPostHooks(deps, true, tool.name)) {
+    // A failure the tool reported in its result (a non-zero exit, an MCP
+    // isError): Claude Code throws there, so the failure hooks run, not PostToolUse.
+    let block = await postHooks(
+      { call: allowed, toolName: tool.name, input: allowed.input, block: out.block, response: blockText(out.block), failed: true, interrupted: false },
+      deps,
+      session,
+      abort.signal,
+    );
+    for (const c of additionalContext) block = appendText(block, c);
+    result = finished(allowed, 'failed', block, out.errorClass, out.resultId !== null ? { resultId: out.resultId } : undefined);
+  } else if (out.ok && out.errorClass !== null) {
+    let block = out.block;
+    for (const c of additionalContext) block = appendText(block, c);
+    result = finished(allowed, 'failed', block, out.errorClass, out.resultId !== null ? { resultId: out.resultId } : undefined);
+  } else if (out.ok) {
     let block = out.block;
     if (hasPostHooks(deps, false, tool.name)) {
       block = await postHooks(
@@ -223,7 +239,7 @@ async function steps(
       );
     }
     for (const c of additionalContext) block = appendText(block, c);
-    result = finished(allowed, out.errorClass ? 'failed' : 'succeeded', block, out.errorClass, out.resultId !== null ? { resultId: out.resultId } : undefined);
+    result = finished(allowed, 'succeeded', block, null, out.resultId !== null ? { resultId: out.resultId } : undefined);
   } else if (hasPostHooks(deps, true, tool.name)) {
     // Failure hooks still run after a cancel, bounded by their own timeouts.
     const hookSignal = out.errorClass === 'cancelled' ? new AbortController().signal : abort.signal;
@@ -241,10 +257,24 @@ async function steps(
       session,
       hookSignal,
     );
-    result = block === out.finished.block ? out.finished : refinished(out.finished, { block });
+    result = withContext(block === out.finished.block ? out.finished : refinished(out.finished, { block }), additionalContext);
   } else {
-    result = out.finished;
+    result = withContext(out.finished, additionalContext);
   }
   timings.post_hooks = performance.now() - t;
   return result;
+}
+
+/** The call with the PreToolUse hooks' additionalContext appended to its result. */
+function withContext(f: FinishedCall, context: readonly string[]): FinishedCall {
+  if (context.length === 0) return f;
+  let block = f.block;
+  for (const c of context) block = appendText(block, c);
+  return refinished(f, { block });
+}
+
+/** A result block's text (a failure hook's `error`). */
+function blockText(block: FinishedCall['block']): string {
+  if (typeof block.content === 'string') return block.content;
+  return block.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n');
 }

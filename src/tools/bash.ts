@@ -71,6 +71,11 @@ export interface BashOutput {
   stdoutResultId: string | undefined;
   stderrResultId: string | undefined;
   cwd: string;
+  /** Claude Code's fields, which PostToolUse hooks read (`tool_response.stdout`): each stream's text (a preview when persisted). */
+  stdout: string;
+  stderr: string;
+  interrupted: boolean;
+  isImage: false;
   /** Set when the command was started in the background. */
   taskId?: string | undefined;
 }
@@ -233,6 +238,10 @@ async function runBash(input: BashInput, ctx: ToolContext): Promise<BashOutput> 
       stdoutResultId: o.id,
       stderrResultId: e.id,
       cwd: ctx.session.cwd,
+      stdout: o.text,
+      stderr: e.text,
+      interrupted: r.timedOut,
+      isImage: false,
     };
   } finally {
     stdout?.abort();
@@ -280,6 +289,10 @@ function startBackground(input: BashInput, ctx: ToolContext): BashOutput {
     stdoutResultId: undefined,
     stderrResultId: undefined,
     cwd: ctx.session.cwd,
+    stdout: '',
+    stderr: '',
+    interrupted: false,
+    isImage: false,
     taskId,
   };
 }

@@ -127,6 +127,27 @@ describe('configuration errors', () => {
     expect(m.stderr).toMatch(new RegExp(`^toolexec: invalid configuration: ${mcp.replace(/[.]/g, '\\.')}: mcpServers\\.a: matches none of the accepted shapes \\(command: expected string, received number`));
   });
 
+  it('a .claude/settings.json brings its settings.local.json, as in Claude Code, and --claude-settings repeats', async () => {
+    const dir = tmpDir();
+    fs.mkdirSync(path.join(dir, '.claude'));
+    const settings = path.join(dir, '.claude', 'settings.json');
+    fs.writeFileSync(settings, JSON.stringify({ permissions: { allow: ['Bash(touch:*)', 'Bash(mkdir:*)'] } }));
+    fs.writeFileSync(path.join(dir, '.claude', 'settings.local.json'), JSON.stringify({ permissions: { deny: ['Bash(touch:*)'] } }));
+    const other = path.join(tmpDir(), 'team.json');
+    fs.writeFileSync(other, JSON.stringify({ permissions: { ask: ['Bash(mkdir:*)'] } }));
+    const check = async (command: string, ...files: string[]) => {
+      const r = await cli(['check', ...files.flatMap((f) => ['--claude-settings', f]), '--workspace', dir, '--json', 'Bash', JSON.stringify({ command })]);
+      expect(r.code).toBe(0);
+      return JSON.parse(r.stdout) as { behavior: string; reason: { type: string; detail: string } };
+    };
+    // The developer's local deny holds over the project's allow.
+    expect(await check('touch x', settings)).toMatchObject({ behavior: 'deny', reason: { type: 'rule', detail: 'Bash(touch:*)' } });
+    expect(await check('mkdir y', settings)).toMatchObject({ behavior: 'allow', reason: { type: 'rule', detail: 'Bash(mkdir:*)' } });
+    // A second file adds its rules; the first file's stay.
+    expect(await check('mkdir y', settings, other)).toMatchObject({ behavior: 'ask', reason: { type: 'rule', detail: 'Bash(mkdir:*)' } });
+    expect(await check('touch x', settings, other)).toMatchObject({ behavior: 'deny' });
+  });
+
   it('refuses a workspace that is not a directory (exit 2)', async () => {
     const dir = tmpDir();
     const r = await cli(['tools', '--workspace', path.join(dir, 'missing')]);

@@ -21,7 +21,7 @@ export interface Parsed {
 /** Options that load the configuration locally (serve, tools, check). */
 export const CONFIG_OPTIONS = {
   config: { type: 'string' },
-  'claude-settings': { type: 'string' },
+  'claude-settings': { type: 'string', multiple: true },
   'mcp-config': { type: 'string' },
   workspace: { type: 'string' },
   'data-dir': { type: 'string' },
@@ -34,7 +34,8 @@ export const REMOTE_OPTIONS = {
 } as const satisfies ParseArgsOptionsConfig;
 
 export const CONFIG_HELP = `  --config FILE            toolexec configuration (default: $TOOLEXEC_CONFIG)
-  --claude-settings FILE   a Claude Code settings file (permissions, hooks)
+  --claude-settings FILE   a Claude Code settings file (permissions, hooks); repeatable.
+                           A .claude/settings.json brings its settings.local.json
   --mcp-config FILE        an .mcp.json file (MCP servers)
   --workspace DIR          the workspace root (default: the configuration's, else .)
   --data-dir DIR           where the service keeps its database`;
@@ -63,6 +64,13 @@ export function parse(command: string, args: string[], options: ParseArgsOptions
 export function str(v: Values, name: string): string | undefined {
   const x = v[name];
   return typeof x === 'string' ? x : undefined;
+}
+
+/** A repeatable string option's values. */
+export function strs(v: Values, name: string): string[] | undefined {
+  const x = v[name];
+  if (typeof x === 'string') return [x];
+  return Array.isArray(x) ? x.filter((e): e is string => typeof e === 'string') : undefined;
 }
 
 export function flag(v: Values, name: string): boolean {

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import { ConfigError, loadConfig, type Loaded } from '../config/load.js';
-import { str, type Values } from './args.js';
+import { str, strs, type Values } from './args.js';
 import { CliError, EXIT_USAGE, oneLine, warn, type CliIO } from './io.js';
 
 export interface ConfigOverrides {
@@ -18,7 +18,7 @@ export function loadCliConfig(values: Values, io: CliIO, extra: ConfigOverrides 
   try {
     loaded = loadConfig({
       configPath: str(values, 'config'),
-      claudeSettingsPath: str(values, 'claude-settings'),
+      claudeSettingsPath: strs(values, 'claude-settings'),
       mcpConfigPath: str(values, 'mcp-config'),
       overrides: {
         workspace: str(values, 'workspace'),
@@ -39,7 +39,7 @@ export function loadCliConfig(values: Values, io: CliIO, extra: ConfigOverrides 
 
 /** Whether any option or variable names a configuration (so that --url with one is a conflict). */
 export function namesConfig(values: Values): boolean {
-  return ['config', 'claude-settings', 'mcp-config', 'workspace', 'data-dir'].some((k) => str(values, k) !== undefined);
+  return ['config', 'claude-settings', 'mcp-config', 'workspace', 'data-dir'].some((k) => strs(values, k) !== undefined);
 }
 
 /** The workspace must exist: the service confines every path to it. */

@@ -23,7 +23,12 @@ export class ConfigError extends Error {
 
 export interface LoadOptions {
   configPath?: string | undefined;
-  claudeSettingsPath?: string | undefined;
+  /**
+   * Claude Code settings files, applied in order (a later file's defaultMode
+   * wins). Beside a `.claude/settings.json`, its `settings.local.json` is
+   * loaded after it, as Claude Code does, unless it is named itself.
+   */
+  claudeSettingsPath?: string | readonly string[] | undefined;
   mcpConfigPath?: string | undefined;
   /** Command-line overrides, applied last. */
   overrides?: {
@@ -175,6 +180,18 @@ function resolveFrom(base: string, p: string | undefined): string | undefined {
 }
 
 /** The project root of a Claude Code settings file: the parent of its `.claude/` folder. */
+/** The settings files to load, in order: each named one, a `.claude/settings.json` followed by its `settings.local.json` when there is one. */
+function settingsFiles(named: string | readonly string[] | undefined, cwd: string): string[] {
+  const given = (named === undefined ? [] : typeof named === 'string' ? [named] : named).map((f) => path.resolve(cwd, f));
+  const out: string[] = [];
+  for (const file of given) {
+    if (!out.includes(file)) out.push(file);
+    const local = path.join(path.dirname(file), 'settings.local.json');
+    if (path.basename(file) === 'settings.json' && path.basename(path.dirname(file)) === '.claude' && !given.includes(local) && !out.includes(local) && fs.existsSync(local)) out.push(local);
+  }
+  return out;
+}
+
 function settingsRoot(file: string): string {
   const dir = path.dirname(path.resolve(file));
   return path.basename(dir) === '.claude' ? path.dirname(dir) : dir;
@@ -229,19 +246,19 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
   config.storage.path = resolveFrom(base, config.storage.path)!;
   config.permissions.additionalDirectories = config.permissions.additionalDirectories.map((d) => resolveFrom(base, d)!);
 
-  if (opts.claudeSettingsPath) {
-    const file = path.resolve(cwd, opts.claudeSettingsPath);
+  for (const [n, file] of settingsFiles(opts.claudeSettingsPath, cwd).entries()) {
     const s = ClaudeSettings.safeParse(readJson(file));
     if (!s.success) throw new ConfigError(`${file}: ${describeIssue(s.error)}`, file);
     files.push(file);
     const root = settingsRoot(file);
+    const source = path.basename(file) === 'settings.local.json' ? 'localSettings' : 'projectSettings';
     const p = s.data.permissions;
     for (const [behavior, list] of [
       ['deny', p?.deny],
       ['ask', p?.ask],
       ['allow', p?.allow],
     ] as const) {
-      (list ?? []).forEach((r, i) => rules.push({ raw: r, behavior, source: 'projectSettings', root, id: `settings:${behavior}:${i}` }));
+      (list ?? []).forEach((r, i) => rules.push({ raw: r, behavior, source, root, id: n === 0 ? `settings:${behavior}:${i}` : `settings${n}:${behavior}:${i}` }));
     }
     if (p?.additionalDirectories) {
       config.permissions.additionalDirectories.push(...p.additionalDirectories.map((d) => path.resolve(root, d)));

@@ -344,6 +344,179 @@ describe('files a wrapper writes itself', () => {
   });
 });
 
+/** A workspace with `.env` and `secrets/key.txt`, and the review's rules (no allow rules). */
+function secretsEnv(opts: RuleEnvOptions = {}) {
+  const env = ruleEnv({ ...opts, deny: ['Read(./.env)', 'Read(./secrets/**)', ...(opts.deny ?? [])] });
+  fs.writeFileSync(path.join(env.ws, '.env'), 'API_KEY=ENVSECRET2\n');
+  fs.mkdirSync(path.join(env.ws, 'secrets'));
+  fs.writeFileSync(path.join(env.ws, 'secrets', 'key.txt'), 'TOPSECRET1\n');
+  fs.writeFileSync(path.join(env.ws, 'notes.txt'), 'notes\n');
+  return env;
+}
+
+describe('option tables: a Read-denied file read by a read-only command (review F2)', () => {
+  it('options taken for ones with a value no longer hide the file after them', async () => {
+    for (const mode of ['default', 'dontAsk', 'plan'] as const) {
+      const env = secretsEnv({ mode });
+      for (const [cmd, rule] of [
+        ['hexdump -C .env', 'Read(./.env)'],
+        ['strings -o .env', 'Read(./.env)'],
+        ['column -t secrets/key.txt', 'Read(./secrets/**)'],
+        ['od -c -w .env', 'Read(./.env)'],
+        ['jq -n --rawfile a .env \'$a\'', 'Read(./.env)'],
+        ['jq -n --slurpfile a .env \'$a\'', 'Read(./.env)'],
+        ['diff --to-file=secrets/key.txt /dev/null', 'Read(./secrets/**)'],
+        ['diff --from-file=secrets/key.txt /dev/null', 'Read(./secrets/**)'],
+        ['file -m .env /dev/null', 'Read(./.env)'],
+        ['file -m /dev/null:.env /dev/null', 'Read(./.env)'],
+        ['base32 .env', 'Read(./.env)'],
+        ['b2sum .env', 'Read(./.env)'],
+        ['sha384sum .env', 'Read(./.env)'],
+        ['date -f .env', 'Read(./.env)'],
+        ['date --file=.env', 'Read(./.env)'],
+        ['hexdump -f .env /dev/null', 'Read(./.env)'],
+        ['xxd -c 16 .env', 'Read(./.env)'],
+        ['chmod --reference=.env notes.txt', 'Read(./.env)'],
+      ]) {
+        expect(await env.check(cmd!), `${mode}: ${cmd}`).toMatchObject({ behavior: 'deny', detail: rule });
+      }
+    }
+  });
+
+  it('names read from a list, from standard input or by xargs, and git reading untracked files, ask (safety)', async () => {
+    const env = secretsEnv();
+    for (const cmd of [
+      "printf '.env\\0' | sort --files0-from=-",
+      "printf '.env\\0' | sort --files0=-",
+      "printf '.env\\0' | wc --files0-from=-",
+      "printf '.env\\0' | du --files0-from=-",
+      'echo .env | xargs cat',
+      'xargs cat <<< .env',
+      'echo .env | xargs head',
+      'echo .env | xargs -0 timeout 5 cat',
+      'xargs -a notes.txt cat',
+      'find . -name .env -exec cat {} \\;',
+      'file -f notes.txt',
+      'md5sum -c notes.txt',
+      'find . -files0-from notes.txt',
+      'git diff --no-index /dev/null .env',
+      'git grep --no-index -h SECRET',
+      'git grep --untracked SECRET',
+      'git blame --contents .env notes.txt',
+      'git config --file .env --list',
+      'strings @notes.txt',
+      "jq -n 'import \"secrets/key\" as $k; $k'",
+      'jq -L secrets -n 1',
+    ]) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+  });
+
+  it('an option the table does not know is never guessed: not allowed by the command, an unknown read under Read deny rules', async () => {
+    const env = secretsEnv();
+    for (const cmd of ['hexdump --bogus notes.txt', 'cat --weird=.env', 'od -Q notes.txt', 'sort --no-such-option=.env']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    const plain = ruleEnv();
+    for (const cmd of ['hexdump --bogus f', 'sort --files0-from=list', 'echo f | xargs cat', 'git diff --no-index a b', 'file -f list']) {
+      expect(await plain.check(cmd), cmd).toMatchObject({ behavior: 'passthrough' });
+    }
+  });
+
+  it('legitimate uses stay auto-allowed', async () => {
+    const env = secretsEnv();
+    for (const cmd of [
+      'hexdump -C notes.txt',
+      'hexdump -n 32 -C notes.txt',
+      'od -c notes.txt',
+      'od -An -tx1 -w16 notes.txt',
+      'strings -n 8 notes.txt',
+      'column -s, -t notes.txt',
+      'diff a b',
+      'diff -u a b',
+      'jq -r .a notes.txt',
+      'base32 notes.txt',
+      'head -20 notes.txt',
+      'tail -n +5 notes.txt',
+      'ls -lah --color=auto',
+      'sort -k2 -t, -n notes.txt',
+      'cut -d: -f1 notes.txt',
+      'xxd -l 64 notes.txt',
+      'uniq -f 1 notes.txt',
+      'git diff HEAD',
+      'git grep foo',
+      'echo a | xargs echo',
+    ]) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'allow', type: 'tool' });
+    }
+  });
+
+  it('every option of a path-checked command parses (none opaque) in its common spellings', () => {
+    for (const cmd of [
+      ['tail', '-fn5', 'f'],
+      ['grep', '--include=*.ts', '-rnE', 'x', 'src'],
+      ['rg', '--no-ignore', '-g', '*.ts', 'x'],
+      ['ls', '--col=auto', '-1'],
+      ['cp', '-a', '--reflink=auto', 'a', 'b'],
+      ['chmod', '-w', 'f'],
+    ]) {
+      expect(pathArgs(cmd.map((v) => literalWord(v))).opaque, cmd.join(' ')).toEqual([]);
+    }
+    expect(pathArgs(['chmod', '-w', 'f'].map((v) => literalWord(v))).writes.map((w) => w.value)).toEqual(['f']);
+  });
+
+  it('end to end: hexdump -C of the denied file is denied, nothing read', async () => {
+    t = await makeApp({ permissions: { deny: ['Read(./.env)'], headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'API_KEY=ENVSECRET2\n');
+    for (const command of ['hexdump -C .env', 'echo .env | xargs cat']) {
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec, command).toMatchObject({ status: 'denied' });
+      expect(r.text).not.toContain('ENVSECRET2');
+      expect(r.text).not.toContain('41 50 49 5f');
+    }
+  });
+});
+
+describe('renames, links and copies read their sources (review F7)', () => {
+  it('mv, link, ln, cp, install of a Read-denied file are denied in acceptEdits and bypassPermissions', async () => {
+    for (const mode of ['acceptEdits', 'bypassPermissions'] as const) {
+      const env = secretsEnv({ mode });
+      for (const [cmd, rule] of [
+        ['mv .env notes2.txt', 'Read(./.env)'],
+        ['mv -t sub .env', 'Read(./.env)'],
+        ['mv --target-directory=sub .env', 'Read(./.env)'],
+        ['mv secrets s2', 'Read(./secrets/**)'],
+        ['link secrets/key.txt k2', 'Read(./secrets/**)'],
+        ['ln .env h', 'Read(./.env)'],
+        ['cp .env x', 'Read(./.env)'],
+        ['install .env x', 'Read(./.env)'],
+        ['tar -cf out.tar .env', 'Read(./.env)'],
+      ]) {
+        expect(await env.check(cmd!), `${mode}: ${cmd}`).toMatchObject({ behavior: 'deny', detail: rule });
+      }
+    }
+  });
+
+  it('moving a directory that holds a Read-denied file asks (safety); other moves stay allowed in acceptEdits', async () => {
+    const env = ruleEnv({ mode: 'acceptEdits', deny: ['Read(./conf/secret.txt)'] });
+    fs.mkdirSync(path.join(env.ws, 'conf'));
+    expect(await env.check('mv conf conf2')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await env.check('mv notes.txt notes2.txt')).toMatchObject({ behavior: 'allow', type: 'mode' });
+    expect(await env.check('mv -f a b')).toMatchObject({ behavior: 'allow', type: 'mode' });
+    // An option mv does not have is not guessed.
+    expect(await env.check('mv --bogus a b')).not.toMatchObject({ behavior: 'allow' });
+  });
+
+  it('end to end: mv of the denied file is refused in acceptEdits, and its content never comes back', async () => {
+    t = await makeApp({ permissions: { defaultMode: 'acceptEdits', deny: ['Read(./.env)'], headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'API_KEY=ENVSECRET2\n');
+    const r = await run(t, 'Bash', { command: 'mv .env notes.txt' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(fs.existsSync(path.join(t.workspace, '.env'))).toBe(true);
+    expect(fs.existsSync(path.join(t.workspace, 'notes.txt'))).toBe(false);
+  });
+});
+
 describe('files whose location cannot be known', () => {
   it('a read named by an expansion or after a cd to an unknown place asks (safety) while Read deny rules exist', async () => {
     const env = ruleEnv({ deny: ['Read(./.env)'] });

@@ -20,6 +20,9 @@ describe('before the parser is initialised', () => {
 
 const READ_ONLY = [
   'ls -la',
+  // An option's value is not an output file.
+  'xxd -l 64 f',
+  'uniq -f 1 f',
   'cat a | grep x | wc -l',
   'git status',
   'git log --oneline -5',
@@ -99,6 +102,12 @@ const NOT_READ_ONLY = [
   'git -c core.pager=evil log',
   'git push',
   'git log --output=x',
+  // Files git does not track: their paths are not checked (review F2).
+  'git diff --no-index /dev/null .env',
+  'git grep --no-index -h SECRET',
+  'git grep --untracked SECRET',
+  'git blame --contents .env f',
+  'git config --file .env --list',
   'git diff --ext-diff',
   'git config user.name x',
   'git stash',

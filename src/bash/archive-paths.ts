@@ -56,7 +56,7 @@ const TAR_MODES: Readonly<Record<string, string>> = {
 };
 
 export function tarPaths(args: readonly Word[]): PathArgs {
-  const out: PathArgs = { reads: [], writes: [], recursive: false };
+  const out: PathArgs = { reads: [], writes: [], recursive: false, opaque: [] };
   let mode = '';
   let archive: Word | undefined;
   let dir: Word | undefined;
@@ -160,7 +160,7 @@ export function operands(
 }
 
 export function zipPaths(args: readonly Word[]): PathArgs {
-  const out: PathArgs = { reads: [], writes: [], recursive: false };
+  const out: PathArgs = { reads: [], writes: [], recursive: false, opaque: [] };
   // -x and -i start lists of patterns (names inside the archive, not files).
   const cut = args.findIndex((w) => w.literal && (w.value === '-x' || w.value === '-i' || w.value === '--exclude' || w.value === '--include'));
   const own = cut === -1 ? args : args.slice(0, cut);
@@ -182,7 +182,7 @@ export function zipPaths(args: readonly Word[]): PathArgs {
 }
 
 export function unzipPaths(args: readonly Word[]): PathArgs {
-  const out: PathArgs = { reads: [], writes: [], recursive: false };
+  const out: PathArgs = { reads: [], writes: [], recursive: false, opaque: [] };
   let exdir: Word | undefined;
   let extracts = true;
   // -d (alone or ending a cluster: `-qd dir`, `-ddir`) may also come after the member names and an -x list.
@@ -215,7 +215,7 @@ const RSYNC_LONG_ARG = new Set([
 ]);
 
 export function rsyncPaths(args: readonly Word[]): PathArgs {
-  const out: PathArgs = { reads: [], writes: [], recursive: false };
+  const out: PathArgs = { reads: [], writes: [], recursive: false, opaque: [] };
   const ops = operands(args, 'eBfTM', RSYNC_LONG_ARG, (name, value) => {
     if (name === '-r' || name === '-a' || name === '--recursive' || name === '--archive') out.recursive = true;
     if (value && (name === '--files-from' || name === '--exclude-from' || name === '--include-from' || name === '--password-file' || name === '--read-batch')) out.reads.push(value);
@@ -226,7 +226,7 @@ export function rsyncPaths(args: readonly Word[]): PathArgs {
 }
 
 export function scpPaths(args: readonly Word[]): PathArgs {
-  const out: PathArgs = { reads: [], writes: [], recursive: false };
+  const out: PathArgs = { reads: [], writes: [], recursive: false, opaque: [] };
   const ops = operands(args, 'cFiJlloPSDX', new Set(), (name, value) => {
     if (name === '-r') out.recursive = true;
     if (value && (name === '-F' || name === '-i')) out.reads.push(value);

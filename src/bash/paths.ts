@@ -4,99 +4,359 @@
  * directories). Covered: common file readers (cat, head, grep, sed, …),
  * file writers (rm, mv, cp, touch, mkdir, tee, sed -i, …), `cd`, and the
  * archivers and copy tools of bash/archive-paths.ts (tar, zip, unzip, rsync, scp).
- * Options that take a value are skipped so their values are not taken for
- * paths. A command not listed here names no paths as far as these checks go.
+ * Each command's options are listed with their arity (SPECS), so that an
+ * option's value is not taken for a path nor a path for a value; an option
+ * not listed, or one reading a list of file names (`--files0-from`), makes
+ * the command opaque (PathArgs.opaque): what it reads cannot be judged. A
+ * command not listed here names no paths as far as these checks go
+ * (hasPathModel).
  */
-import { operands, rsyncPaths, scpPaths, tarPaths, unzipPaths, zipPaths } from './archive-paths.js';
+import { rsyncPaths, scpPaths, tarPaths, unzipPaths, zipPaths } from './archive-paths.js';
 import type { Word } from './types.js';
 
 export interface PathArgs {
   reads: Word[];
   writes: Word[];
-  /** A command that reads directories recursively (`grep -r`, `rg`, `find`, `cp -r`). */
+  /** A command that reads directories recursively (`grep -r`, `rg`, `find`, `cp -r`, `mv`). */
   recursive: boolean;
+  /**
+   * Files the command reads (or writes) that no argument names, each shown by
+   * the word responsible: an option the tables below do not know (its value
+   * could be a file), an option reading a list of file names from a file or
+   * standard input (`--files0-from=-`, `file -f`, `md5sum -c`), the names
+   * xargs appends. What they reach cannot be judged: never allowed by the
+   * command's content, and an unknown location while Read deny rules exist.
+   */
+  opaque: Word[];
 }
+
+/** What an option's value (or the option itself) means for the files a command touches. */
+type FileRole =
+  /** The value is a file read. */
+  | 'read'
+  /** The value is a colon-separated list of files read (`file -m a:b`). */
+  | 'reads'
+  /** The value is a file written. */
+  | 'write'
+  /** The value is a file read that lists other files read (`-` for standard input). */
+  | 'list'
+  /** The option makes the command read files its arguments do not name. */
+  | 'opaque';
 
 interface Spec {
-  /** Short options that take a value. */
-  arg?: string;
-  /** Long options that take a value when not written `--opt=value`. */
-  longArg?: readonly string[];
-  /** Positionals before the paths that are not paths (a pattern, a script, a mode). */
-  skip?: number;
-  /** What the remaining positionals are. */
   kind: 'read' | 'write' | 'copy';
+  /**
+   * The short options, as a getopt optstring: a letter alone is a flag,
+   * `x:` takes a value (`-x v` or `-xv`), `x::` an optional one that can
+   * only be attached (`-xv`). Digits listed are flags (`head -5`).
+   */
+  short: ReadonlyMap<string, Arity>;
+  /** The long options (getopt_long: any unambiguous prefix is accepted). */
+  long: ReadonlyMap<string, Arity>;
+  /** Positionals before the paths that are not paths (a pattern, a script, a mode). */
+  skip: number;
+  files: Readonly<Record<string, FileRole>>;
 }
 
-const READ = (arg = '', skip = 0, longArg: readonly string[] = []): Spec => ({ arg, skip, longArg, kind: 'read' });
-const WRITE = (arg = '', skip = 0, longArg: readonly string[] = []): Spec => ({ arg, skip, longArg, kind: 'write' });
+/** A flag, an option with a value, one whose value can only be attached, or one taking this many words (jq's `--rawfile NAME FILE`). */
+type Arity = 'flag' | 'arg' | 'opt' | number;
 
+const HELP_LONG = '--help --version';
+
+function shortTable(optstring: string): Map<string, Arity> {
+  const m = new Map<string, Arity>();
+  for (let i = 0; i < optstring.length; i++) {
+    const c = optstring[i]!;
+    if (c === ':') continue;
+    if (optstring[i + 1] === ':' && optstring[i + 2] === ':') m.set(c, 'opt');
+    else m.set(c, optstring[i + 1] === ':' ? 'arg' : 'flag');
+  }
+  return m;
+}
+
+/** `--name` a flag, `--name=` takes a value, `--name=?` an optional one (attached with `=`), `--name=2` two words. */
+function longTable(spec: string): Map<string, Arity> {
+  const m = new Map<string, Arity>();
+  for (const o of `${spec} ${HELP_LONG}`.split(/\s+/)) {
+    if (!o) continue;
+    const eq = o.indexOf('=');
+    if (eq === -1) m.set(o, 'flag');
+    else {
+      const a = o.slice(eq + 1);
+      m.set(o.slice(0, eq), a === '' ? 'arg' : a === '?' ? 'opt' : Number(a));
+    }
+  }
+  return m;
+}
+
+interface SpecInput {
+  short?: string;
+  long?: string;
+  skip?: number;
+  files?: Readonly<Record<string, FileRole>>;
+}
+
+function spec(kind: Spec['kind'], i: SpecInput): Spec {
+  return { kind, short: shortTable(i.short ?? ''), long: longTable(i.long ?? ''), skip: i.skip ?? 0, files: i.files ?? {} };
+}
+const READ = (i: SpecInput = {}): Spec => spec('read', i);
+const WRITE = (i: SpecInput = {}): Spec => spec('write', i);
+const COPY = (i: SpecInput = {}): Spec => spec('copy', i);
+
+const DIGITS = '0123456789';
+const SUMS = READ({ short: 'bctwz', long: '--binary --check --quiet --status --text --warn --strict --tag --ignore-missing --zero', files: { '-c': 'opaque', '--check': 'opaque' } });
+const BASE = READ({ short: 'diw:', long: '--decode --ignore-garbage --wrap=' });
+const GREP = READ({
+  short: `${DIGITS}A:B:C:D:EFGHIJLNPRTUVX:abcd:e:f:hilm:noqrsuvwxyZz`,
+  long:
+    '--after-context= --basic-regexp --before-context= --binary --binary-files= --byte-offset --color=? --colour=? --context= --count ' +
+    '--dereference-recursive --devices= --directories= --exclude-dir= --exclude-from= --exclude= --extended-regexp --file= ' +
+    '--files-with-matches --files-without-match --fixed-strings --group-separator= --ignore-case --include= --initial-tab ' +
+    '--invert-match --label= --line-buffered --line-number --line-regexp --max-count= --no-filename --no-group-separator ' +
+    '--no-ignore-case --no-messages --null --null-data --only-matching --perl-regexp --quiet --recursive --regexp= --silent ' +
+    '--text --with-filename --word-regexp --unix-byte-offsets',
+  skip: 1,
+  files: { '-f': 'read', '--file': 'read', '--exclude-from': 'read' },
+});
+const CHOWN_LONG = '--changes --dereference --no-dereference --no-preserve-root --preserve-root --quiet --silent --recursive --reference= --verbose';
+
+/**
+ * Every option of each command, checked against its manual (GNU coreutils
+ * 9, util-linux, binutils, file 5, jq 1.6/1.7, ripgrep 13/14, tree 2):
+ * which take a value, and which name files. An option not listed makes the
+ * command opaque (see PathArgs.opaque): a wrongly guessed arity would hide a
+ * path, so nothing is guessed.
+ */
 const SPECS: Readonly<Record<string, Spec>> = {
-  cat: READ(),
-  head: READ('nc'),
-  tail: READ('ncs'),
-  wc: READ(),
-  stat: READ('c', 0, ['--format', '--printf']),
-  diff: READ('xXLFIU', 0, ['--label', '--exclude', '--exclude-from', '--ignore-matching-lines']),
-  cmp: READ('in'),
-  comm: READ(),
-  cut: READ('dfbc', 0, ['--delimiter', '--fields', '--bytes', '--characters', '--output-delimiter']),
-  nl: READ('bdfhilnsvw'),
-  tac: READ('s'),
-  rev: READ(),
-  paste: READ('d'),
-  join: READ('aejot12'),
-  column: READ('csto'),
-  fold: READ('w'),
-  fmt: READ('pw'),
-  expand: READ('t'),
-  unexpand: READ('t'),
-  od: READ('AjNtw'),
-  hexdump: READ('eefnsC'),
-  strings: READ('ntoe'),
-  md5sum: READ(),
-  sha1sum: READ(),
-  sha256sum: READ(),
-  sha512sum: READ(),
-  cksum: READ(),
-  base64: READ('w'),
-  less: READ(),
-  more: READ(),
-  file: READ('mfFP'),
-  ls: READ('IwT', 0, ['--ignore', '--hide', '--width', '--tabsize', '--format', '--sort', '--time', '--color', '--block-size']),
-  tree: READ('ILPo', 0, ['--filelimit', '--timefmt', '--charset']),
-  du: READ('BdtX', 0, ['--exclude', '--max-depth', '--threshold', '--block-size', '--time-style']),
-  realpath: READ(),
-  readlink: READ(),
-  source: READ('', 0),
-  '.': READ('', 0),
-  sort: READ('kStTo', 0, ['--key', '--field-separator', '--buffer-size', '--temporary-directory', '--output', '--parallel', '--batch-size']),
-  uniq: READ('fsw', 0, ['--skip-fields', '--skip-chars', '--check-chars']),
-  jq: READ('f', 1, ['--arg', '--argjson', '--slurpfile', '--rawfile', '--indent', '--from-file']),
-  grep: READ('efmABCdD', 1, ['--regexp', '--file', '--max-count', '--after-context', '--before-context', '--context', '--include', '--exclude', '--exclude-dir', '--label', '--color', '--colour', '--binary-files', '--devices', '--directories']),
-  rg: READ('efgtTmABCMjE', 1, ['--regexp', '--file', '--glob', '--iglob', '--type', '--type-not', '--max-count', '--after-context', '--before-context', '--context', '--max-columns', '--threads', '--encoding', '--replace', '--max-depth', '--type-add', '--sort', '--sortr', '--color', '--colors', '--pre', '--pre-glob']),
-  sed: READ('efl', 1, ['--expression', '--file', '--line-length']),
-  awk: READ('fvF', 1, ['--file', '--assign', '--field-separator']),
-  xxd: READ('slcgo', 0, ['-seek', '-len', '-cols', '-groupsize']),
-  rm: WRITE(),
-  rmdir: WRITE(),
+  cat: READ({ short: 'benstuvAET', long: '--number --number-nonblank --show-all --show-ends --show-nonprinting --show-tabs --squeeze-blank' }),
+  head: READ({ short: `c:n:qvz${DIGITS}`, long: '--bytes= --lines= --quiet --silent --verbose --zero-terminated' }),
+  tail: READ({
+    short: `c:n:fFqs:vz${DIGITS}`,
+    long: '--bytes= --follow=? --lines= --max-unchanged-stats= --pid= --quiet --retry --silent --sleep-interval= --verbose --zero-terminated --debug',
+  }),
+  wc: READ({ short: 'clLmw', long: '--bytes --chars --lines --files0-from= --max-line-length --words --total= --debug', files: { '--files0-from': 'list' } }),
+  stat: READ({ short: 'c:fLt', long: '--cached= --dereference --file-system --format= --printf= --terse' }),
+  diff: READ({
+    short: `${DIGITS}abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:xX:yZ`,
+    long:
+      '--brief --color=? --context=? --ed --exclude-from= --exclude= --expand-tabs --from-file= --to-file= --horizon-lines= --ifdef= ' +
+      '--ignore-all-space --ignore-blank-lines --ignore-case --ignore-file-name-case --ignore-matching-lines= --ignore-space-change ' +
+      '--ignore-tab-expansion --ignore-trailing-space --initial-tab --label= --left-column --line-format= --old-line-format= ' +
+      '--new-line-format= --unchanged-line-format= --old-group-format= --new-group-format= --unchanged-group-format= ' +
+      '--changed-group-format= --minimal --new-file --no-dereference --no-ignore-file-name-case --normal --paginate --palette= --rcs ' +
+      '--recursive --report-identical-files --show-c-function --show-function-line= --side-by-side --speed-large-files ' +
+      '--starting-file= --strip-trailing-cr --suppress-blank-empty --suppress-common-lines --tabsize= --text --unidirectional-new-file ' +
+      '--unified=? --width= --binary',
+    files: { '--from-file': 'read', '--to-file': 'read', '-X': 'read', '--exclude-from': 'read' },
+  }),
+  cmp: READ({ short: 'bci:ln:sv', long: '--print-bytes --print-chars --ignore-initial= --verbose --bytes= --quiet --silent' }),
+  comm: READ({ short: '123z', long: '--check-order --nocheck-order --output-delimiter= --total --zero-terminated' }),
+  cut: READ({ short: 'b:c:d:f:nsz', long: '--bytes= --characters= --delimiter= --fields= --only-delimited --output-delimiter= --complement --zero-terminated' }),
+  nl: READ({
+    short: 'h:b:f:v:i:pl:s:w:n:d:',
+    long:
+      '--header-numbering= --body-numbering= --footer-numbering= --starting-line-number= --line-increment= --no-renumber ' +
+      '--join-blank-lines= --number-separator= --number-width= --number-format= --section-delimiter=',
+  }),
+  tac: READ({ short: 'brs:', long: '--before --regex --separator=' }),
+  rev: READ({ short: '0hV', long: '--zero' }),
+  paste: READ({ short: 'd:sz', long: '--serial --delimiters= --zero-terminated' }),
+  join: READ({ short: 'a:e:i1:2:j:o:t:v:z', long: '--ignore-case --check-order --nocheck-order --zero-terminated --header' }),
+  column: READ({
+    short: 'C:c:dE:eFH:hi:Jjl:LN:n:O:o:p:R:r:s:S:TtVW:x',
+    long:
+      '--table --table-name= --table-order= --table-columns= --table-columns-limit= --table-noextreme= --table-noheadings ' +
+      '--table-header-repeat --table-hide= --table-right= --table-truncate= --table-wrap= --keep-empty-lines --json --tree= ' +
+      '--tree-id= --tree-parent= --output-width= --output-separator= --separator= --fillrows --table-column= --use-spaces=',
+  }),
+  fold: READ({ short: `bsw:${DIGITS}`, long: '--bytes --spaces --width=' }),
+  fmt: READ({ short: `${DIGITS}cstuw:p:g:`, long: '--crown-margin --prefix= --split-only --tagged-paragraph --uniform-spacing --width= --goal=' }),
+  expand: READ({ short: `it:${DIGITS}`, long: '--initial --tabs=' }),
+  unexpand: READ({ short: `at:${DIGITS}`, long: '--all --first-only --tabs=' }),
+  od: READ({
+    short: 'A:aBbcDdeFfHhIij:LlN:OoS:st:vw::Xx',
+    long: '--address-radix= --endian= --format= --output-duplicates --read-bytes= --skip-bytes= --strings=? --traditional --width=?',
+  }),
+  hexdump: READ({
+    short: 'bcCde:f:L::n:os:vxXhV',
+    long: '--one-byte-octal --one-byte-char --one-byte-hex --canonical --two-bytes-decimal --two-bytes-octal --two-bytes-hex --color=? --format= --format-file= --length= --skip= --no-squeezing',
+    files: { '-f': 'read', '--format-file': 'read' },
+  }),
+  strings: READ({
+    short: `adfhHn:wot:e:T:s:U:Vv${DIGITS}`,
+    long: '--all --data --print-file-name --bytes= --radix= --include-all-whitespace --target= --encoding= --unicode= --output-separator=',
+  }),
+  md5sum: SUMS,
+  sha1sum: SUMS,
+  sha224sum: SUMS,
+  sha256sum: SUMS,
+  sha384sum: SUMS,
+  sha512sum: SUMS,
+  b2sum: READ({
+    short: 'bcl:twz',
+    long: '--binary --check --length= --quiet --status --text --warn --strict --tag --ignore-missing --zero',
+    files: { '-c': 'opaque', '--check': 'opaque' },
+  }),
+  cksum: READ({
+    short: 'a:l:bcrtwz',
+    long: '--algorithm= --base64 --check --debug --length= --raw --tag --untagged --text --binary --warn --strict --status --quiet --ignore-missing --zero',
+    files: { '-c': 'opaque', '--check': 'opaque' },
+  }),
+  base64: BASE,
+  base32: BASE,
+  less: READ({
+    short: 'aAbBcCdeEfFgGiIJKLmMnNqQrRsSuUVwWXz:x:y:h:j:k:o:O:p:P:t:T:D:#:~',
+    files: { '-k': 'read', '-o': 'write', '-O': 'write', '-T': 'read' },
+  }),
+  more: READ({ short: `dlfpcsun:${DIGITS}`, long: '--silent --logical --no-pause --print-over --clean-print --squeeze --plain --lines=' }),
+  file: READ({
+    short: '0bcCde:f:F:hiklLm:nNpP:rsSvzZ',
+    long:
+      '--magic-file= --uncompress --uncompress-noreport --brief --checking-printout --exclude= --exclude-quiet= --files-from= ' +
+      '--separator= --mime --apple --extension --mime-type --mime-encoding --keep-going --list --dereference --no-dereference ' +
+      '--no-buffer --no-pad --print0 --preserve-date --parameter= --raw --special-files --no-sandbox --compile --debug',
+    files: { '-m': 'reads', '--magic-file': 'reads', '-f': 'list', '--files-from': 'list' },
+  }),
+  ls: READ({
+    short: 'abcdfghiklmnopqrstuvw:xABCDFGHI:LNQRST:UXZ1',
+    long:
+      '--all --almost-all --author --escape --block-size= --ignore-backups --color=? --directory --dired --classify=? --file-type ' +
+      '--format= --full-time --group-directories-first --no-group --human-readable --si --dereference-command-line ' +
+      '--dereference-command-line-symlink-to-dir --hide= --hyperlink=? --indicator-style= --inode --ignore= --kibibytes ' +
+      '--dereference --numeric-uid-gid --literal --hide-control-chars --show-control-chars --quote-name --quoting-style= ' +
+      '--reverse --recursive --size --sort= --time= --time-style= --tabsize= --width= --context --zero',
+  }),
+  tree: READ({
+    short: 'adlfxRqNQpugshDFvtcUrCnASiXJL:P:I:o:H:T:',
+    long:
+      '--noreport --charset= --filelimit= --timefmt= --sort= --du --si --prune --info --infofile= --gitignore --gitfile= ' +
+      '--ignore-case --matchdirs --metafirst --dirsfirst --filesfirst --nolinks --hintro= --houtro= --fromfile --fromtabfile ' +
+      '--fflinks --inodes --device --opt-toggle',
+    files: { '-o': 'write', '--infofile': 'read', '--gitfile': 'read' },
+  }),
+  du: READ({
+    short: '0abd:chHklmst:xB:DLPSX:',
+    long:
+      '--null --all --apparent-size --block-size= --bytes --total --max-depth= --human-readable --inodes --kilobytes --count-links ' +
+      '--dereference --dereference-args --no-dereference --separate-dirs --si --summarize --threshold= --time=? --time-style= ' +
+      '--one-file-system --exclude-from= --exclude= --files0-from=',
+    files: { '-X': 'read', '--exclude-from': 'read', '--files0-from': 'list' },
+  }),
+  realpath: READ({ short: 'eLmPqsz', long: '--canonicalize-existing --canonicalize-missing --logical --physical --quiet --relative-base= --relative-to= --no-symlinks --strip --zero' }),
+  readlink: READ({ short: 'efmnqsvz', long: '--canonicalize --canonicalize-existing --canonicalize-missing --no-newline --quiet --silent --verbose --zero' }),
+  source: READ(),
+  '.': READ(),
+  sort: READ({
+    short: 'bcCdfghik:mMno:rRsS:t:T:uVy:z',
+    long:
+      '--batch-size= --buffer-size= --check=? --compress-program= --debug --dictionary-order --field-separator= --files0-from= ' +
+      '--general-numeric-sort --human-numeric-sort --ignore-case --ignore-leading-blanks --ignore-nonprinting --key= --merge ' +
+      '--month-sort --numeric-sort --output= --parallel= --random-sort --random-source= --reverse --sort= --stable ' +
+      '--temporary-directory= --unique --version-sort --zero-terminated',
+    files: { '-o': 'write', '--output': 'write', '--files0-from': 'list', '--random-source': 'read' },
+  }),
+  uniq: READ({
+    short: `${DIGITS}Dcdf:is:uw:z`,
+    long: '--all-repeated=? --count --repeated --group=? --ignore-case --skip-fields= --skip-chars= --check-chars= --unique --zero-terminated',
+  }),
+  jq: READ({
+    // jq parses its own options: clusters of letters, values in the next word only.
+    short: 'cnesrjaRCMShVbf0L:',
+    long:
+      '--seq --stream --stream-errors --slurp --raw-input --null-input --compact-output --tab --indent= --color-output ' +
+      '--monochrome-output --ascii-output --unbuffered --sort-keys --raw-output --raw-output0 --join-output --nul-output ' +
+      '--exit-status --arg=2 --argjson=2 --slurpfile=2 --rawfile=2 --args --jsonargs --from-file --library-path= --seq ' +
+      '--debug-dump-disasm --debug-trace --build-configuration --binary --strip-comments',
+    skip: 1,
+    files: { '--slurpfile': 'read', '--rawfile': 'read', '-L': 'opaque', '--library-path': 'opaque' },
+  }),
+  grep: GREP,
+  egrep: GREP,
+  fgrep: GREP,
+  zgrep: GREP,
+  rg: READ({
+    short: 'A:B:C:E:M:T:e:f:g:j:m:r:t:d:abcFhHiIlLnNopqsSuUvVwxz0.',
+    long:
+      '--after-context= --auto-hybrid-regex --before-context= --binary --block-buffered --byte-offset --case-sensitive --color= ' +
+      '--colors= --column --context= --context-separator= --count --count-matches --crlf --debug --trace --dfa-size-limit= ' +
+      '--encoding= --engine= --field-context-separator= --field-match-separator= --file= --files --files-with-matches ' +
+      '--files-without-match --fixed-strings --follow --glob= --glob-case-insensitive --heading --hidden --iglob= ' +
+      '--ignore-case --ignore-file= --ignore-file-case-insensitive --include-zero --invert-match --json --line-buffered ' +
+      '--line-number --line-regexp --max-columns= --max-columns-preview --max-count= --max-depth= --maxdepth= --max-filesize= --mmap ' +
+      '--multiline --multiline-dotall --no-config --no-filename --no-heading --no-ignore --null --null-data --one-file-system ' +
+      '--only-matching --passthru --passthrough --path-separator= --pcre2 --pcre2-version --pre= --pre-glob= --pretty --quiet ' +
+      '--regex-size-limit= --regexp= --replace= --search-zip --smart-case --sort= --sortr= --sort-files --stats --text --threads= ' +
+      '--trim --type= --type-add= --type-clear= --type-list --type-not= --unrestricted --vimgrep --with-filename --word-regexp ' +
+      '--unicode --hyperlink-format= --generate= --stop-on-nonmatch --line-number',
+    skip: 1,
+    files: { '-f': 'read', '--file': 'read', '--ignore-file': 'read', '--pre': 'opaque' },
+  }),
+  sed: READ({
+    short: 'bsnrzuEe:f:l:i::',
+    long:
+      '--binary --debug --expression= --file= --follow-symlinks --in-place=? --line-length= --null-data --zero-terminated ' +
+      '--posix --quiet --silent --regexp-extended --sandbox --separate --unbuffered',
+    skip: 1,
+    files: { '-f': 'read', '--file': 'read' },
+  }),
+  awk: READ({
+    // gawk's and mawk's options.
+    short: 'F:f:v:W:e:E:i:l:bcCd::D::gL::nNo::Op::MPrsStVYh',
+    long:
+      '--field-separator= --file= --assign= --characters-as-bytes --traditional --copyright --dump-variables=? --debug=? --source= ' +
+      '--exec= --gen-pot --include= --load= --lint=? --bignum --use-lc-numeric --non-decimal-data --pretty-print=? --optimize ' +
+      '--profile=? --posix --re-interval --no-optimize --sandbox --lint-old --version',
+    skip: 1,
+    files: { '-f': 'read', '--file': 'read', '-E': 'read', '--exec': 'read', '-i': 'read', '--include': 'read', '-W': 'opaque' },
+  }),
+  date: READ({
+    short: 'd:f:I::r:Rs:u',
+    long: '--date= --debug --file= --iso-8601=? --reference= --resolution --rfc-3339= --rfc-email --set= --universal --utc',
+    // The positional is a format or a date to set, not a path.
+    skip: Number.POSITIVE_INFINITY,
+    files: { '-f': 'read', '--file': 'read', '-r': 'read', '--reference': 'read' },
+  }),
+  rm: WRITE({ short: 'dfirvIR', long: '--force --interactive=? --one-file-system --no-preserve-root --preserve-root=? --recursive --dir --verbose' }),
+  rmdir: WRITE({ short: 'pv', long: '--ignore-fail-on-non-empty --parents --verbose' }),
   unlink: WRITE(),
-  shred: WRITE('nsu'),
-  touch: WRITE('dtr', 0, ['--date', '--reference']),
-  mkdir: WRITE('m', 0, ['--mode', '--context']),
-  tee: WRITE(),
-  truncate: WRITE('sr', 0, ['--size', '--reference']),
-  chmod: WRITE('', 1, ['--reference']),
-  chown: WRITE('', 1, ['--reference', '--from']),
-  chgrp: WRITE('', 1, ['--reference']),
-  mv: { arg: 'StZ', longArg: ['--suffix', '--target-directory', '--backup'], kind: 'copy' },
-  cp: { arg: 'StZ', longArg: ['--suffix', '--target-directory', '--backup', '--reflink', '--sparse', '--preserve'], kind: 'copy' },
-  ln: { arg: 'St', longArg: ['--suffix', '--target-directory', '--backup'], kind: 'copy' },
-  install: { arg: 'gmoStZ', longArg: ['--group', '--mode', '--owner', '--suffix', '--target-directory'], kind: 'copy' },
+  shred: WRITE({ short: 'fn:s:uvxz', long: '--force --iterations= --size= --random-source= --remove=? --verbose --exact --zero', files: { '--random-source': 'read' } }),
+  touch: WRITE({ short: 'acd:fhmr:t:', long: '--time= --no-create --date= --reference= --no-dereference', files: { '-r': 'read', '--reference': 'read' } }),
+  mkdir: WRITE({ short: 'pm:vZ', long: '--context=? --mode= --parents --verbose' }),
+  tee: WRITE({ short: 'aip', long: '--append --ignore-interrupts --output-error=?' }),
+  truncate: WRITE({ short: 'cor:s:', long: '--no-create --io-blocks --reference= --size=', files: { '-r': 'read', '--reference': 'read' } }),
+  chmod: WRITE({ short: 'Rcfv', long: '--changes --silent --quiet --verbose --no-preserve-root --preserve-root --reference= --recursive', skip: 1, files: { '--reference': 'read' } }),
+  chown: WRITE({ short: 'HLPRcfhv', long: `${CHOWN_LONG} --from=`, skip: 1, files: { '--reference': 'read' } }),
+  chgrp: WRITE({ short: 'HLPRcfhv', long: CHOWN_LONG, skip: 1, files: { '--reference': 'read' } }),
+  mv: COPY({
+    short: 'bfinS:t:TuvZ',
+    long:
+      '--backup=? --context --debug --exchange --force --interactive --no-clobber --no-copy --strip-trailing-slashes --suffix= ' +
+      '--target-directory= --no-target-directory --update=? --verbose',
+  }),
+  cp: COPY({
+    short: 'abdfHilLnprst:uvxPRS:TZ',
+    long:
+      '--archive --attributes-only --backup=? --copy-contents --debug --dereference --force --interactive --link --no-clobber ' +
+      '--no-dereference --no-preserve= --no-target-directory --one-file-system --parents --path --preserve=? --recursive --reflink=? ' +
+      '--remove-destination --sparse= --strip-trailing-slashes --suffix= --symbolic-link --target-directory= --update=? --verbose ' +
+      '--keep-directory-symlink --context=?',
+  }),
+  ln: COPY({
+    short: 'bdfinrsvFLPS:t:T',
+    long: '--backup=? --directory --force --interactive --logical --no-dereference --no-target-directory --physical --relative --suffix= --symbolic --target-directory= --verbose',
+  }),
+  link: COPY(),
+  install: COPY({
+    short: 'bcCdDg:m:o:psS:t:TvZ',
+    long:
+      '--backup=? --compare --directory --group= --mode= --owner= --preserve-timestamps --strip --strip-program= --suffix= ' +
+      '--target-directory= --no-target-directory --verbose --preserve-context --context=? --debug',
+  }),
 };
 
 const ARCHIVERS: Readonly<Record<string, (args: readonly Word[]) => PathArgs>> = {
   tar: tarPaths,
+  xxd: xxdPaths,
   gtar: tarPaths,
   bsdtar: tarPaths,
   zip: zipPaths,
@@ -104,9 +364,6 @@ const ARCHIVERS: Readonly<Record<string, (args: readonly Word[]) => PathArgs>> =
   rsync: rsyncPaths,
   scp: scpPaths,
 };
-
-const GREP_SPEC = SPECS.grep!;
-const ALIASES: Readonly<Record<string, Spec>> = { egrep: GREP_SPEC, fgrep: GREP_SPEC, zgrep: GREP_SPEC };
 
 /** Commands whose pattern/script positional is replaced by -e/-f options when those are given. */
 const PATTERN_OPTS: Readonly<Record<string, readonly string[]>> = {
@@ -116,7 +373,7 @@ const PATTERN_OPTS: Readonly<Record<string, readonly string[]>> = {
   zgrep: ['-e', '-f', '--regexp', '--file'],
   rg: ['-e', '-f', '--regexp', '--file'],
   sed: ['-e', '-f', '--expression', '--file'],
-  awk: ['-f', '--file'],
+  awk: ['-f', '--file', '-E', '--exec', '-e', '--source'],
   jq: ['-f', '--from-file'],
 };
 
@@ -129,39 +386,120 @@ export function commandName(argv: readonly Word[]): string | undefined {
   return h.value.includes('/') ? h.value.slice(h.value.lastIndexOf('/') + 1) : h.value;
 }
 
-function usesPatternOption(name: string, args: readonly Word[]): boolean {
-  const opts = PATTERN_OPTS[name];
-  if (!opts) return false;
-  return args.some((w) => {
-    const v = w.value;
-    if (opts.includes(v) || opts.some((o) => o.startsWith('--') && v.startsWith(`${o}=`))) return true;
-    // A short cluster ending in the option letter: `-ie pattern`.
-    return /^-[A-Za-z]+$/.test(v) && opts.some((o) => o.length === 2 && v.endsWith(o[1]!));
-  });
+/** Whether a command has a model of the files its arguments name here. */
+export function hasPathModel(name: string): boolean {
+  return Object.hasOwn(SPECS, name) || Object.hasOwn(ARCHIVERS, name) || ['cd', 'pushd', 'find', 'dd', 'git'].includes(name);
 }
 
-/** Each spec's long options with values, as a set (made once). */
-const longArgs = new WeakMap<Spec, ReadonlySet<string>>();
+interface Option {
+  /** The option's full name (`-f`, `--files0-from`). */
+  name: string;
+  /** Its value (the last word of a multi-word value). */
+  value: Word | undefined;
+  word: Word;
+}
 
-/** Splits arguments into option values and positionals. */
-function positionalsOf(args: readonly Word[], spec: Spec): { positionals: Word[]; optionValues: Map<string, Word[]> } {
-  const optionValues = new Map<string, Word[]>();
-  let longArg = longArgs.get(spec);
-  if (!longArg) longArgs.set(spec, (longArg = new Set(spec.longArg ?? [])));
-  const positionals = operands(args, spec.arg ?? '', longArg, (name, value) => {
-    if (value === undefined) return;
-    const l = optionValues.get(name);
-    if (l) l.push(value);
-    else optionValues.set(name, [value]);
-  });
-  return { positionals, optionValues };
+/** getopt_long: an exact name, else the one known name the given one is a prefix of. */
+function resolveLong(name: string, table: ReadonlyMap<string, Arity>): string | undefined {
+  if (table.has(name)) return name;
+  let found: string | undefined;
+  for (const k of table.keys()) {
+    if (!k.startsWith(name)) continue;
+    if (found !== undefined) return undefined;
+    found = k;
+  }
+  return found;
+}
+
+function attached(w: Word, at: number): Word {
+  return { ...w, raw: w.value.slice(at), value: w.value.slice(at) };
+}
+
+/** `chmod -w file`: a mode that starts with a dash. */
+const CHMOD_MODE = /^-[rwxXstugoa0-7,+=-]+$/;
+
+/**
+ * Splits a command's arguments as getopt_long does (options anywhere, `--`
+ * ends them): the options with their values, the operands, and the words
+ * holding an option the spec does not know.
+ */
+function parseArgs(name: string, args: readonly Word[], s: Spec): { options: Option[]; operands: Word[]; unknown: Word[] } {
+  const options: Option[] = [];
+  const ops: Word[] = [];
+  const unknown: Word[] = [];
+  let done = false;
+  for (let i = 0; i < args.length; i++) {
+    const w = args[i]!;
+    const v = w.value;
+    if (done || !w.literal || !v.startsWith('-') || v === '-') {
+      ops.push(w);
+      continue;
+    }
+    if (v === '--') {
+      done = true;
+      continue;
+    }
+    if (name === 'chmod' && CHMOD_MODE.test(v) && !/^-[Rcfv]+$/.test(v)) {
+      ops.push(w);
+      continue;
+    }
+    if (v.startsWith('--')) {
+      const eq = v.indexOf('=');
+      const long = resolveLong(eq === -1 ? v : v.slice(0, eq), s.long);
+      const arity = long === undefined ? undefined : s.long.get(long);
+      if (long === undefined || arity === undefined || (arity === 'flag' && eq !== -1) || (typeof arity === 'number' && eq !== -1)) {
+        unknown.push(w);
+        continue;
+      }
+      if (arity === 'arg') options.push({ name: long, word: w, value: eq !== -1 ? attached(w, eq + 1) : args[++i] });
+      else if (arity === 'opt') options.push({ name: long, word: w, value: eq !== -1 ? attached(w, eq + 1) : undefined });
+      else if (typeof arity === 'number') {
+        i += arity;
+        options.push({ name: long, word: w, value: args[i] });
+      } else options.push({ name: long, word: w, value: undefined });
+      continue;
+    }
+    for (let j = 1; j < v.length; j++) {
+      const c = v[j]!;
+      const arity = s.short.get(c);
+      if (arity === undefined) {
+        unknown.push(w);
+        break;
+      }
+      if (arity === 'flag') {
+        options.push({ name: `-${c}`, word: w, value: undefined });
+        continue;
+      }
+      const rest = j < v.length - 1 ? attached(w, j + 1) : undefined;
+      options.push({ name: `-${c}`, word: w, value: arity === 'arg' ? (rest ?? args[++i]) : rest });
+      break;
+    }
+  }
+  return { options, operands: ops, unknown };
 }
 
 const RECURSIVE_FLAGS = /^-[A-Za-z]*[rR][A-Za-z]*$/;
 
+/** A word standing for file names that only exist when the command runs (the names xargs supplies). */
+export function hiddenNames(raw: string): Word {
+  return { raw, value: raw, literal: false, glob: false, tilde: false };
+}
+
+/** git options (of the read verbs) that read files outside git's own object store and index. */
+const GIT_FILE_OPTIONS = /^(--no-index|--untracked|--contents|--pathspec-from-file|--exclude-from|--exclude-per-directory|--ignore-revs-file|--file|--blob|--orderfile|--output)(=|$)/;
+
+/** Whether a git argument reads a file that git does not track (see GIT_FILE_OPTIONS; also `-O<orderfile>`, `-f <file>`). */
+export function gitReadsFiles(verb: string | undefined, a: string): boolean {
+  if (GIT_FILE_OPTIONS.test(a)) return true;
+  if (a.startsWith('-O') && !a.startsWith('--')) return true;
+  if ((verb === 'grep' || verb === 'config') && /^-[A-Za-z]*f/.test(a) && !a.startsWith('--')) return true;
+  if (verb === 'blame' && /^-[A-Za-z]*S/.test(a) && !a.startsWith('--')) return true;
+  return false;
+}
+
 /** The paths an (unwrapped) argv reads and writes. */
 export function pathArgs(argv: readonly Word[]): PathArgs {
-  const out: PathArgs = { reads: [], writes: [], recursive: false };
+  const out: PathArgs = { reads: [], writes: [], recursive: false, opaque: [] };
   const name = commandName(argv);
   if (name === undefined) return out;
   const args = argv.slice(1);
@@ -170,14 +508,7 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
     if (t) out.reads.push(t);
     return out;
   }
-  if (name === 'find') {
-    for (const w of args) {
-      if (w.literal && (w.value.startsWith('-') || w.value === '(' || w.value === '!')) break;
-      out.reads.push(w);
-    }
-    out.recursive = true;
-    return out;
-  }
+  if (name === 'find') return findPaths(args);
   if (name === 'dd') {
     for (const w of args) {
       if (w.literal && w.value.startsWith('if=')) out.reads.push({ ...w, value: w.value.slice(3), raw: w.value.slice(3) });
@@ -185,43 +516,131 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
     }
     return out;
   }
-  const archiver = ARCHIVERS[name];
-  if (archiver) return archiver(args);
-  const spec = SPECS[name] ?? ALIASES[name];
-  if (!spec) return out;
-  const { positionals, optionValues } = positionalsOf(args, spec);
-  const skip = usesPatternOption(name, args) ? 0 : (spec.skip ?? 0);
-  const files = positionals.slice(skip);
-  for (const k of ['-f', '--file', '--from-file', '--reference', '-r']) {
-    if (k === '-r' && name !== 'touch' && name !== 'truncate') continue;
-    for (const w of optionValues.get(k) ?? []) out.reads.push(w);
+  if (name === 'git') {
+    // Read verbs reading files git does not track (`diff --no-index`, `grep --untracked`, `blame --contents`): not modelled.
+    const verb = args.find((w) => w.literal && !w.value.startsWith('-'))?.value;
+    for (const w of args) if (!w.literal || gitReadsFiles(verb, w.value)) out.opaque.push(w);
+    return out;
   }
+  const archiver = Object.hasOwn(ARCHIVERS, name) ? ARCHIVERS[name] : undefined;
+  if (archiver) return archiver(args);
+  const spec = Object.hasOwn(SPECS, name) ? SPECS[name] : undefined;
+  if (!spec) return out;
+  const { options, operands: positionals, unknown } = parseArgs(name, args, spec);
+  out.opaque.push(...unknown);
+  const given = (...names: string[]): boolean => options.some((o) => names.includes(o.name));
+  for (const o of options) {
+    const role = spec.files[o.name];
+    if (role === undefined) continue;
+    if (role === 'opaque') {
+      out.opaque.push(o.word);
+      continue;
+    }
+    if (!o.value) continue;
+    if (role === 'read') out.reads.push(o.value);
+    else if (role === 'write') out.writes.push(o.value);
+    else if (role === 'reads') {
+      if (!o.value.literal) out.reads.push(o.value);
+      else for (const part of o.value.value.split(':')) if (part) out.reads.push({ ...o.value, raw: part, value: part });
+    } else {
+      // A list of names: the list is read, and so is every file it names.
+      if (!(o.value.literal && o.value.value === '-')) out.reads.push(o.value);
+      out.opaque.push(o.word);
+    }
+  }
+  // strings and other binutils read more options from `@file`.
+  if (name === 'strings') for (const w of positionals) if (!w.literal || w.value.startsWith('@')) out.opaque.push(w);
+  // jq's modules (`import`, `include`, -L) are files too.
+  if (name === 'jq') for (const w of args) if (!w.literal || /\b(import|include)\b/.test(w.value)) out.opaque.push(w);
+  let skip = spec.skip;
+  const patternOpts = PATTERN_OPTS[name];
+  if (patternOpts && options.some((o) => patternOpts.includes(o.name))) skip = 0;
+  if ((name === 'chmod' || name === 'chown' || name === 'chgrp') && given('--reference')) skip = 0;
+  const files = positionals.slice(skip);
   if (spec.kind === 'read') {
-    if (name === 'sed' && args.some((w) => w.literal && (/^-[A-Za-z]*i/.test(w.value) || w.value.startsWith('--in-place')))) {
+    if (name === 'sed' && given('-i', '--in-place')) {
       out.writes.push(...files);
     } else if ((name === 'uniq' || name === 'xxd') && files.length >= 2) {
       out.reads.push(files[0]!);
       out.writes.push(...files.slice(1));
     } else out.reads.push(...files);
-    for (const k of ['-o', '--output']) if (name === 'sort' || name === 'tree') for (const w of optionValues.get(k) ?? []) out.writes.push(w);
     if (name === 'rg') out.recursive = true;
-    if ((name === 'grep' || name === 'egrep' || name === 'diff') && args.some((w) => w.literal && (RECURSIVE_FLAGS.test(w.value) || w.value === '--recursive' || w.value === '--dereference-recursive'))) {
+    if ((name === 'grep' || name === 'egrep' || name === 'fgrep' || name === 'zgrep' || name === 'diff') && given('-r', '-R', '--recursive', '--dereference-recursive')) {
       out.recursive = true;
     }
     return out;
   }
   if (spec.kind === 'write') {
     out.writes.push(...files);
+    // An option not known to a writer may name what it writes too.
+    out.writes.push(...unknown);
     return out;
   }
-  // copy-like: the target (last positional or -t) is written; sources are read (mv also removes them).
-  const target = optionValues.get('-t') ?? optionValues.get('--target-directory');
-  const sources = target ? files : files.slice(0, -1);
-  const dest = target ?? files.slice(-1);
-  out.writes.push(...dest);
+  // copy-like: the target (last positional or -t) is written; the sources are read (their content is
+  // what the target then holds, under another name) and, for mv, also removed: written.
+  const target = options.filter((o) => o.name === '-t' || o.name === '--target-directory').flatMap((o) => (o.value ? [o.value] : []));
+  const sources = target.length > 0 ? files : files.slice(0, -1);
+  const dest = target.length > 0 ? target : files.slice(-1);
+  out.writes.push(...dest, ...unknown);
+  out.reads.push(...sources);
   if (name === 'mv') out.writes.push(...sources);
-  else out.reads.push(...sources);
-  // cp -r/-R/-a copies whole trees: every file below a source is read.
-  if (name === 'cp' && args.some((w) => w.literal && (/^-[A-Za-z]*[rRa][A-Za-z]*$/.test(w.value) || w.value === '--recursive' || w.value === '--archive'))) out.recursive = true;
+  // mv moves whole trees; cp -r/-R/-a copies them: every file below a source is read.
+  if (name === 'mv' || (name === 'cp' && given('-r', '-R', '-a', '--recursive', '--archive'))) out.recursive = sources.length > 0;
+  return out;
+}
+
+/** The options of xxd (its own parser: single-dash long names, any prefix of them, values attached or not). */
+const XXD_VALUE = new Set(['c', 'g', 'l', 'n', 'o', 's', 'R']);
+const XXD_FLAG = /^-(a|autoskip|b|bits|C|capitalize|d|e|E|EBCDIC|h|help|i|include|p|ps|postscript|plain|r|revert|u|uppercase|v|version)$/;
+
+function xxdPaths(args: readonly Word[]): PathArgs {
+  const out: PathArgs = { reads: [], writes: [], recursive: false, opaque: [] };
+  const files: Word[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const w = args[i]!;
+    const v = w.value;
+    if (!w.literal || !v.startsWith('-') || v === '-') {
+      files.push(w);
+      continue;
+    }
+    if (v === '--') {
+      files.push(...args.slice(i + 1));
+      break;
+    }
+    if (XXD_FLAG.test(v)) continue;
+    if (XXD_VALUE.has(v[1]!)) {
+      // `-s 10`, `-seek 10`, `-s10`, `-s+10`, `-s -10`.
+      if (v.length === 2 || /^-(cols|groupsize|len|name|offset|seek)$/.test(v)) i++;
+      continue;
+    }
+    out.opaque.push(w);
+  }
+  if (files[0]) out.reads.push(files[0]);
+  out.writes.push(...files.slice(1));
+  return out;
+}
+
+/** find's starting points (after -H/-L/-P/-D/-O), the files its tests read and write. */
+function findPaths(args: readonly Word[]): PathArgs {
+  const out: PathArgs = { reads: [], writes: [], recursive: true, opaque: [] };
+  let i = 0;
+  while (i < args.length && args[i]!.literal && /^-([HLP]+|O\d*|D)$/.test(args[i]!.value)) i += args[i]!.value === '-D' ? 2 : 1;
+  for (; i < args.length; i++) {
+    const w = args[i]!;
+    if (w.literal && (w.value.startsWith('-') || w.value === '(' || w.value === '!')) break;
+    out.reads.push(w);
+  }
+  for (let k = i; k < args.length; k++) {
+    const w = args[k]!;
+    if (!w.literal) continue;
+    if (w.value === '-files0-from') {
+      const list = args[k + 1];
+      if (list && !(list.literal && list.value === '-')) out.reads.push(list);
+      out.opaque.push(w);
+    } else if (/^-(fprint|fprint0|fprintf|fls)$/.test(w.value)) {
+      const f = args[k + 1];
+      if (f) out.writes.push(f);
+    }
+  }
   return out;
 }

@@ -8,6 +8,7 @@
  * command).
  */
 import type { BashAnalysis, Redirect, SimpleCommand, Word } from './types.js';
+import { gitReadsFiles, pathArgs } from './paths.js';
 import { SAFE_ENV_VARS, unwrapStages } from './wrappers.js';
 
 /** Read-only whatever their arguments. */
@@ -134,6 +135,8 @@ function gitReadOnly(args: readonly string[]): boolean {
   if (verb === undefined) return false;
   const rest = args.slice(i + 1);
   if (hasFlag(rest, '', ['--output', '--ext-diff', '--exec', '--upload-pack', '--open-files-in-pager'])) return false;
+  // Files git does not track (`diff --no-index`, `grep --untracked`, `blame --contents`, `config -f`): their paths are not checked.
+  if (rest.some((a) => gitReadsFiles(verb, a))) return false;
   if (GIT_READ_VERBS.has(verb)) return !(verb === 'grep' && hasFlag(rest, 'O'));
   switch (verb) {
     case 'branch':
@@ -187,9 +190,10 @@ export function isReadOnlyArgv(argv: readonly Word[], depth = 0): boolean {
     case 'sort':
       return !hasFlag(a, 'o', ['--output', '--compress-program']);
     case 'uniq':
-      return positionals(a).length <= 1;
+      // An option's value is not an output file (`uniq -f 1 f`, `xxd -l 64 f`): the path model tells them apart.
+      return pathArgs(argv).writes.length === 0;
     case 'xxd':
-      return positionals(a).length <= 1 && !hasFlag(a, 'r', ['--revert']);
+      return pathArgs(argv).writes.length === 0 && !hasFlag(a, 'r', ['--revert']);
     case 'sed':
       return args !== undefined && sedReadOnly(args);
     case 'tree':

@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
-import { commandName, pathArgs } from '../bash/paths.js';
+import { commandName, hasPathModel, hiddenNames, pathArgs, type PathArgs } from '../bash/paths.js';
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { unwrapStages, wrapperOutputs } from '../bash/wrappers.js';
 import { expandHome, realpathLoose, resolveTarget } from '../workspace.js';
@@ -45,6 +45,53 @@ export interface Cwds {
 export function innermostOf(cmd: SimpleCommand): { argv: Word[]; relocated: boolean } {
   const { stages, relocated } = unwrapStages(cmd.argv, false);
   return { argv: stages[stages.length - 1]!, relocated };
+}
+
+function isXargs(w: Word | undefined): boolean {
+  return w !== undefined && w.literal && w.value.slice(w.value.lastIndexOf('/') + 1) === 'xargs';
+}
+
+/** `xargs -a FILE` / `--arg-file=FILE`: the file xargs reads the names from. */
+function xargsArgFile(argv: readonly Word[]): Word | undefined {
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (!w.literal || !w.value.startsWith('-')) return undefined;
+    const v = w.value;
+    if (v === '-a' || v === '--arg-file') return argv[i + 1];
+    if (v.startsWith('--arg-file=')) return { ...w, raw: v.slice(11), value: v.slice(11) };
+    if (/^-[0oprtx]*a./.test(v)) return { ...w, raw: v.slice(v.indexOf('a') + 1), value: v.slice(v.indexOf('a') + 1) };
+  }
+  return undefined;
+}
+
+/**
+ * The files a simple command reads and writes (bash/paths.ts on its
+ * innermost command), with what it is given at run time: the names xargs
+ * appends from its input (or `-a FILE`), and `{}` of `find -exec`, which
+ * no check can know. Those are non-literal words, so uncertain uses.
+ */
+export function commandPaths(cmd: SimpleCommand): PathArgs & { relocated: boolean } {
+  const { stages, relocated } = unwrapStages(cmd.argv, false);
+  let argv = stages[stages.length - 1]!;
+  const name = commandName(argv);
+  const viaXargs = stages.slice(0, -1).filter((st) => isXargs(st[0]));
+  // find -exec … {} … (and xargs -I {}): the names go where the braces are.
+  if (cmd.origin === 'derived' || viaXargs.length > 0) argv = argv.map((w) => (w.literal && w.value.includes('{}') ? hiddenNames(w.raw) : w));
+  const p = pathArgs(argv);
+  const extra: Word[] = [];
+  for (const st of viaXargs) {
+    const list = xargsArgFile(st);
+    if (list) p.reads.push(list);
+    if (name !== undefined && hasPathModel(name)) {
+      const names = hiddenNames(`the names xargs passes to ${name}`);
+      const probe = pathArgs([...argv, names]);
+      if (probe.reads.includes(names)) p.reads.push(names);
+      if (probe.writes.includes(names)) p.writes.push(names);
+      extra.push(names);
+    }
+  }
+  p.opaque.push(...extra);
+  return { ...p, relocated };
 }
 
 function isDirectory(p: string): boolean {
@@ -193,7 +240,7 @@ function isDevice(w: Word, redirect: boolean): boolean {
 
 export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   const uses: PathUse[] = [];
-  const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean }): void => {
+  const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean; opaque?: boolean }): void => {
     const redirect = o.redirect ?? false;
     if (isDevice(word, redirect)) return;
     const relative = word.literal && !word.tilde && !word.value.startsWith('/');
@@ -205,7 +252,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
       if (r) for (const p of r) abs.add(p);
       else unresolved = true;
     }
-    const uncertain = unresolved || (relative && cwds.unknown) || (o.relocated ?? false);
+    const uncertain = unresolved || (relative && cwds.unknown) || (o.relocated ?? false) || (o.opaque ?? false);
     uses.push({ word, kind, abs: [...abs], uncertain, redirect, fallback: o.fallback ?? false });
   };
   // Symbolic links an earlier command of the same line makes: where a path through one leads is not known yet.
@@ -220,13 +267,16 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     }
   };
   for (const cmd of a.commands) {
-    const { stages, relocated } = unwrapStages(cmd.argv, false);
+    const { stages } = unwrapStages(cmd.argv, false);
     const argv = stages[stages.length - 1]!;
-    const p = pathArgs(argv);
+    const p = commandPaths(cmd);
+    const relocated = p.relocated;
     const fallback = cmd.origin === 'fallback';
     const first = uses.length;
-    for (const w of p.reads) add(w, 'read', { fallback, relocated });
-    for (const w of p.writes) add(w, 'write', { fallback, relocated });
+    for (const w of p.reads) add(w, 'read', { fallback, relocated, opaque: p.opaque.includes(w) });
+    for (const w of p.writes) add(w, 'write', { fallback, relocated, opaque: p.opaque.includes(w) });
+    // What the command reads without naming it: an unknown location.
+    for (const w of p.opaque) if (!p.reads.includes(w)) add(w, 'read', { fallback, opaque: true });
     // Files a wrapper writes itself (`time -o`, `strace -o`, `script FILE`), where the shell runs it.
     for (const w of wrapperOutputs(stages)) add(w, 'write', { fallback });
     markThroughLinks(first);

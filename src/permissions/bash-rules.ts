@@ -37,7 +37,7 @@ import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule
 import type { BashAnalysis, SimpleCommand } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
-import { innermostOf, pathUses, workingDirs, type PathUse } from './bash-paths.js';
+import { commandPaths, innermostOf, pathUses, workingDirs, type PathUse } from './bash-paths.js';
 import { protectedPathReason } from './filesystem.js';
 import { messages } from './messages.js';
 import { PATH_RULE_TOOLS } from './rule-index.js';
@@ -88,10 +88,16 @@ function isEditDenyActive(ctx: BashPermissionContext): boolean {
   return PATH_RULE_TOOLS.edit.some((t) => ctx.permissions.contentRules(t, 'deny').length > 0);
 }
 
-/** Whether a read-only subcommand's reads can be shown not to touch Read-denied files. */
+/**
+ * Whether a read-only subcommand's reads can be shown not to touch
+ * Read-denied files, nor places outside the working directories: never when
+ * it reads files no argument names (an option not modelled, a list of names,
+ * what xargs supplies).
+ */
 function readsProvablyAllowed(cmd: SimpleCommand, readDenyActive: boolean): boolean {
+  const p = commandPaths(cmd);
+  if (p.opaque.length > 0) return false;
   if (!readDenyActive) return true;
-  const p = pathArgs(innermostOf(cmd).argv);
   if (p.recursive) return false;
   return p.reads.every((w) => w.literal && !w.glob);
 }
@@ -103,6 +109,7 @@ function acceptEditsAllows(cmd: SimpleCommand): boolean {
   const name = commandName(argv);
   if (name === undefined || !ACCEPT_EDITS_COMMANDS.has(name)) return false;
   const p = pathArgs(argv);
+  if (p.opaque.length > 0 || commandPaths(cmd).opaque.length > 0) return false;
   return [...p.reads, ...p.writes].every((w) => w.literal);
 }
 
@@ -239,7 +246,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   if (readDenyActive) {
     for (const cmd of a.commands) {
       const argv = innermostOf(cmd).argv;
-      const p = pathArgs(argv);
+      const p = commandPaths(cmd);
       // find lists names; it does not read contents.
       if (!p.recursive || commandName(argv) === 'find') continue;
       // By spelling, not identity: the archivers (bash/archive-paths.ts) make new words for members under -C.

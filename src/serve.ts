@@ -22,6 +22,8 @@ export function unsafeBindReason(config: Config, env: NodeJS.ProcessEnv): string
 export interface ServeOptions {
   config: Config;
   rules: RuleInput[];
+  /** The configuration files loaded: no tool may read them. */
+  configFiles?: readonly string[] | undefined;
   env?: NodeJS.ProcessEnv;
   /** Exit the process after shutdown (the CLI); tests keep it alive. */
   exitOnShutdown?: boolean;
@@ -53,7 +55,7 @@ export async function serve(opts: ServeOptions): Promise<FastifyInstance> {
   const { config } = opts;
   const refuse = unsafeBindReason(config, env);
   if (refuse) throw new ToolexecError('TOOLEXEC_ERR_CONFIG_UNSAFE_HOST', refuse);
-  const app = await buildApp({ config, rules: opts.rules, env });
+  const app = await buildApp({ config, rules: opts.rules, configFiles: opts.configFiles, env });
   const log = app.log;
   let stopping = false;
   const onSignal = (sig: NodeJS.Signals): void => {

@@ -55,6 +55,8 @@ export interface ServiceOptions {
   env?: NodeJS.ProcessEnv | undefined;
   /** Extra rules (e.g. from a Claude Code settings file), with their sources. */
   rules?: RuleInput[] | undefined;
+  /** The configuration files the service loaded (config/load.ts `files`): no tool may read them, as they can hold tokens. */
+  configFiles?: readonly string[] | undefined;
   /** Websocket hub tuning (heartbeat, buffer limits); tests shorten it. */
   ws?: Partial<HubOptions> | undefined;
   /** MCP client tuning (reconnect backoff, connect timeout); tests shorten it. */
@@ -104,11 +106,12 @@ export function createServices(opts: ServiceOptions): Services {
   if (problems.length > 0) throw new ToolexecError('TOOLEXEC_ERR_CONFIG_INVALID', `invalid configuration: ${problems[0]}`);
   const log = opts.logger ?? pino({ level: config.logging.level });
   const env = opts.env ?? process.env;
-  const workspace = new Workspace(config.workspace.root, [
-    ...config.workspace.additionalDirectories,
-    ...config.permissions.additionalDirectories,
-  ]);
   const dbPath = config.storage.path === ':memory:' ? ':memory:' : path.resolve(config.storage.path);
+  const workspace = new Workspace(
+    config.workspace.root,
+    [...config.workspace.additionalDirectories, ...config.permissions.additionalDirectories],
+    { serviceFiles: { config: opts.configFiles, database: dbPath } },
+  );
   const db = openDatabase({ path: dbPath });
   const writer = new GroupCommitWriter(db);
   const checkpointer = dbPath === ':memory:' ? undefined : new Checkpointer(db, dbPath, writer);

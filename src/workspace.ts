@@ -79,6 +79,38 @@ function probeCaseInsensitive(dir: string): boolean {
 export interface WorkspaceOptions {
   /** Overrides the probe of the root's file system (tests; a FS the probe cannot judge). */
   caseInsensitive?: boolean;
+  /**
+   * The service's own files: the configuration files it loaded (they may hold
+   * tokens) and its database. No tool may read them (permissions/filesystem.ts).
+   */
+  serviceFiles?: ServiceFiles | undefined;
+}
+
+export interface ServiceFiles {
+  /** Configuration files loaded (toolexec's, the Claude Code settings, .mcp.json). */
+  config?: readonly string[] | undefined;
+  /** The SQLite database file (or ':memory:'). */
+  database?: string | undefined;
+}
+
+/**
+ * The paths a ServiceFiles stands for: the configuration files; the
+ * database's directory (where SQLite keeps -wal, -shm and -journal files
+ * beside it), or, when that directory holds a working directory (a database
+ * kept in the workspace root itself), the database and those files alone.
+ */
+export function servicePaths(s: ServiceFiles, roots: readonly string[]): { files: string[]; dirs: string[] } {
+  const files = (s.config ?? []).map((f) => path.resolve(f));
+  const dirs: string[] = [];
+  if (s.database !== undefined && s.database !== ':memory:' && s.database !== '') {
+    const db = path.resolve(s.database);
+    const dir = path.dirname(db);
+    const realDir = realpathLoose(dir);
+    const holdsRoot = [dir, realDir].some((d) => roots.some((r) => r === d || r.startsWith(d.endsWith(path.sep) ? d : d + path.sep)));
+    if (holdsRoot) files.push(db, `${db}-wal`, `${db}-shm`, `${db}-journal`);
+    else dirs.push(dir);
+  }
+  return { files, dirs };
 }
 
 export class Workspace {
@@ -90,6 +122,9 @@ export class Workspace {
   private readonly foldedRoots: readonly string[];
   /** The roots as configured (resolved, symlinks not followed), for lexical checks. */
   private readonly lexicalRoots: readonly string[];
+  /** The service's own files and directories, folded, as given and where they really lead. */
+  private readonly serviceFiles: ReadonlySet<string>;
+  private readonly serviceDirs: readonly string[];
 
   constructor(root: string, additional: readonly string[] = [], opts: WorkspaceOptions = {}) {
     this.root = realpathLoose(root);
@@ -101,6 +136,39 @@ export class Workspace {
     const withSep = (r: string): string => (r.endsWith(path.sep) ? r : r + path.sep);
     this.foldedRoots = this.roots.map((r) => withSep(this.fold(r)));
     this.lexicalRoots = [...new Set([path.resolve(root), ...extraGiven, ...this.roots])].map((r) => withSep(this.fold(r)));
+    const svc = servicePaths(opts.serviceFiles ?? {}, [...new Set([path.resolve(root), ...extraGiven, ...this.roots])]);
+    const spelt = (ps: string[]): string[] => [...new Set(ps.flatMap((p) => [this.fold(p), this.fold(realpathLoose(p))]))];
+    this.serviceFiles = new Set(spelt(svc.files));
+    this.serviceDirs = spelt(svc.dirs).map(withSep);
+  }
+
+  /** Whether the service has files of its own a tool must not read. */
+  get hasServiceFiles(): boolean {
+    return this.serviceFiles.size > 0 || this.serviceDirs.length > 0;
+  }
+
+  /**
+   * Why an absolute path is one of the service's own files (its
+   * configuration, its database or the database's directory), or undefined.
+   * Compared as spelt (folded): callers pass each spelling they judge,
+   * canonical included.
+   */
+  serviceFileReason(abs: string): string | undefined {
+    if (!this.hasServiceFiles) return undefined;
+    const f = this.fold(abs);
+    if (this.serviceFiles.has(f)) return `${abs} is one of toolexec's own files (its configuration or database)`;
+    const withSep = f.endsWith(path.sep) ? f : f + path.sep;
+    if (this.serviceDirs.some((d) => withSep.startsWith(d))) return `${abs} is in toolexec's data directory`;
+    return undefined;
+  }
+
+  /** The first of the service's own files or directories at or below a directory (a recursive read would reach it), or undefined. */
+  serviceFileBelow(dir: string): string | undefined {
+    if (!this.hasServiceFiles) return undefined;
+    const f = this.fold(dir);
+    const withSep = f.endsWith(path.sep) ? f : f + path.sep;
+    for (const p of [...this.serviceFiles, ...this.serviceDirs]) if (p.startsWith(withSep) || withSep.startsWith(p.endsWith(path.sep) ? p : p + path.sep)) return p.replace(/\/+$/, '');
+    return undefined;
   }
 
   /** Absolute path of `p` seen from `cwd` (not canonical). */

@@ -198,6 +198,51 @@ describe('ask rules and commands that cannot be modelled', () => {
     expect(await env.check('git status && git push origin main')).toMatchObject({ behavior: 'ask', type: 'rule', detail: 'Bash(git push:*)' });
   });
 
+  it("deny and ask rules on git see the command without git's global options (-C, -c, --no-pager, --git-dir, …)", async () => {
+    const spellings = [
+      'git -C . push origin HEAD:refs/heads/a2',
+      'git --no-pager push origin HEAD:refs/heads/a3',
+      'git -c x.y=z push origin HEAD:refs/heads/a4',
+      'git --git-dir=.git push origin HEAD:refs/heads/a8',
+      'git --git-dir .git push',
+      'git --work-tree=. push',
+      'git --work-tree . push',
+      'git -P push',
+      'git -p push',
+      'git --paginate push',
+      'git --exec-path=/usr/lib/git-core push',
+      'git --namespace=ns push',
+      'git --namespace ns push',
+      'git --bare push',
+      'git --no-replace-objects --literal-pathspecs --no-optional-locks push',
+      'git --config-env=core.pager=PAGER push',
+      'git -C "$HOME/repo" -c "user.name=a b" --no-pager push origin main',
+      '/usr/bin/git -C . push',
+      'timeout 5 git -C . push',
+      'git -C . -- push',
+      'git -c alias.p=push p origin main',
+      'git status; git -C sub push',
+    ];
+    const deny = ruleEnv({ deny: ['Bash(git push:*)'], allow: ['Bash'], mode: 'bypassPermissions' });
+    const ask = ruleEnv({ ask: ['Bash(git push:*)'], allow: ['Bash(git:*)'], mode: 'bypassPermissions' });
+    for (const cmd of spellings) {
+      expect(await deny.check(cmd), cmd).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Bash(git push:*)' });
+      expect(await ask.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'rule', detail: 'Bash(git push:*)' });
+    }
+    // A `!shell` alias is judged as the shell command it runs.
+    const rm = ruleEnv({ deny: ['Bash(rm:*)'], allow: ['Bash'], mode: 'bypassPermissions' });
+    expect(await rm.check("git -c 'alias.x=!rm -rf /tmp/zz' x")).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+    // What is not a push is not caught.
+    for (const cmd of ['git -C . status', 'git --no-pager log', 'git -c push.default=simple fetch', 'git -C push status']) {
+      expect((await deny.check(cmd)).behavior, cmd).not.toBe('deny');
+    }
+  });
+
+  it("a hook's if condition also sees git without its global options", () => {
+    expect(bashIfMatches('git push:*', 'git -C . push')).toBe(true);
+    expect(bashIfMatches('git push:*', 'git -C . status')).toBe(false);
+  });
+
   const complex = ['eval "rm -rf /"', '$CMD args', '${CMD} x', 'ls )', 'echo "unterminated', 'bash -c "$X"', 'sh', 'cat script | bash', 'r\\\nm -rf /', 'alias ls="rm -rf /"; ls', 'env -S "rm -rf /"'];
   for (const cmd of complex) {
     it(`asks (never allows) for ${JSON.stringify(cmd)}`, async () => {

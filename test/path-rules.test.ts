@@ -10,9 +10,10 @@ import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { checkPathPermission, protectedPathReason } from '../src/permissions/filesystem.js';
 import { compilePathRule, specifierToGlob, type PathBase } from '../src/permissions/path-rules.js';
+import { buildApp } from '../src/app.js';
 import { Workspace } from '../src/workspace.js';
 import { cleanupTmp, tmpDir, type TestApp } from './helpers.js';
-import { call, decisionChain, directContext, fileApp } from './helpers-files.js';
+import { call, decisionChain, directContext, fileApp, fileTools } from './helpers-files.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -304,5 +305,146 @@ describe('confinement through the pipeline', () => {
     const r = await call(t, 'Read', { file_path: '~/.bashrc' });
     expect(r).toMatchObject({ isError: true, status: 'denied' });
     expect(decisionChain(t, r.executionId).find((s) => s.layer === 'tool')?.detail).toContain(os.homedir());
+  });
+});
+
+describe("toolexec's own files (configuration, database) are out of every tool's reach", () => {
+  const ADMIN = 'admin-token-BBBBBBBBBBBBBBBBBBBB';
+  /** The README's quick start: the configuration in the workspace, SQLite under .toolexec/ in it. */
+  async function ownFilesApp(permissions: Record<string, unknown> = {}): Promise<TestApp> {
+    const ws = path.join(tmpDir(), 'ws');
+    fs.mkdirSync(ws);
+    const configFile = path.join(ws, 'toolexec.json');
+    fs.writeFileSync(configFile, JSON.stringify({ server: { tokens: [{ name: 'admin', token: ADMIN, scopes: ['admin'] }] } }));
+    fs.writeFileSync(path.join(ws, 'notes.txt'), 'token: none here\n');
+    const dbPath = path.join(ws, '.toolexec', 'toolexec.db');
+    const app = await buildApp({
+      logger: false,
+      extraTools: fileTools,
+      configFiles: [configFile],
+      config: { workspace: { root: ws }, storage: { path: dbPath }, permissions },
+    });
+    return { app, workspace: ws, dbPath, close: () => app.close() };
+  }
+
+  const chainTool = (r: { executionId: string }) => decisionChain(t!, r.executionId).find((s) => s.layer === 'tool');
+
+  it('Read, Grep, Glob and NotebookEdit are denied (safety) even with allow rules in bypassPermissions', async () => {
+    t = await ownFilesApp({ defaultMode: 'bypassPermissions', allowBypass: true, allow: ['Read', 'Grep', 'Glob', 'Read(./**)'] });
+    // Something is in the database (and its -wal) by now.
+    await call(t, 'Read', { file_path: 'notes.txt' });
+    const ws = t.workspace;
+    const targets = ['toolexec.json', path.join(ws, 'toolexec.json'), `${ws}/./sub/../toolexec.json`, '.toolexec/toolexec.db', '.toolexec/toolexec.db-wal', '.toolexec'];
+    for (const file_path of targets) {
+      const r = await call(t, 'Read', { file_path });
+      expect(r, file_path).toMatchObject({ isError: true, status: 'denied' });
+      expect(r.decision?.reason.type, file_path).toBe('safety');
+      expect(r.text).not.toContain(ADMIN);
+      expect(r.text).toMatch(/toolexec's own files|toolexec's data directory/);
+    }
+    fs.symlinkSync(path.join(ws, '.toolexec'), path.join(ws, 'dbl'));
+    fs.symlinkSync(path.join(ws, 'toolexec.json'), path.join(ws, 'cfg-link'));
+    for (const file_path of ['dbl/toolexec.db', 'cfg-link']) {
+      const r = await call(t, 'Read', { file_path });
+      expect(r, file_path).toMatchObject({ isError: true, status: 'denied' });
+      expect(r.decision?.reason.type).toBe('safety');
+    }
+    // Grep: aimed at them, denied; over the workspace, they are not searched.
+    for (const p of ['toolexec.json', '.toolexec', 'dbl']) {
+      const r = await call(t, 'Grep', { pattern: 'token', path: p });
+      expect(r, p).toMatchObject({ isError: true, status: 'denied' });
+      expect(r.decision?.reason.type).toBe('safety');
+    }
+    const g = await call(t, 'Grep', { pattern: 'token|s-files', path: '.', output_mode: 'content' });
+    expect(g.isError).toBe(false);
+    expect(g.text).toContain('notes.txt');
+    expect(g.text).not.toContain(ADMIN);
+    expect(g.text).not.toMatch(/toolexec\.json|toolexec\.db|cfg-link/);
+    // Glob: not listed, also through a symlink; aimed at the data directory, denied.
+    const all = await call(t, 'Glob', { pattern: '**/*' });
+    expect(all.text).toContain('notes.txt');
+    expect(all.text).not.toMatch(/toolexec\.json|toolexec\.db|cfg-link/);
+    for (const pattern of ['.toolexec/*', 'dbl/*', '*.json']) {
+      const r = await call(t, 'Glob', { pattern });
+      expect(r.text, pattern).not.toMatch(/toolexec\.json|toolexec\.db/);
+    }
+    const gd = await call(t, 'Glob', { pattern: '*', path: '.toolexec' });
+    expect(gd).toMatchObject({ isError: true, status: 'denied' });
+    // NotebookEdit reads the notebook (and returns it): refused before it is read.
+    fs.writeFileSync(path.join(ws, '.toolexec', 'x.ipynb'), JSON.stringify({ cells: [], metadata: {}, nbformat: 4, nbformat_minor: 5 }));
+    const input = { notebook_path: '.toolexec/x.ipynb', new_source: 'x', edit_mode: 'insert', cell_type: 'code' };
+    expect((await call(t, 'NotebookEdit', input)).isError).toBe(true);
+    const check = await t.app.inject({ method: 'POST', url: '/permissions/check', payload: { session_id: 's-files', name: 'NotebookEdit', input } });
+    expect(check.json()).toMatchObject({ behavior: 'deny', reason: { type: 'safety' } });
+  });
+
+  it('Write and Edit of them are denied (safety), whatever the mode and rules', async () => {
+    t = await ownFilesApp({ defaultMode: 'bypassPermissions', allowBypass: true, allow: ['Edit', 'Write', 'Edit(./**)'] });
+    // A file that does not exist yet: nothing stops a Write before the permission layer.
+    for (const file_path of ['.toolexec/new-file', 'toolexec.db-wal-but-not']) {
+      const r = await call(t, 'Write', { file_path: file_path.replace('toolexec.db-wal-but-not', '.toolexec/toolexec.db-journal'), content: '{}' });
+      expect(r, file_path).toMatchObject({ isError: true, status: 'denied' });
+      expect(r.decision?.reason.type).toBe('safety');
+    }
+    expect(fs.existsSync(path.join(t.workspace, '.toolexec', 'new-file'))).toBe(false);
+    // One that exists: never read, so Write and Edit are refused; the permission layer says why.
+    for (const name of ['Write', 'Edit'] as const) {
+      const input = name === 'Write' ? { file_path: 'toolexec.json', content: '{}' } : { file_path: 'toolexec.json', old_string: 'admin', new_string: 'x' };
+      const r = await call(t, name, input);
+      expect(r.isError).toBe(true);
+      expect(r.text).not.toContain(ADMIN);
+      const check = await t.app.inject({ method: 'POST', url: '/permissions/check', payload: { session_id: 's-files', name, input } });
+      expect(check.json(), name).toMatchObject({ behavior: 'deny', reason: { type: 'safety' } });
+    }
+    expect(fs.readFileSync(path.join(t.workspace, 'toolexec.json'), 'utf8')).toContain(ADMIN);
+  });
+
+  it('Bash: reading them is denied (safety), a recursive read over them or an unknown read asks, even in bypassPermissions', async () => {
+    t = await ownFilesApp({ defaultMode: 'bypassPermissions', allowBypass: true, allow: ['Bash'] });
+    await call(t, 'Read', { file_path: 'notes.txt' });
+    for (const command of ['cat toolexec.json', 'strings .toolexec/toolexec.db | grep -m3 s-files', 'head -c 100 < toolexec.json', 'cat *.json', 'cp toolexec.json copy.json', 'cat .toolexec/*']) {
+      const r = await call(t, 'Bash', { command });
+      expect(r, command).toMatchObject({ isError: true, status: 'denied' });
+      expect(r.decision?.reason.type, command).toBe('safety');
+      expect(r.text).not.toContain(ADMIN);
+    }
+    for (const command of ['grep -r token .', 'f=toolexec.json; cat "$f"']) {
+      const r = await call(t, 'Bash', { command });
+      expect(r, command).toMatchObject({ isError: true, status: 'denied' });
+      expect(r.decision?.reason.type, command).toBe('headless');
+      expect(chainTool(r)).toMatchObject({ outcome: 'ask', detail: expect.stringMatching(/^safety: /) });
+      expect(r.text).not.toContain(ADMIN);
+    }
+    for (const command of ['rm -rf .toolexec', 'echo {} > toolexec.json']) {
+      const r = await call(t, 'Bash', { command });
+      expect(r, command).toMatchObject({ isError: true, status: 'denied' });
+      expect(r.decision?.reason.type, command).toBe('safety');
+    }
+    expect(fs.readFileSync(path.join(t.workspace, 'toolexec.json'), 'utf8')).toContain(ADMIN);
+    expect(fs.existsSync(t.dbPath)).toBe(true);
+    // What is not theirs still runs.
+    const ok = await call(t, 'Bash', { command: 'cat notes.txt && grep -r token notes.txt' });
+    expect(ok.isError).toBe(false);
+    expect(ok.text).toContain('token: none here');
+  });
+
+  it('in the default mode, a read-only Bash command on them is not allowed as read-only', async () => {
+    t = await ownFilesApp();
+    const r = await call(t, 'Bash', { command: 'cat toolexec.json' });
+    expect(r).toMatchObject({ isError: true, status: 'denied' });
+    expect(r.decision?.reason.type).toBe('safety');
+    expect((await call(t, 'Bash', { command: 'cat notes.txt' })).isError).toBe(false);
+  });
+
+  it('a database kept in the workspace root itself protects the database and its -wal/-shm, not the root', () => {
+    const root = tmpDir();
+    const w = new Workspace(root, [], { serviceFiles: { config: [path.join(root, 'cfg.json')], database: path.join(root, 'x.db') } });
+    for (const p of ['cfg.json', 'x.db', 'x.db-wal', 'x.db-shm', 'x.db-journal']) expect(w.serviceFileReason(path.join(root, p)), p).toBeDefined();
+    expect(w.serviceFileReason(path.join(root, 'src', 'a.ts'))).toBeUndefined();
+    expect(w.serviceFileReason(root)).toBeUndefined();
+    expect(w.serviceFileBelow(root)).toBeDefined();
+    expect(w.serviceFileBelow(path.join(root, 'src'))).toBeUndefined();
+    const none = new Workspace(root, [], { serviceFiles: { database: ':memory:' } });
+    expect(none.hasServiceFiles).toBe(false);
   });
 });

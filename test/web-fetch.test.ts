@@ -305,6 +305,61 @@ describe('WebFetch(domain:…) rules', () => {
     if (behavior !== 'passthrough') expect(r).toMatchObject({ type: url.includes('@allowed.com/') ? 'tool' : 'rule' });
   });
 
+  it('an IPv4 rule holds for every spelling of that address: decimal, hex, octal, short, trailing dot, IPv4-mapped IPv6, NAT64, and 0.0.0.0 / [::] for loopback', async () => {
+    const ipRules = new RuleIndex(
+      compileRules([
+        { raw: 'WebFetch(domain:127.0.0.1)', behavior: 'deny', source: 'config' },
+        { raw: 'WebFetch(domain:localhost)', behavior: 'deny', source: 'config' },
+        { raw: 'WebFetch(domain:10.1.2.3)', behavior: 'ask', source: 'config' },
+        { raw: 'WebFetch(domain:[::ffff:192.0.2.7])', behavior: 'deny', source: 'config' },
+      ]).rules,
+      { root: '/', cwd: '/', home: '/', caseInsensitive: false },
+    );
+    const ipCtx = { permissions: { ...permissions, contentRules: (tool: string, b: Behavior) => ipRules.contentRules(tool, b) } } as unknown as ToolContext;
+    const judge = async (url: string) => (await webFetchTool.checkPermissions({ url, prompt: 'p' }, ipCtx)).behavior;
+    for (const url of [
+      'http://127.0.0.1:18080/a',
+      'http://2130706433:18080/a',
+      'http://0x7f000001:18080/a',
+      'http://0177.0.0.1:18080/a',
+      'http://127.1:18080/a',
+      'http://127.0.0.1.:18080/a',
+      'http://[::ffff:127.0.0.1]:18080/a',
+      'http://[::FFFF:7F00:1]:18080/a',
+      'http://[0:0:0:0:0:ffff:127.0.0.1]/a',
+      'http://[64:ff9b::127.0.0.1]/a',
+      'http://0.0.0.0:18080/a',
+      'http://0:18080/a',
+      'http://[::]:18080/a',
+      'http://[::ffff:0.0.0.0]/a',
+      'http://LOCALHOST./a',
+      'http://192.0.2.7/a',
+      'http://[::ffff:c000:207]/a',
+    ]) {
+      expect(await judge(url), url).toBe('deny');
+    }
+    for (const url of ['http://10.1.2.3/', 'http://0xa010203/', 'http://[::ffff:10.1.2.3]/', 'http://[::ffff:a01:203]/']) expect(await judge(url), url).toBe('ask');
+    // Other addresses are left to the whole-tool allow rule (the engine applies it).
+    for (const url of ['http://127.0.0.2/', 'http://[::2]/', 'http://10.1.2.4/']) expect(await judge(url), url).toBe('passthrough');
+    expect(hostOfUrl(new URL('http://[::ffff:127.0.0.1]/'))).toBe('127.0.0.1');
+  });
+
+  it('the review reproduction: WebFetch(domain:127.0.0.1) denies [::ffff:127.0.0.1] and 0.0.0.0 through the pipeline; nothing is fetched', async () => {
+    const t = await app({ permissions: { allow: ['WebFetch'], deny: ['WebFetch(domain:127.0.0.1)', 'WebFetch(domain:localhost)'] } });
+    try {
+      const before = count('/plain.txt');
+      for (const url of [`http://[::ffff:127.0.0.1]:${port}/plain.txt`, `http://0.0.0.0:${port}/plain.txt`, `http://0:${port}/plain.txt`]) {
+        const d = await fetchVia(t, url);
+        expect(d, url).toMatchObject({ isError: true, status: 'denied' });
+        expect(d.decision, url).toMatchObject({ behavior: 'deny', reason: { type: 'rule' } });
+        expect(d.text).not.toContain('plain text');
+      }
+      expect(count('/plain.txt')).toBe(before);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('judges the host the request goes to, not one in the user info', () => {
     expect(hostOfUrl(new URL('http://allowed.com@evil.com/'))).toBe('evil.com');
     expect(hostOfUrl(new URL('http://evil.com@allowed.com/'))).toBe('allowed.com');

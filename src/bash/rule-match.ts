@@ -12,7 +12,8 @@
  * commands), with redirections left out. Deny and ask rules see every form
  * of it: as written, with quotes removed, with each wrapper and every
  * leading `VAR=` stripped, with a path-qualified command name reduced to its
- * base name. Allow rules see only a canonical form in which each word is one
+ * base name, and for git without git's global options (`git -C . push` is
+ * `git push` to them). Allow rules see only a canonical form in which each word is one
  * token (a word with spaces or operators is single-quoted), with Claude
  * Code's safe wrappers and safe variables stripped: a candidate that still
  * holds several commands or words joined by an escape cannot match a prefix
@@ -104,6 +105,66 @@ function withBaseName(words: readonly Word[]): Word[] | undefined {
   return [{ ...h, raw: base, value: base }, ...words.slice(1)];
 }
 
+/** git's global options (git.c handle_options) that take the next word as their value. */
+const GIT_GLOBAL_WITH_VALUE: ReadonlySet<string> = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--config-env', '--attr-source']);
+
+/**
+ * A git command with git's global options (`-C dir`, `-c k=v`, `--no-pager`,
+ * `--git-dir=…`, `-P`, `--exec-path=…`, `--namespace …`, …) removed, so that
+ * `git -C . push` meets a `git push` rule; an alias set with `-c
+ * alias.NAME=VALUE` is replaced by its value (a `!shell` alias by its shell
+ * text). Undefined when the command is not git or has no global options. For
+ * deny and ask rules only: an unknown option is dropped too, and a word that
+ * is an expansion where an option may stand, since what it expands to is not
+ * known (more candidates only make those rules stricter).
+ */
+export function withoutGitGlobals(words: readonly Word[]): Word[][] | undefined {
+  const h = words[0];
+  if (!h || !h.literal) return undefined;
+  const base = h.value.slice(h.value.lastIndexOf('/') + 1);
+  if (base !== 'git') return undefined;
+  const aliases = new Map<string, string>();
+  let i = 1;
+  while (i < words.length) {
+    const w = words[i]!;
+    if (w.literal && !w.value.startsWith('-')) break;
+    // An expansion where an option may stand: what it becomes is unknown; the next word may be the verb.
+    if (!w.literal) {
+      i += 1;
+      continue;
+    }
+    if (w.value === '--') {
+      i += 1;
+      break;
+    }
+    if (GIT_GLOBAL_WITH_VALUE.has(w.value)) {
+      const v = words[i + 1];
+      if (w.value === '-c' && v?.literal) {
+        const m = /^alias\.([^=]+)=(.*)$/is.exec(v.value);
+        if (m) aliases.set(m[1]!.toLowerCase(), m[2]!);
+      }
+      i += 2;
+      continue;
+    }
+    i += 1;
+  }
+  if (i === 1 || i >= words.length) return undefined;
+  const rest = words.slice(i);
+  const out: Word[][] = [[{ ...h, raw: 'git', value: 'git' }, ...rest]];
+  const verb = rest[0]!;
+  const alias = verb.literal ? aliases.get(verb.value.toLowerCase()) : undefined;
+  if (alias !== undefined) {
+    const toWords = (text: string): Word[] =>
+      text
+        .trim()
+        .split(/\s+/)
+        .filter((x) => x.length > 0)
+        .map((x) => ({ ...verb, raw: x, value: x }));
+    out.push(alias.startsWith('!') ? [...toWords(alias.slice(1)), ...rest.slice(1)] : [{ ...h, raw: 'git', value: 'git' }, ...toWords(alias), ...rest.slice(1)]);
+  }
+  return out;
+}
+
 /** Every spelling of a command that deny and ask rules are matched against. */
 export function denyCandidates(cmd: SimpleCommand): string[] {
   const out = new Set<string>();
@@ -115,7 +176,7 @@ export function denyCandidates(cmd: SimpleCommand): string[] {
   if (assign) out.add(`${assign} ${rawJoin(cmd.argv)}`);
   const { stages } = unwrapStages(cmd.argv, false);
   for (const stage of stages) {
-    for (const s of [stage, withBaseName(stage)]) {
+    for (const s of [stage, withBaseName(stage), ...(withoutGitGlobals(stage) ?? [])]) {
       if (!s || s.length === 0) continue;
       out.add(rawJoin(s));
       out.add(valueJoin(s));

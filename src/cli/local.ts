@@ -46,6 +46,13 @@ export interface LocalApp {
   close(): Promise<void>;
 }
 
+/** The configured database and SQLite's files beside it: the local run works on a copy, and no tool may read the original either. */
+function databaseFiles(file: string): string[] {
+  if (file === ':memory:') return [];
+  const db = path.resolve(file);
+  return [db, `${db}-wal`, `${db}-shm`, `${db}-journal`];
+}
+
 function columns(db: Database.Database, table: string): string[] {
   return (db.pragma(`table_info(${table})`) as Array<{ name: string }>).map((c) => c.name);
 }
@@ -112,7 +119,7 @@ export async function openLocalApp(loaded: Loaded, io: CliIO, opts: LocalOptions
   try {
     // Imported here: `toolexec health` and the remote commands never load the service.
     const { buildApp } = await import('../app.js');
-    app = await buildApp({ config, rules: loaded.rules, logger: false, env: io.env });
+    app = await buildApp({ config, rules: loaded.rules, configFiles: [...loaded.files, ...databaseFiles(loaded.config.storage.path)], logger: false, env: io.env });
   } catch (e) {
     cleanup();
     throw new CliError(`cannot build the service from this configuration: ${oneLine((e as Error).message)}`, EXIT_USAGE);

@@ -35,7 +35,7 @@ export async function serveCommand(args: string[], io: CliIO): Promise<CommandRe
   if (refuse) throw new CliError(refuse, EXIT_USAGE);
   let app;
   try {
-    app = await serve({ config: loaded.config, rules: loaded.rules, env: io.env, exitOnShutdown: true });
+    app = await serve({ config: loaded.config, rules: loaded.rules, configFiles: loaded.files, env: io.env, exitOnShutdown: true });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     const hint = code === 'EADDRINUSE' ? ' (the port is taken: pick another with --port)' : '';

@@ -10,13 +10,16 @@
  *      on the raw command → deny
  *   2. paths: a file read that a Read deny rule covers, or written (argument
  *      of rm/mv/cp/tee/…, output redirection) that an Edit deny rule covers
- *      → deny
+ *      → deny; a file read or written that is one of toolexec's own (its
+ *      configuration, its database) → deny (safety)
  *   3. Bash ask rules, and Read or Edit ask rules on the files → ask (type
  *      rule: holds even in bypassPermissions)
  *   4. writes to protected paths → ask (safety)
  *   5. a command that cannot be modelled → ask (type tool, never allow)
  *   6. a write whose target cannot be known before it runs → ask; a read
- *      whose target cannot be known while Read deny rules exist → ask (safety)
+ *      whose target cannot be known while Read deny rules or toolexec's own
+ *      files exist → ask (safety); a recursive read of a directory holding
+ *      toolexec's own files, or where Read deny rules deny some → ask (safety)
  *   7. reads or writes outside the working directories → ask (working_dir),
  *      unless an Edit allow rule covers a redirection's target
  *   8. more than one `cd`, or `cd` with `git` → ask
@@ -38,7 +41,7 @@ import type { BashAnalysis, SimpleCommand } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, innermostOf, pathUses, workingDirs, type PathUse } from './bash-paths.js';
-import { protectedPathReason } from './filesystem.js';
+import { protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
 import { PATH_RULE_TOOLS } from './rule-index.js';
 import { parseRule } from './rule-parser.js';
@@ -160,17 +163,22 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   const cwds = workingDirs(a, ctx.session.cwd, ctx.workspace.home);
   const uses = pathUses(a, cwds);
   const spellings = spellingsOf(ctx);
+  const serviceFiles = ctx.workspace.hasServiceFiles;
   for (const u of uses) {
     for (const abs of u.abs) {
       const all = spellings(abs);
       if (u.kind === 'read') {
         const rule = q.pathRule('read', 'deny', all);
+        const own = !rule && serviceFiles ? all.map((p) => ctx.workspace.serviceFileReason(p)).find((x) => x !== undefined) : undefined;
+        if (own) return { behavior: 'deny', message: serviceFileMessage('Bash', own), type: 'safety', detail: own };
         if (rule || q.isReadDenied(abs)) {
           return { behavior: 'deny', message: `Permission to read ${abs} has been denied.`, type: 'rule', detail: rule?.raw ?? 'Read' };
         }
       } else {
         const rule = q.pathRule('edit', 'deny', all);
         if (rule) return { behavior: 'deny', message: `Permission to write ${abs} has been denied.`, type: 'rule', detail: rule.raw };
+        const own = serviceFiles ? all.map((p) => ctx.workspace.serviceFileReason(p)).find((x) => x !== undefined) : undefined;
+        if (own) return { behavior: 'deny', message: serviceFileMessage('Bash', own), type: 'safety', detail: own };
       }
     }
   }
@@ -230,11 +238,11 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     };
   }
   const unknownRead = modelled.find((u) => u.kind === 'read' && u.uncertain);
-  if (unknownRead && isReadDenyActive(ctx)) {
+  if (unknownRead && (serviceFiles || isReadDenyActive(ctx))) {
     const shown = short(unknownRead.word.raw, 80);
     return {
       behavior: 'ask',
-      message: `This Bash command reads ${shown}, whose location cannot be known before it runs, while Read deny rules exist; it needs approval.`,
+      message: `This Bash command reads ${shown}, whose location cannot be known before it runs, while Read deny rules or toolexec's own files (its configuration, its database) exist; it needs approval.`,
       type: 'safety',
       detail: `unknown read target: ${shown}`,
     };
@@ -243,7 +251,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   // 6b. A reader of whole trees (`grep -r`, `rg`, `cp -r`) given a directory reads every
   // file below it: one a Read deny rule covers may be among them.
   const readDenyActive = isReadDenyActive(ctx);
-  if (readDenyActive) {
+  if (readDenyActive || serviceFiles) {
     for (const cmd of a.commands) {
       const argv = innermostOf(cmd).argv;
       const p = commandPaths(cmd);
@@ -255,6 +263,16 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
           ? uses.filter((u) => u.kind === 'read' && p.reads.some((w) => w.raw === u.word.raw && w.value === u.word.value)).flatMap((u) => u.abs)
           : cwds.dirs;
       for (const d of dirs) {
+        const own = serviceFiles ? spellings(d).map((x) => ctx.workspace.serviceFileBelow(x)).find((x) => x !== undefined) : undefined;
+        if (own) {
+          return {
+            behavior: 'ask',
+            message: `This Bash command reads every file under ${d}, which holds ${own}, one of toolexec's own files (its configuration or database); it needs approval.`,
+            type: 'safety',
+            detail: `recursive read of toolexec's own files: ${own}`,
+          };
+        }
+        if (!readDenyActive) continue;
         const rule = q.pathRuleBelow('read', 'deny', spellings(d));
         if (rule) {
           return {

@@ -2,7 +2,8 @@
  * The file tools' permission check: Read and Edit path rules, protected
  * paths, and the working directories (Claude Code's filesystem.ts).
  *
- *   deny rule → protected path (edits ask, even in bypass) → ask rule
+ *   deny rule → toolexec's own files (denied, whatever the rules and mode)
+ *   → protected path (edits ask, even in bypass) → ask rule
  *   → allow rule → outside the working directories: ask (working_dir)
  *   → reads inside: allow → edits inside: allow in acceptEdits, else
  *   undecided (ask).
@@ -53,6 +54,26 @@ export function pathSpellings(filePath: string, ctx: ToolContext): { abs: string
   return { abs, canonical, all: abs === canonical ? [canonical] : [canonical, abs] };
 }
 
+/**
+ * Why one of these spellings of a path is one of toolexec's own files (the
+ * configuration it loaded, which may hold tokens; its database and data
+ * directory, which hold every session's calls), or undefined. No rule or mode
+ * lets a tool read or change them.
+ */
+export function serviceFileReason(spellings: readonly string[], ctx: Pick<ToolContext, 'workspace'>): string | undefined {
+  if (!ctx.workspace.hasServiceFiles) return undefined;
+  for (const p of spellings) {
+    const why = ctx.workspace.serviceFileReason(p);
+    if (why) return why;
+  }
+  return undefined;
+}
+
+/** What the model is told when a tool would read or change one of toolexec's own files. */
+export function serviceFileMessage(toolName: string, why: string): string {
+  return `Permission to use ${toolName} on this path has been denied: ${why}, which no tool may read or change.`;
+}
+
 export function checkPathPermission(
   kind: 'read' | 'edit',
   toolName: string,
@@ -65,6 +86,9 @@ export function checkPathPermission(
   if (deny) {
     return { behavior: 'deny', message: messages.ruleDenied(toolName), type: 'rule', detail: deny.raw };
   }
+  // The file tools show what they read (Edit, Write and NotebookEdit return the original too).
+  const own = serviceFileReason(all, ctx);
+  if (own) return { behavior: 'deny', message: serviceFileMessage(toolName, own), type: 'safety', detail: own };
   if (kind === 'edit') {
     const why = protectedPathReason(canonical) ?? (all[1] ? protectedPathReason(all[1]) : undefined);
     if (why) {

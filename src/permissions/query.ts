@@ -34,8 +34,12 @@ export class SessionPermissionQuery implements PermissionQuery {
 
   isReadDenied(absPath: string): boolean {
     if (this.readDeniedWhole) return true;
+    // toolexec's own files, as spelt: Grep's walk does not follow symlinks, and
+    // Glob judges a symlink where it leads (tools/glob.ts).
+    if (this.workspace.serviceFileReason(absPath) !== undefined) return true;
     if (!this.readDenyRules) return false;
     const canonical = this.workspace.canonical(absPath);
+    if (canonical !== absPath && this.workspace.serviceFileReason(canonical) !== undefined) return true;
     return this.rules.pathRule('read', 'deny', canonical === absPath ? [absPath] : [canonical, absPath]) !== undefined;
   }
 }

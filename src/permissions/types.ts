@@ -79,6 +79,6 @@ export interface PermissionQuery {
   pathRule(kind: 'read' | 'edit', behavior: Behavior, paths: readonly string[]): PermissionRule | undefined;
   /** The first such rule that may match something at or below one of these directories. */
   pathRuleBelow(kind: 'read' | 'edit', behavior: Behavior, dirs: readonly string[]): PermissionRule | undefined;
-  /** Whether a Read deny rule (or a whole-tool Read deny) covers this absolute path. */
+  /** Whether a Read deny rule (or a whole-tool Read deny) covers this absolute path, or it is one of toolexec's own files. */
   isReadDenied(absPath: string): boolean;
 }

@@ -92,10 +92,11 @@ export async function globFiles(
   const seenDirs = new Set<string>();
   let visited = 0;
   let limitHit = false;
-  const stack: { dir: string; depth: number }[] = [{ dir: start, depth: 0 }];
+  // `linked`: reached through a symlink, where a name as spelt does not say where it leads.
+  const stack: { dir: string; depth: number; linked: boolean }[] = [{ dir: start, depth: 0, linked: false }];
   while (stack.length > 0) {
     if (ctx.signal.aborted) break;
-    const { dir, depth } = stack.pop()!;
+    const { dir, depth, linked } = stack.pop()!;
     let id: string;
     try {
       const s = fs.statSync(dir);
@@ -120,6 +121,9 @@ export async function globFiles(
       let isDir = e.isDirectory();
       let isFile = e.isFile();
       let mtimeMs: number | undefined;
+      const viaLink = linked || e.isSymbolicLink();
+      // toolexec's own files are judged where the name really leads (isReadDenied judges it as spelt).
+      if (viaLink && ctx.workspace.hasServiceFiles && ctx.workspace.serviceFileReason(ctx.workspace.canonical(abs)) !== undefined) continue;
       if (e.isSymbolicLink()) {
         try {
           const t = fs.statSync(abs);
@@ -135,7 +139,7 @@ export async function globFiles(
         if (depth + 1 >= maxDepth) continue;
         if (e.name.startsWith('.') && !wantsDot) continue;
         if (ctx.permissions.isReadDenied(abs)) continue;
-        stack.push({ dir: abs, depth: depth + 1 });
+        stack.push({ dir: abs, depth: depth + 1, linked: viaLink });
       } else if (isFile && isMatch(path.relative(start, abs))) {
         if (ctx.permissions.isReadDenied(abs)) continue;
         if (mtimeMs === undefined) {

@@ -17,7 +17,7 @@ import { messages } from '../permissions/messages.js';
 import { formatSize } from '../results/output-sink.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { PermissionResult, ToolResult, ValidationResult } from '../tool/types.js';
-import { firstMatchingRule, hostOfUrl } from '../web/domain-rules.js';
+import { firstMatchingRule, hostOfUrl, hostsOfUrl } from '../web/domain-rules.js';
 import { guardedGet } from '../web/http-get.js';
 import { bodyToText } from '../web/to-text.js';
 import { loadPrompt } from './prompt.js';
@@ -90,9 +90,11 @@ export const webFetchTool = buildTool({
     const r = checkUrl(input.url);
     if (!r.ok) return { behavior: 'deny', message: r.message, type: 'tool', detail: 'invalid URL' };
     const host = hostOfUrl(r.url);
-    const deny = firstMatchingRule(ctx.permissions.contentRules('WebFetch', 'deny'), host);
+    // Deny and ask rules see every name of where the request goes; an allow rule only its host.
+    const hosts = hostsOfUrl(r.url);
+    const deny = firstMatchingRule(ctx.permissions.contentRules('WebFetch', 'deny'), hosts);
     if (deny) return { behavior: 'deny', message: `WebFetch denied access to domain:${host}.`, type: 'rule', detail: deny.raw };
-    const ask = firstMatchingRule(ctx.permissions.contentRules('WebFetch', 'ask'), host);
+    const ask = firstMatchingRule(ctx.permissions.contentRules('WebFetch', 'ask'), hosts);
     if (ask) return { behavior: 'ask', message: messages.notGranted('WebFetch'), type: 'rule', detail: ask.raw };
     const allow = firstMatchingRule(ctx.permissions.contentRules('WebFetch', 'allow'), host);
     if (allow) return { behavior: 'allow', type: 'rule', detail: allow.raw };

@@ -527,3 +527,75 @@ describe('wrappers under a deny rule in bypassPermissions', () => {
     },
   );
 });
+
+describe('arithmetic that evaluates a variable’s value as code (review F1)', () => {
+  // Bash evaluates a bare name's value again as arithmetic, and an array subscript in that value runs a command.
+  const p = `p='$'; x="a[\${p}(rm /tmp/toolexec-f1-victim)]"; `;
+  const forms = [
+    '[[ x -eq 1 ]]',
+    'seq $((x))',
+    'echo $((x))',
+    '(( x ))',
+    'echo ${b[x]}',
+    'declare -i n; n=x',
+    'let n=x',
+    'echo ${s:x}',
+    'echo $[x]',
+    '[[ x -gt 0 ]]',
+    'test x -eq 1',
+    '[ "$x" -eq 1 ]',
+    'ls ${b[x]}',
+    'for ((i=0; i<x; i++)); do echo; done',
+    'echo ${!x}',
+    'RANDOM=x',
+    'b=([x]=1)',
+    'a[x]=1',
+    "printf -v 'a[x]' hi",
+    "read 'a[x]' <<< hi",
+    "[[ -v a[x] ]]",
+    "test -v 'a[x]'",
+    "unset 'a[x]'",
+    "declare 'a[x]=1'",
+    'declare -n r=$x',
+    'declare -g "$x=1"',
+    'echo ${#b[x]} ${b[@]:x} ${s:1:x}',
+    'case 1 in $((x))) :;; esac',
+  ];
+
+  it.each(forms)('%s is never read-only nor allowed without a person, in default mode and under a deny rule in bypassPermissions', async (form) => {
+    const command = p + form;
+    const plain = ruleEnv();
+    const r = await plain.check(command);
+    expect(r).toMatchObject({ behavior: 'ask', detail: expect.stringMatching(/^too complex: /) });
+    const guarded = ruleEnv({ deny: ['Bash(touch:*)'], mode: 'bypassPermissions' });
+    expect(await guarded.check(command)).toMatchObject({ behavior: 'ask', type: 'safety' });
+  });
+
+  it("the review's reproductions: Bash(touch:*) still denies the touch hidden in the value, or the call asks", async () => {
+    const env = ruleEnv({ deny: ['Bash(touch:*)'] });
+    const r = await env.check(`p='$'; x="a[\${p}(touch /tmp/rsec/PWNED-default)]"; [[ x -eq 1 ]]`);
+    expect(r.behavior === 'deny' || r.behavior === 'ask').toBe(true);
+    expect((await env.check(`p='$'; x="a[\${p}(id > /tmp/rsec/PWNED-seq)]"; seq $((x))`)).behavior).toBe('ask');
+    const plain = ruleEnv();
+    expect((await plain.check(`p='$'; x="a[\${p}(touch /tmp/rsec/PWNED-default)]"; [[ x -eq 1 ]]`)).behavior).toBe('ask');
+  });
+
+  it('arithmetic of integer constants and integer-valued expansions stays read-only', async () => {
+    const env = ruleEnv();
+    for (const command of ['[[ 1 -eq 1 ]]', '[[ ${#s} -eq 5 && $# -gt 0 ]]', 'seq $((1+2))', 'test 1 -lt 2', 'seq $(( 0x10 + 2#101 ))']) {
+      expect(await env.check(command)).toMatchObject({ behavior: 'allow', type: 'tool', detail: 'Read-only command is allowed' });
+    }
+    const a = await analyseBash('echo ${b[0]} ${b[@]} ${!b[@]} ${#s} ${s:1:2} ${x:-def} ${!BASH*} $((1+2))');
+    expect(a.tooComplex).toBeUndefined();
+  });
+
+  it.each(['default', 'plan', 'dontAsk'] as const)('end to end in %s mode: the command hidden in the value does not run', async (mode) => {
+    t = await makeApp({ permissions: { defaultMode: mode, deny: ['Bash(touch:*)'], headless: 'deny' } });
+    const marker = path.join(t.workspace, 'pwned');
+    for (const form of ['[[ x -eq 1 ]]', 'seq $((x))']) {
+      const r = await run(t, 'Bash', { command: `p='$'; x="a[\${p}(id > ${marker})]"; ${form}` });
+      expect(r.exec).toMatchObject({ status: 'denied' });
+      expect(fs.existsSync(marker)).toBe(false);
+    }
+  });
+});

@@ -599,3 +599,27 @@ describe('arithmetic that evaluates a variable’s value as code (review F1)', (
     }
   });
 });
+
+describe('time ! <cmd> (review F4)', () => {
+  it.each(['time ! rm /tmp/rsec/m6/a', 'time -p ! rm x', 'time ! ! rm x', 'time ! nice -n 5 rm x', 'nice time ! rm x', 'time { rm x; }', 'time ! { rm x; }'])(
+    '%s is denied by Bash(rm:*) in bypassPermissions',
+    async (command) => {
+      const env = ruleEnv({ deny: ['Bash(rm:*)', 'Bash(git push:*)'], mode: 'bypassPermissions' });
+      expect(await env.check(command)).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Bash(rm:*)' });
+    },
+  );
+
+  it('ask rules see through it too, and git push under time ! is denied', async () => {
+    const env = ruleEnv({ deny: ['Bash(git push:*)'], ask: ['Bash(curl:*)'], allow: ['Bash'] });
+    expect(await env.check('time ! git push origin main')).toMatchObject({ behavior: 'deny', detail: 'Bash(git push:*)' });
+    expect(await env.check('time ! curl example.invalid')).toMatchObject({ behavior: 'ask', type: 'rule', detail: 'Bash(curl:*)' });
+  });
+
+  it('end to end: the file survives', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm:*)'] } });
+    fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
+    const r = await run(t, 'Bash', { command: 'time ! rm victim' });
+    expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm:*)' } } });
+    expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+  });
+});

@@ -438,6 +438,8 @@ function relocatedBy(spec: OptionSpec, seen: ReadonlySet<string>): boolean {
 export function stripWrapperOnce(argv: readonly Word[], safeOnly: boolean): StripResult {
   const head = argv[0];
   if (!head || !head.literal) return undefined;
+  // `time ! rm …`, `time { rm …`: after `time` bash reads a pipeline, whose `!` or `{` is a reserved word, not the command.
+  if (argv.length > 1 && (head.raw === '!' || head.raw === '{')) return { argv: argv.slice(1) };
   // `VAR=value` words after a wrapper (`sudo FOO=1 rm`): deny and ask rules look through them.
   if (!safeOnly && ASSIGNMENT.test(head.value)) {
     let i = 0;

@@ -623,3 +623,62 @@ describe('time ! <cmd> (review F4)', () => {
     expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
   });
 });
+
+describe('shells that read their script from stdin through a path, startup files and code variables (review F5)', () => {
+  const forms = [
+    "bash /dev/stdin <<< 'rm /tmp/rsec/m6/b'",
+    "echo 'rm /tmp/rsec/m6/c' | sh /dev/fd/0",
+    "source /dev/stdin <<< 'rm /tmp/rsec/m6/d'",
+    "BASH_ENV=/dev/stdin bash -c : <<< 'rm /tmp/rsec/m6/e'",
+    "rbash -c 'rm /tmp/rsec/m6/h'",
+    "bash /proc/self/fd/0 <<< 'rm F'",
+    ". /dev/fd/0 <<< 'rm F'",
+    "env BASH_ENV=/dev/stdin bash -c : <<< 'rm F'",
+    "ENV=/dev/stdin sh -i -c : <<< 'rm F'",
+    'BASH_ENV=<(echo rm F) bash -c :',
+    'bash --rcfile <(echo rm F) -ic exit',
+    "sg $(id -gn) -c 'rm F'",
+    "export BASH_ENV=/dev/stdin; bash -c : <<< 'rm F'",
+    ": ${BASH_ENV:=/dev/stdin}; bash -c : <<< 'rm F'",
+    "bash -s x <<< 'rm F'",
+    "env 'BASH_FUNC_x%%=() { rm F; }' bash -c x",
+    "runuser root <<< 'rm F'",
+    `p='$'; PS4="\${p}(rm F)"; set -x; :`,
+  ];
+  it.each(forms)('%s is denied by Bash(rm:*) in bypassPermissions', async (command) => {
+    const env = ruleEnv({ deny: ['Bash(rm:*)'], mode: 'bypassPermissions' });
+    expect(await env.check(command)).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Bash(rm:*)' });
+  });
+
+  it.each([
+    'bash /dev/stdin',
+    'sh /dev/fd/0',
+    'source /dev/stdin',
+    '. /dev/fd/0',
+    'BASH_ENV=/dev/stdin bash -c :',
+    'ENV=/dev/stdin sh -c :',
+    'bash --init-file /dev/stdin -c :',
+    'read BASH_ENV',
+    'sudo -s',
+    'sg grp',
+  ])('%s is too complex: it asks (safety while Bash deny rules exist)', async (command) => {
+    const env = ruleEnv({ deny: ['Bash(shutdown:*)'], mode: 'bypassPermissions' });
+    expect(await env.check(command)).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^too complex: /) });
+  });
+
+  it('a shell running a script file or a -c string is still modelled', async () => {
+    for (const command of ['bash script.sh', 'source ./env.sh', "sh -c 'ls'", "rbash -c 'ls'"]) {
+      expect((await analyseBash(command)).tooComplex).toBeUndefined();
+    }
+  });
+
+  it('end to end: the file survives `bash /dev/stdin <<< …` and `BASH_ENV=/dev/stdin bash -c :` in bypassPermissions', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm:*)'] } });
+    fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
+    for (const command of ["bash /dev/stdin <<< 'rm victim'", "BASH_ENV=/dev/stdin bash -c : <<< 'rm victim'"]) {
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec).toMatchObject({ status: 'denied' });
+      expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+    }
+  });
+});

@@ -15,6 +15,7 @@ import {
   CODE_TEXT,
   fileRedirect,
   FIND_EXEC,
+  isDescriptorPath,
   lineBreakTail,
   LIST_LIKE,
   RESERVED,
@@ -22,7 +23,7 @@ import {
   SUBSCRIPT_CODE,
   unescapeBackticks,
 } from './grammar.js';
-import { INTEGER_VARIABLES, isConstantArithmetic, isConstantSubscript, splitName } from './arith.js';
+import { CODE_VARIABLES, INTEGER_VARIABLES, isConstantArithmetic, isConstantSubscript, splitName } from './arith.js';
 import { literalWord, wordOf } from './words.js';
 import { unwrapStages } from './wrappers.js';
 
@@ -105,6 +106,10 @@ class Walker {
       case 'for_statement':
       case 'c_style_for_statement':
       case 'case_statement':
+        if (node.type === 'for_statement') {
+          const v = node.childForFieldName('variable');
+          if (v) this.nameWord(wordOf(v), 'for');
+        }
         if (node.type === 'c_style_for_statement') {
           for (const f of ['initializer', 'condition', 'update']) {
             for (const c of node.childrenForFieldName(f)) if (c) this.arithmetic(c.text, 'a for (( )) loop');
@@ -254,6 +259,7 @@ class Walker {
 
   /** A variable a command sets by name. */
   private assignedName(name: string, value: string | undefined): void {
+    if (CODE_VARIABLES.has(name)) this.complex(`${name} is given a value, from which bash runs code or decides what runs`);
     if (INTEGER_VARIABLES.has(name) && (value === undefined || !isConstantArithmetic(value))) {
       this.complex(`${name} evaluates what it is given as arithmetic`);
     }
@@ -358,6 +364,13 @@ class Walker {
     if (cmd.argv.length === 0) return;
     const { stages, complex, script } = unwrapStages(cmd.argv, false);
     if (complex) this.complex(complex);
+    // Variables set by a wrapper (`env BASH_ENV=… bash`, `sudo PS4=…`), and functions exported through the environment.
+    const last = stages[stages.length - 1]!;
+    for (const w of cmd.argv.slice(0, cmd.argv.length - last.length)) {
+      const m = w.literal ? /^([A-Za-z_][A-Za-z0-9_]*)\+?=/.exec(w.value) : null;
+      if (m) this.assignedName(m[1]!, w.value.slice(m[0].length));
+    }
+    if (cmd.argv.some((w) => w.literal && /^BASH_FUNC_.*=/s.test(w.value))) this.complex('a function is defined through the environment (BASH_FUNC_…)');
     if (script !== undefined) this.nestedScript(script, cmd);
     // xargs runs the rest of its words as a command of its own.
     for (let s = 0; s < stages.length - 1; s++) {
@@ -396,6 +409,10 @@ class Walker {
     }
     if ((name === 'source' || name === '.') && words[0] && !words[0].literal) {
       this.complex(`${name} runs a script whose name is an expansion`);
+      return;
+    }
+    if ((name === 'source' || name === '.') && words[0] && isDescriptorPath(words[0].value)) {
+      this.complex(`${name} reads commands from its input or a descriptor (${words[0].value})`);
       return;
     }
     if (name === 'find') {
@@ -491,8 +508,13 @@ class Walker {
         break;
       }
       if (!(v.startsWith('-') || v.startsWith('+'))) break;
-      if (v === '-o' || v === '+o' || v === '-O' || v === '+O' || v === '--rcfile' || v === '--init-file') i++;
-      else if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(v)) dashC = true;
+      if (v === '-o' || v === '+o' || v === '-O' || v === '+O') i++;
+      else if (v === '--rcfile' || v === '--init-file' || v.startsWith('--rcfile=') || v.startsWith('--init-file=')) {
+        // A startup file is a script too, and an interactive shell goes on to read its input.
+        this.complex(`${name} ${v.replace(/=.*$/s, '')} runs a startup file`);
+        if (!v.includes('=')) i++;
+      } else if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(v)) dashC = true;
+      else if (/^-[a-zA-Z]*s[a-zA-Z]*$/.test(v)) this.complex(`${name} -s reads commands from its input`);
       i++;
     }
     if (name === 'busybox') {
@@ -512,6 +534,7 @@ class Walker {
     }
     if (i >= words.length) this.complex(`${name} reads commands from its input`);
     else if (!words[i]!.literal) this.complex(`${name} runs a script whose name is an expansion`);
+    else if (isDescriptorPath(words[i]!.value)) this.complex(`${name} reads commands from its input or a descriptor (${words[i]!.value})`);
   }
 
   private substitutionScript(script: string): void {

@@ -682,3 +682,38 @@ describe('shells that read their script from stdin through a path, startup files
     }
   });
 });
+
+describe('hash -p and mapfile -C (review F6)', () => {
+  it.each([
+    'hash -p /bin/rm zz; zz /tmp/rsec/m6/f',
+    "mapfile -C 'rm /tmp/rsec/m6/g #' -c 1 < /etc/hostname",
+    "readarray -C 'rm /tmp/rsec/m6/g #' -c 1 < lines",
+    "mapfile -c 1 -C'rm g #' < lines",
+  ])('%s is denied by Bash(rm:*) in bypassPermissions', async (command) => {
+    const env = ruleEnv({ deny: ['Bash(rm:*)'], mode: 'bypassPermissions' });
+    expect(await env.check(command)).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Bash(rm:*)' });
+  });
+
+  it.each(['hash -p /bin/rm zz; zz f', 'hash -rp /bin/rm zz', "mapfile -C 'x #' -c 1 < lines", 'enable -f ./x.so x'])(
+    '%s asks (safety while Bash deny rules exist)',
+    async (command) => {
+      const env = ruleEnv({ deny: ['Bash(shutdown:*)'], mode: 'bypassPermissions' });
+      expect(await env.check(command)).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^too complex: .*(hash -p|-C|enable -f)/) });
+    },
+  );
+
+  it('plain uses stay modelled', async () => {
+    for (const command of ['hash -r', 'hash ls', 'mapfile -t lines < f']) expect((await analyseBash(command)).tooComplex).toBeUndefined();
+  });
+
+  it('end to end: the file survives', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm:*)'] } });
+    fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
+    fs.writeFileSync(path.join(t.workspace, 'lines'), 'a\nb\n');
+    for (const command of ['hash -p /bin/rm zz; zz victim', "mapfile -C 'rm victim #' -c 1 < lines"]) {
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec).toMatchObject({ status: 'denied' });
+      expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+    }
+  });
+});

@@ -403,6 +403,30 @@ class Walker {
       return;
     }
     this.nameArguments(name, words);
+    const options = (letters: string): Word | undefined => {
+      for (const w of words) {
+        if (!w.literal || !w.value.startsWith('-') || w.value === '-' || w.value === '--') return undefined;
+        if (!w.value.startsWith('--') && [...letters].some((c) => w.value.includes(c))) return w;
+      }
+      return undefined;
+    };
+    // `hash -p /bin/rm ls` makes a name run another file; `enable -f` loads a builtin from a shared object.
+    if ((name === 'hash' && options('p')) || (name === 'enable' && options('f'))) {
+      this.complex(`${name} ${name === 'hash' ? '-p' : '-f'} makes a command name run other code`);
+      return;
+    }
+    // `mapfile -C CALLBACK` evaluates the callback's text for every few lines read.
+    if (name === 'mapfile' || name === 'readarray') {
+      for (let i = 0; i < words.length; i++) {
+        const w = words[i]!;
+        if (!w.literal || !/^-[a-zA-Z]*C/.test(w.value)) continue;
+        this.complex(`${name} -C runs its callback as a command`);
+        const at = w.value.indexOf('C');
+        const cb = at < w.value.length - 1 ? literalWord(w.value.slice(at + 1)) : words[i + 1];
+        if (cb?.literal) this.nestedScript(cb.value, cmd);
+        return;
+      }
+    }
     if (SHELLS.has(name)) {
       this.shell(name, words, cmd);
       return;

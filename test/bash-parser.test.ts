@@ -170,8 +170,10 @@ describe('too complex', () => {
   }
 
   it('finds substitutions in array subscripts of assignments', async () => {
+    // The subscript is arithmetic: what id prints is evaluated again, so the command is too complex, but what it runs is still found.
     const a = await analyseBash('a[$(id)]=1 ls');
-    expect(argvs(a)).toEqual([['id'], ['ls']]);
+    expect(a.tooComplex).toMatch(/array subscript/);
+    expect(argvs(a).slice(0, 2)).toEqual([['id'], ['ls']]);
   });
 
   it('keeps what it found for deny rules', async () => {

@@ -700,3 +700,193 @@ describe('wrappers under a deny rule in bypassPermissions', () => {
     },
   );
 });
+
+describe('arithmetic that evaluates a variable’s value as code (review F1)', () => {
+  // Bash evaluates a bare name's value again as arithmetic, and an array subscript in that value runs a command.
+  const p = `p='$'; x="a[\${p}(rm /tmp/toolexec-f1-victim)]"; `;
+  const forms = [
+    '[[ x -eq 1 ]]',
+    'seq $((x))',
+    'echo $((x))',
+    '(( x ))',
+    'echo ${b[x]}',
+    'declare -i n; n=x',
+    'let n=x',
+    'echo ${s:x}',
+    'echo $[x]',
+    '[[ x -gt 0 ]]',
+    'test x -eq 1',
+    '[ "$x" -eq 1 ]',
+    'ls ${b[x]}',
+    'for ((i=0; i<x; i++)); do echo; done',
+    'echo ${!x}',
+    'RANDOM=x',
+    'b=([x]=1)',
+    'a[x]=1',
+    "printf -v 'a[x]' hi",
+    "read 'a[x]' <<< hi",
+    "[[ -v a[x] ]]",
+    "test -v 'a[x]'",
+    "unset 'a[x]'",
+    "declare 'a[x]=1'",
+    'declare -n r=$x',
+    'declare -g "$x=1"',
+    'echo ${#b[x]} ${b[@]:x} ${s:1:x}',
+    'case 1 in $((x))) :;; esac',
+  ];
+
+  it.each(forms)('%s is never read-only nor allowed without a person, in default mode and under a deny rule in bypassPermissions', async (form) => {
+    const command = p + form;
+    const plain = ruleEnv();
+    const r = await plain.check(command);
+    expect(r).toMatchObject({ behavior: 'ask', detail: expect.stringMatching(/^too complex: /) });
+    const guarded = ruleEnv({ deny: ['Bash(touch:*)'], mode: 'bypassPermissions' });
+    expect(await guarded.check(command)).toMatchObject({ behavior: 'ask', type: 'safety' });
+  });
+
+  it("the review's reproductions: Bash(touch:*) still denies the touch hidden in the value, or the call asks", async () => {
+    const env = ruleEnv({ deny: ['Bash(touch:*)'] });
+    const r = await env.check(`p='$'; x="a[\${p}(touch /tmp/rsec/PWNED-default)]"; [[ x -eq 1 ]]`);
+    expect(r.behavior === 'deny' || r.behavior === 'ask').toBe(true);
+    expect((await env.check(`p='$'; x="a[\${p}(id > /tmp/rsec/PWNED-seq)]"; seq $((x))`)).behavior).toBe('ask');
+    const plain = ruleEnv();
+    expect((await plain.check(`p='$'; x="a[\${p}(touch /tmp/rsec/PWNED-default)]"; [[ x -eq 1 ]]`)).behavior).toBe('ask');
+  });
+
+  it('arithmetic of integer constants and integer-valued expansions stays read-only', async () => {
+    const env = ruleEnv();
+    for (const command of ['[[ 1 -eq 1 ]]', '[[ ${#s} -eq 5 && $# -gt 0 ]]', 'seq $((1+2))', 'test 1 -lt 2', 'seq $(( 0x10 + 2#101 ))']) {
+      expect(await env.check(command)).toMatchObject({ behavior: 'allow', type: 'tool', detail: 'Read-only command is allowed' });
+    }
+    const a = await analyseBash('echo ${b[0]} ${b[@]} ${!b[@]} ${#s} ${s:1:2} ${x:-def} ${!BASH*} $((1+2))');
+    expect(a.tooComplex).toBeUndefined();
+  });
+
+  it.each(['default', 'plan', 'dontAsk'] as const)('end to end in %s mode: the command hidden in the value does not run', async (mode) => {
+    t = await makeApp({ permissions: { defaultMode: mode, deny: ['Bash(touch:*)'], headless: 'deny' } });
+    const marker = path.join(t.workspace, 'pwned');
+    for (const form of ['[[ x -eq 1 ]]', 'seq $((x))']) {
+      const r = await run(t, 'Bash', { command: `p='$'; x="a[\${p}(id > ${marker})]"; ${form}` });
+      expect(r.exec).toMatchObject({ status: 'denied' });
+      expect(fs.existsSync(marker)).toBe(false);
+    }
+  });
+});
+
+describe('time ! <cmd> (review F4)', () => {
+  it.each(['time ! rm /tmp/rsec/m6/a', 'time -p ! rm x', 'time ! ! rm x', 'time ! nice -n 5 rm x', 'nice time ! rm x', 'time { rm x; }', 'time ! { rm x; }'])(
+    '%s is denied by Bash(rm:*) in bypassPermissions',
+    async (command) => {
+      const env = ruleEnv({ deny: ['Bash(rm:*)', 'Bash(git push:*)'], mode: 'bypassPermissions' });
+      expect(await env.check(command)).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Bash(rm:*)' });
+    },
+  );
+
+  it('ask rules see through it too, and git push under time ! is denied', async () => {
+    const env = ruleEnv({ deny: ['Bash(git push:*)'], ask: ['Bash(curl:*)'], allow: ['Bash'] });
+    expect(await env.check('time ! git push origin main')).toMatchObject({ behavior: 'deny', detail: 'Bash(git push:*)' });
+    expect(await env.check('time ! curl example.invalid')).toMatchObject({ behavior: 'ask', type: 'rule', detail: 'Bash(curl:*)' });
+  });
+
+  it('end to end: the file survives', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm:*)'] } });
+    fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
+    const r = await run(t, 'Bash', { command: 'time ! rm victim' });
+    expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm:*)' } } });
+    expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+  });
+});
+
+describe('shells that read their script from stdin through a path, startup files and code variables (review F5)', () => {
+  const forms = [
+    "bash /dev/stdin <<< 'rm /tmp/rsec/m6/b'",
+    "echo 'rm /tmp/rsec/m6/c' | sh /dev/fd/0",
+    "source /dev/stdin <<< 'rm /tmp/rsec/m6/d'",
+    "BASH_ENV=/dev/stdin bash -c : <<< 'rm /tmp/rsec/m6/e'",
+    "rbash -c 'rm /tmp/rsec/m6/h'",
+    "bash /proc/self/fd/0 <<< 'rm F'",
+    ". /dev/fd/0 <<< 'rm F'",
+    "env BASH_ENV=/dev/stdin bash -c : <<< 'rm F'",
+    "ENV=/dev/stdin sh -i -c : <<< 'rm F'",
+    'BASH_ENV=<(echo rm F) bash -c :',
+    'bash --rcfile <(echo rm F) -ic exit',
+    "sg $(id -gn) -c 'rm F'",
+    "export BASH_ENV=/dev/stdin; bash -c : <<< 'rm F'",
+    ": ${BASH_ENV:=/dev/stdin}; bash -c : <<< 'rm F'",
+    "bash -s x <<< 'rm F'",
+    "env 'BASH_FUNC_x%%=() { rm F; }' bash -c x",
+    "runuser root <<< 'rm F'",
+    `p='$'; PS4="\${p}(rm F)"; set -x; :`,
+  ];
+  it.each(forms)('%s is denied by Bash(rm:*) in bypassPermissions', async (command) => {
+    const env = ruleEnv({ deny: ['Bash(rm:*)'], mode: 'bypassPermissions' });
+    expect(await env.check(command)).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Bash(rm:*)' });
+  });
+
+  it.each([
+    'bash /dev/stdin',
+    'sh /dev/fd/0',
+    'source /dev/stdin',
+    '. /dev/fd/0',
+    'BASH_ENV=/dev/stdin bash -c :',
+    'ENV=/dev/stdin sh -c :',
+    'bash --init-file /dev/stdin -c :',
+    'read BASH_ENV',
+    'sudo -s',
+    'sg grp',
+  ])('%s is too complex: it asks (safety while Bash deny rules exist)', async (command) => {
+    const env = ruleEnv({ deny: ['Bash(shutdown:*)'], mode: 'bypassPermissions' });
+    expect(await env.check(command)).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^too complex: /) });
+  });
+
+  it('a shell running a script file or a -c string is still modelled', async () => {
+    for (const command of ['bash script.sh', 'source ./env.sh', "sh -c 'ls'", "rbash -c 'ls'"]) {
+      expect((await analyseBash(command)).tooComplex).toBeUndefined();
+    }
+  });
+
+  it('end to end: the file survives `bash /dev/stdin <<< …` and `BASH_ENV=/dev/stdin bash -c :` in bypassPermissions', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm:*)'] } });
+    fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
+    for (const command of ["bash /dev/stdin <<< 'rm victim'", "BASH_ENV=/dev/stdin bash -c : <<< 'rm victim'"]) {
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec).toMatchObject({ status: 'denied' });
+      expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+    }
+  });
+});
+
+describe('hash -p and mapfile -C (review F6)', () => {
+  it.each([
+    'hash -p /bin/rm zz; zz /tmp/rsec/m6/f',
+    "mapfile -C 'rm /tmp/rsec/m6/g #' -c 1 < /etc/hostname",
+    "readarray -C 'rm /tmp/rsec/m6/g #' -c 1 < lines",
+    "mapfile -c 1 -C'rm g #' < lines",
+  ])('%s is denied by Bash(rm:*) in bypassPermissions', async (command) => {
+    const env = ruleEnv({ deny: ['Bash(rm:*)'], mode: 'bypassPermissions' });
+    expect(await env.check(command)).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Bash(rm:*)' });
+  });
+
+  it.each(['hash -p /bin/rm zz; zz f', 'hash -rp /bin/rm zz', "mapfile -C 'x #' -c 1 < lines", 'enable -f ./x.so x'])(
+    '%s asks (safety while Bash deny rules exist)',
+    async (command) => {
+      const env = ruleEnv({ deny: ['Bash(shutdown:*)'], mode: 'bypassPermissions' });
+      expect(await env.check(command)).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^too complex: .*(hash -p|-C|enable -f)/) });
+    },
+  );
+
+  it('plain uses stay modelled', async () => {
+    for (const command of ['hash -r', 'hash ls', 'mapfile -t lines < f']) expect((await analyseBash(command)).tooComplex).toBeUndefined();
+  });
+
+  it('end to end: the file survives', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm:*)'] } });
+    fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
+    fs.writeFileSync(path.join(t.workspace, 'lines'), 'a\nb\n');
+    for (const command of ['hash -p /bin/rm zz; zz victim', "mapfile -C 'rm victim #' -c 1 < lines"]) {
+      const r = await run(t, 'Bash', { command });
+      expect(r.exec).toMatchObject({ status: 'denied' });
+      expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+    }
+  });
+});

@@ -45,6 +45,10 @@ const READ_ONLY = [
   'ls > /dev/null 2>&1',
   'ls 2>/dev/null | head',
   'ps aux',
+  'ps -ef',
+  'ps -e',
+  'ps axo pid,user,comm',
+  'ps -C sleep -o pid',
   'date',
   'date +%s',
   'ls | xargs cat',
@@ -148,6 +152,19 @@ const NOT_READ_ONLY = [
   '(( i++ ))',
   'exec > out',
   '> out',
+  // ps's BSD `e` shows other processes' environments, and /proc/PID/environ is one (review F3).
+  'ps e',
+  'ps eww -o args= -p $PPID',
+  'ps aux e',
+  'ps -o pid,args e',
+  'ps -eww e -o args | grep -o TOOLEXEC_TOKEN',
+  'ps $opts',
+  'cat /proc/1/environ',
+  'cat /proc/$PPID/environ',
+  'cat /proc/*/environ',
+  'f=/proc/1/environ; cat $f',
+  "tr '\\0' '\\n' < /proc/$PPID/environ",
+  'head -c 100 /proc/$PPID/cmdline',
 ];
 
 describe('read-only commands', () => {

@@ -342,6 +342,16 @@ describe('read-only auto-allow and acceptEdits', () => {
     expect((await env.check('sudo touch x')).behavior).toBe('passthrough');
   });
 
+  it("ps showing environments and another process's environ are not auto-allowed (review F3)", async () => {
+    const env = ruleEnv();
+    for (const command of ['ps eww -o args= -p $PPID', 'ps -eww e -o args | grep -o -e "TOOLEXEC_TOKEN=[a-z0-9-]*" | sort -u', 'ps e', 'ps aux e', 'cat /proc/$PPID/environ', "tr '\\0' '\\n' < /proc/$PPID/environ", 'f=/proc/1/environ; cat $f']) {
+      expect((await env.check(command)).behavior, command).not.toBe('allow');
+    }
+    for (const command of ['ps aux', 'ps -ef', 'ps -e -o pid,comm']) {
+      expect(await env.check(command)).toMatchObject({ behavior: 'allow', type: 'tool', detail: 'Read-only command is allowed' });
+    }
+  });
+
   it('default mode does not auto-allow file commands', async () => {
     const env = ruleEnv();
     expect((await env.check('mkdir x')).behavior).toBe('passthrough');

@@ -15,6 +15,7 @@ import {
   CODE_TEXT,
   fileRedirect,
   FIND_EXEC,
+  isDescriptorPath,
   lineBreakTail,
   LIST_LIKE,
   RESERVED,
@@ -22,6 +23,7 @@ import {
   SUBSCRIPT_CODE,
   unescapeBackticks,
 } from './grammar.js';
+import { CODE_VARIABLES, INTEGER_VARIABLES, isConstantArithmetic, isConstantSubscript, splitName } from './arith.js';
 import { literalWord, wordOf } from './words.js';
 import { unwrapStages } from './wrappers.js';
 
@@ -104,6 +106,15 @@ class Walker {
       case 'for_statement':
       case 'c_style_for_statement':
       case 'case_statement':
+        if (node.type === 'for_statement') {
+          const v = node.childForFieldName('variable');
+          if (v) this.nameWord(wordOf(v), 'for');
+        }
+        if (node.type === 'c_style_for_statement') {
+          for (const f of ['initializer', 'condition', 'update']) {
+            for (const c of node.childrenForFieldName(f)) if (c) this.arithmetic(c.text, 'a for (( )) loop');
+          }
+        }
         for (const c of node.namedChildren) {
           if (!c) continue;
           if (c.type === 'do_group' || c.type === 'compound_statement' || c.type === 'case_item') this.statement(c, origin, inherited, next);
@@ -146,8 +157,13 @@ class Walker {
             const a = this.assignment(c, origin, next);
             argv.push({ raw: a.raw, value: a.raw, literal: a.value?.literal ?? true, glob: false, tilde: false });
           } else {
-            argv.push(wordOf(c));
+            const w = wordOf(c);
+            argv.push(w);
             this.scan(c, origin, next);
+            if (w.literal && /^[-+]/.test(w.value)) {
+              // -i: later assignments to the name are evaluated as arithmetic; -n: the name refers to another, subscript and all.
+              if (/^-[A-Za-z]*[in]/.test(w.value) && argv[0]?.value !== 'export' && argv[0]?.value !== 'unset') this.complex(`${argv[0]?.value ?? 'declare'} ${w.value} makes assignments evaluate their values`);
+            } else this.nameWord(w, argv[0]?.value ?? 'declare');
           }
         }
         this.push({ argv, assignments: [], redirects: inherited, origin, text: node.text });
@@ -177,6 +193,18 @@ class Walker {
     if (node.isError || node.isMissing) this.complex('the command does not parse');
     // ${x@P} expands the value as a prompt, which runs command substitutions in it.
     if (node.type === 'expansion' && /@\s*P\s*\}$/.test(node.text)) this.complex('a prompt expansion (${…@P}) can run commands');
+    if (node.type === 'arithmetic_expansion') {
+      const t = node.text;
+      this.arithmetic(t.startsWith('$((') ? t.slice(3, -2) : t.slice(2, -1), 'an arithmetic expansion');
+    } else if (node.type === 'expansion') this.parameterExpansion(node.text);
+    else if (node.type === 'subscript') this.subscript(node.childForFieldName('index')?.text ?? '');
+    else if (node.type === 'array') {
+      // `a=([i]=v)`: the subscripts of an indexed array are arithmetic.
+      for (const c of node.namedChildren) {
+        const m = c ? /^\[([^\]]*)\]\+?=/.exec(c.text) : null;
+        if (m) this.subscript(m[1]!);
+      }
+    }
     if (node.type === 'command_substitution' && node.child(0)?.text === '`' && node.text.includes('\\')) {
       // Inside backticks bash first turns \\ \` \$ into \ ` $ and then parses the text: nested
       // backticks and escapes the grammar does not undo. The text is parsed again as bash would.
@@ -194,6 +222,73 @@ class Walker {
     for (const c of node.namedChildren) if (c) this.scan(c, origin, level + 1);
   }
 
+  /** Arithmetic that refers to a variable: the variable's value is evaluated again, and a subscript in it runs commands. */
+  private arithmetic(text: string, what: string): void {
+    if (!isConstantArithmetic(text)) {
+      this.complex(`${what} refers to a variable, whose value bash evaluates as arithmetic (a subscript there can run commands)`);
+    }
+  }
+
+  private subscript(sub: string): void {
+    if (!isConstantSubscript(sub)) this.complex('an array subscript refers to a variable, whose value bash evaluates as arithmetic (a subscript there can run commands)');
+  }
+
+  /** `${…}`: indirection, subscripts, substring offsets (arithmetic) and `${name:=value}` assignments. */
+  private parameterExpansion(text: string): void {
+    const body = text.slice(2, -1);
+    const m = /^([!#]?)([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])/.exec(body) ?? /^()([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])/.exec(body);
+    if (!m) {
+      this.complex('a parameter expansion that is not modelled');
+      return;
+    }
+    const [, prefix, name] = m as unknown as [string, string, string];
+    const parts = /^[A-Za-z_]/.test(name) ? splitName(body.slice(prefix.length)) : { name, subscript: undefined, rest: body.slice(m[0].length) };
+    const sub = parts?.subscript;
+    const rest = parts?.rest ?? '';
+    if (sub !== undefined) this.subscript(sub);
+    if (prefix === '!') {
+      // `${!prefix*}`, `${!prefix@}` list names and `${!a[@]}` lists keys; any other `${!x}` evaluates a name taken from x's value.
+      const listing = (sub === undefined && (rest === '*' || rest === '@')) || ((sub === '@' || sub === '*') && rest === '');
+      if (!listing) this.complex('an indirect expansion (${!name}) uses a name taken from a value, which can run commands');
+      return;
+    }
+    if (prefix === '#') return;
+    if (rest.startsWith(':') && !/^:[-=?+]/.test(rest)) this.arithmetic(rest.slice(1), 'a substring offset');
+    if (/^:?=/.test(rest)) this.assignedName(name, undefined);
+  }
+
+  /** A variable a command sets by name. */
+  private assignedName(name: string, value: string | undefined): void {
+    if (CODE_VARIABLES.has(name)) this.complex(`${name} is given a value, from which bash runs code or decides what runs`);
+    if (INTEGER_VARIABLES.has(name) && (value === undefined || !isConstantArithmetic(value))) {
+      this.complex(`${name} evaluates what it is given as arithmetic`);
+    }
+  }
+
+  /**
+   * A word a builtin takes as a variable name (`read`, `printf -v`, `unset`,
+   * `test -v`, `declare`): an expansion could be a subscript that runs
+   * commands, and a subscript is arithmetic.
+   */
+  private nameWord(w: Word | undefined, what: string): void {
+    if (!w) return;
+    if (!w.literal) {
+      this.complex(`${what} takes a variable name from an expansion`);
+      return;
+    }
+    const parts = splitName(w.value);
+    if (!parts) return;
+    if (parts.subscript !== undefined) this.subscript(parts.subscript);
+    const assigned = /^\+?=/.exec(parts.rest);
+    this.assignedName(parts.name, assigned ? parts.rest.slice(assigned[0].length) : undefined);
+  }
+
+  /** An operand of an arithmetic comparison (`[[ a -eq b ]]`, `test a -eq b`). */
+  private arithmeticOperand(w: Word | undefined): void {
+    if (!w) return;
+    this.arithmetic(w.literal ? w.value : w.raw.replace(/"/g, ''), 'an arithmetic comparison');
+  }
+
   private assignment(node: Node, origin: CommandOrigin, level: number): Assignment {
     const name = node.childForFieldName('name')?.text ?? '';
     const v = node.childForFieldName('value');
@@ -201,6 +296,8 @@ class Walker {
     this.scan(node, origin, level);
     const value = v ? wordOf(v) : literalWord('');
     if (value.literal && CODE_TEXT.test(value.value)) this.complex('a variable is given text that holds a command substitution');
+    const base = splitName(name)?.name ?? name;
+    this.assignedName(base, value.literal && v?.type !== 'array' ? value.value : undefined);
     return { name, value, raw: node.text };
   }
 
@@ -267,6 +364,13 @@ class Walker {
     if (cmd.argv.length === 0) return;
     const { stages, complex, script } = unwrapStages(cmd.argv, false);
     if (complex) this.complex(complex);
+    // Variables set by a wrapper (`env BASH_ENV=… bash`, `sudo PS4=…`), and functions exported through the environment.
+    const last = stages[stages.length - 1]!;
+    for (const w of cmd.argv.slice(0, cmd.argv.length - last.length)) {
+      const m = w.literal ? /^([A-Za-z_][A-Za-z0-9_]*)\+?=/.exec(w.value) : null;
+      if (m) this.assignedName(m[1]!, w.value.slice(m[0].length));
+    }
+    if (cmd.argv.some((w) => w.literal && /^BASH_FUNC_.*=/s.test(w.value))) this.complex('a function is defined through the environment (BASH_FUNC_…)');
     if (script !== undefined) this.nestedScript(script, cmd);
     // xargs runs the rest of its words as a command of its own.
     for (let s = 0; s < stages.length - 1; s++) {
@@ -294,9 +398,34 @@ class Walker {
       this.complex('alias defines a command from text');
       return;
     }
-    if (name === 'let' && words.some((w) => !w.literal || /[$`[]/.test(w.value))) {
-      this.complex('let evaluates expanded text');
+    if (name === 'let') {
+      for (const w of words) this.arithmetic(w.literal ? w.value : w.raw, 'let');
       return;
+    }
+    this.nameArguments(name, words);
+    const options = (letters: string): Word | undefined => {
+      for (const w of words) {
+        if (!w.literal || !w.value.startsWith('-') || w.value === '-' || w.value === '--') return undefined;
+        if (!w.value.startsWith('--') && [...letters].some((c) => w.value.includes(c))) return w;
+      }
+      return undefined;
+    };
+    // `hash -p /bin/rm ls` makes a name run another file; `enable -f` loads a builtin from a shared object.
+    if ((name === 'hash' && options('p')) || (name === 'enable' && options('f'))) {
+      this.complex(`${name} ${name === 'hash' ? '-p' : '-f'} makes a command name run other code`);
+      return;
+    }
+    // `mapfile -C CALLBACK` evaluates the callback's text for every few lines read.
+    if (name === 'mapfile' || name === 'readarray') {
+      for (let i = 0; i < words.length; i++) {
+        const w = words[i]!;
+        if (!w.literal || !/^-[a-zA-Z]*C/.test(w.value)) continue;
+        this.complex(`${name} -C runs its callback as a command`);
+        const at = w.value.indexOf('C');
+        const cb = at < w.value.length - 1 ? literalWord(w.value.slice(at + 1)) : words[i + 1];
+        if (cb?.literal) this.nestedScript(cb.value, cmd);
+        return;
+      }
     }
     if (SHELLS.has(name)) {
       this.shell(name, words, cmd);
@@ -304,6 +433,10 @@ class Walker {
     }
     if ((name === 'source' || name === '.') && words[0] && !words[0].literal) {
       this.complex(`${name} runs a script whose name is an expansion`);
+      return;
+    }
+    if ((name === 'source' || name === '.') && words[0] && isDescriptorPath(words[0].value)) {
+      this.complex(`${name} reads commands from its input or a descriptor (${words[0].value})`);
       return;
     }
     if (name === 'find') {
@@ -314,6 +447,64 @@ class Walker {
         if (j > i + 1) this.derived(words.slice(i + 1, j), level);
         i = j;
       }
+    }
+  }
+
+  /** Builtins that take variable names as arguments, and `test`'s arithmetic comparisons. */
+  private nameArguments(name: string, words: readonly Word[]): void {
+    switch (name) {
+      case 'test':
+      case '[':
+        for (let i = 0; i < words.length; i++) {
+          const w = words[i]!;
+          if (!w.literal) continue;
+          if (ARITH_TEST_OPS.has(w.value) && i > 0) {
+            this.arithmeticOperand(words[i - 1]);
+            this.arithmeticOperand(words[i + 1]);
+          } else if (w.value === '-v' || w.value === '-R') this.nameWord(words[i + 1], `${name} ${w.value}`);
+        }
+        return;
+      case 'read':
+      case 'mapfile':
+      case 'readarray':
+      case 'getopts':
+      case 'unset':
+      case 'printf':
+      case 'wait': {
+        // Options with a value: read -a NAME -d -i -n -N -p -t -u; mapfile -d -n -O -s -u -C -c; printf -v NAME; wait -p NAME.
+        const withValue = name === 'read' ? 'adinNptu' : name === 'printf' ? 'v' : name === 'wait' ? 'p' : name === 'mapfile' || name === 'readarray' ? 'dnOsuCc' : '';
+        const nameOptions = name === 'read' ? 'a' : name === 'printf' ? 'v' : name === 'wait' ? 'p' : '';
+        let operands = 0;
+        for (let i = 0; i < words.length; i++) {
+          const w = words[i]!;
+          if (w.literal && w.value === '--') {
+            if (name !== 'printf' && name !== 'wait') for (const x of words.slice(i + 1)) this.nameWord(x, name);
+            return;
+          }
+          if (w.literal && w.value.startsWith('-') && w.value.length > 1 && operands === 0) {
+            for (let j = 1; j < w.value.length; j++) {
+              const c = w.value[j]!;
+              if (!withValue.includes(c)) continue;
+              const attached = j < w.value.length - 1;
+              const value = attached ? literalWord(w.value.slice(j + 1)) : words[i + 1];
+              if (nameOptions.includes(c)) this.nameWord(value, `${name} -${c}`);
+              if (!attached) i++;
+              break;
+            }
+            continue;
+          }
+          operands++;
+          // printf's operands are its format and arguments, wait's are processes; getopts OPTSTRING NAME [ARG…]; the others take names.
+          if (name === 'printf' || name === 'wait') return;
+          if (name === 'getopts') {
+            if (operands === 2) this.nameWord(w, name);
+            continue;
+          }
+          this.nameWord(w, name);
+        }
+        return;
+      }
+      default:
     }
   }
 
@@ -341,8 +532,13 @@ class Walker {
         break;
       }
       if (!(v.startsWith('-') || v.startsWith('+'))) break;
-      if (v === '-o' || v === '+o' || v === '-O' || v === '+O' || v === '--rcfile' || v === '--init-file') i++;
-      else if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(v)) dashC = true;
+      if (v === '-o' || v === '+o' || v === '-O' || v === '+O') i++;
+      else if (v === '--rcfile' || v === '--init-file' || v.startsWith('--rcfile=') || v.startsWith('--init-file=')) {
+        // A startup file is a script too, and an interactive shell goes on to read its input.
+        this.complex(`${name} ${v.replace(/=.*$/s, '')} runs a startup file`);
+        if (!v.includes('=')) i++;
+      } else if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(v)) dashC = true;
+      else if (/^-[a-zA-Z]*s[a-zA-Z]*$/.test(v)) this.complex(`${name} -s reads commands from its input`);
       i++;
     }
     if (name === 'busybox') {
@@ -362,6 +558,7 @@ class Walker {
     }
     if (i >= words.length) this.complex(`${name} reads commands from its input`);
     else if (!words[i]!.literal) this.complex(`${name} runs a script whose name is an expansion`);
+    else if (isDescriptorPath(words[i]!.value)) this.complex(`${name} reads commands from its input or a descriptor (${words[i]!.value})`);
   }
 
   private substitutionScript(script: string): void {
@@ -387,6 +584,7 @@ class Walker {
   }
 
   private arithmeticCommand(node: Node, origin: CommandOrigin, inherited: Redirect[], level: number): void {
+    this.arithmetic(node.text.replace(/^\(\(/, '').replace(/\)\)$/, ''), 'an arithmetic command');
     this.scan(node, origin, level);
     this.push({ argv: [literalWord('((')], assignments: [], redirects: inherited, origin, text: node.text });
   }
@@ -394,14 +592,19 @@ class Walker {
   private testCommand(node: Node, origin: CommandOrigin, inherited: Redirect[], level: number): void {
     this.scan(node, origin, level);
     const open = node.child(0)?.text ?? '[[';
-    // `[[ a -eq b ]]` evaluates its operands arithmetically, and an array subscript there can run a command.
-    if (open === '[[') {
-      for (const b of node.descendantsOfType('binary_expression')) {
-        const op = b?.childForFieldName('operator')?.text;
-        if (!b || !op || !ARITH_TEST_OPS.has(op)) continue;
-        const sides = [b.childForFieldName('left'), b.childForFieldName('right')];
-        if (sides.some((s) => s && !wordOf(s).literal)) this.complex('an arithmetic comparison of expanded values');
-      }
+    // `[[ a -eq b ]]` evaluates its operands arithmetically: a name's value is evaluated again, and a subscript there runs a command.
+    // `[ a -eq b ]` does not in bash today; its operands are held to the same rule.
+    for (const b of node.descendantsOfType('binary_expression')) {
+      const op = b?.childForFieldName('operator')?.text;
+      if (!b || !op || !ARITH_TEST_OPS.has(op)) continue;
+      for (const side of [b.childForFieldName('left'), b.childForFieldName('right')]) if (side) this.arithmeticOperand(wordOf(side));
+    }
+    // `-v a[i]` evaluates the subscript.
+    for (const u of node.descendantsOfType('unary_expression')) {
+      const op = u?.childForFieldName('operator')?.text;
+      if (!u || (op !== '-v' && op !== '-R')) continue;
+      const operand = u.namedChildren.find((c) => c && c.type !== 'test_operator');
+      if (operand) this.nameWord(wordOf(operand), `test ${op}`);
     }
     for (const d of node.descendantsOfType(['word', 'raw_string', 'string', 'ansi_c_string', 'concatenation'])) {
       const w = d ? wordOf(d) : undefined;

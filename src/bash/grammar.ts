@@ -9,7 +9,22 @@ import { literalWord, wordOf } from './words.js';
 export const LIST_LIKE = new Set(['program', 'list', 'pipeline', 'subshell', 'do_group', 'else_clause', 'elif_clause', 'negated_command']);
 const OUTPUT_OPS = new Set(['>', '>>', '&>', '&>>', '>|', '<>']);
 const FD_DUP_OPS = new Set(['>&', '<&', '>&-', '<&-']);
-export const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'busybox']);
+export const SHELLS = new Set(['sh', 'bash', 'rbash', 'dash', 'zsh', 'ksh', 'mksh', 'lksh', 'pdksh', 'oksh', 'posh', 'yash', 'ash', 'busybox']);
+
+/**
+ * A script path that is a descriptor, stdin or a process's file (`/dev/stdin`,
+ * `/dev/fd/0`, `/proc/self/fd/0`): a shell or `source` given one reads
+ * commands that the command supplies on its input.
+ */
+export function isDescriptorPath(value: string): boolean {
+  const parts: string[] = [];
+  for (const p of value.split('/')) {
+    if (p === '' || p === '.') continue;
+    if (p === '..') parts.pop();
+    else parts.push(p);
+  }
+  return value.startsWith('/') && (parts[0] === 'dev' || parts[0] === 'proc');
+}
 export const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);
 export const ARITH_TEST_OPS = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge']);
 

@@ -18,7 +18,7 @@ const PLAIN: ReadonlySet<string> = new Set([
   'nl', 'tac', 'rev', 'paste', 'join', 'column', 'fold', 'fmt', 'expand', 'unexpand', 'od', 'hexdump', 'strings',
   'md5sum', 'sha1sum', 'sha224sum', 'sha256sum', 'sha384sum', 'sha512sum', 'b2sum', 'cksum', 'base64', 'base32',
   'whoami', 'groups', 'printenv', 'nproc', 'arch', 'uptime', 'locale', 'getconf', 'free', 'lscpu', 'tty', 'pgrep',
-  'jq', 'cd', 'grep', 'egrep', 'fgrep', 'zgrep', 'ps',
+  'jq', 'cd', 'grep', 'egrep', 'fgrep', 'zgrep',
 ]);
 
 /** Literal arguments only (no `$` or backticks), as Claude Code requires for echo. */
@@ -122,6 +122,53 @@ function sedReadOnly(args: readonly string[]): boolean {
   return scripts.every((s) => SAFE_SED_SCRIPT.test(s));
 }
 
+/** ps options that take a value: dash ones (`-o FORMAT`, `-p PID`), long ones, and BSD ones ending a cluster (`o FORMAT`). */
+const PS_DASH_VALUE = 'CGgUupqstoOkDF';
+const PS_BSD_VALUE = 'oOptUkN';
+const PS_LONG_VALUE: ReadonlySet<string> = new Set([
+  '--pid', '--ppid', '--sid', '--tty', '--user', '--User', '--group', '--Group', '--format', '--sort', '--cols', '--columns',
+  '--width', '--rows', '--lines', '--quick-pid', '--deselect-pid', '--pid-file',
+]);
+
+/**
+ * ps lists processes; with the BSD `e` modifier (`ps e`, `ps eww`, `ps aux e`)
+ * it shows every listed process's environment, tokens and all. `-e` (all
+ * processes) is fine.
+ */
+function psReadOnly(words: readonly Word[]): boolean {
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    const v = w.value;
+    if (v.startsWith('--')) {
+      if (!w.literal) return false;
+      if (!v.includes('=') && PS_LONG_VALUE.has(v)) i++;
+      continue;
+    }
+    if (v.startsWith('-') && w.literal) {
+      for (let j = 1; j < v.length; j++) {
+        if (!PS_DASH_VALUE.includes(v[j]!)) continue;
+        if (j === v.length - 1) i++;
+        break;
+      }
+      continue;
+    }
+    // A BSD cluster: `e` shows environments; one that is an expansion could hold it.
+    if (!w.literal || v.includes('e')) return false;
+    if (v.length > 0 && PS_BSD_VALUE.includes(v[v.length - 1]!)) i++;
+  }
+  return true;
+}
+
+/**
+ * A word that names a process's environment (`/proc/PID/environ`), or a
+ * /proc path whose text does not fix where it leads (`/proc/$PPID/…`,
+ * `/proc/*\/…`): the service's own environment holds its token.
+ */
+export function namesProcessEnvironment(w: Word): boolean {
+  const t = `${w.raw}\n${w.value}`;
+  return /environ/.test(t) || (/\/proc(\/|$)/m.test(t) && (!w.literal || w.glob));
+}
+
 function gitReadOnly(args: readonly string[]): boolean {
   let i = 0;
   // Global options: -C dir, --no-pager, --git-dir=…, --work-tree=…; `-c` can set a pager or an external diff: never.
@@ -185,6 +232,8 @@ export function isReadOnlyArgv(argv: readonly Word[], depth = 0): boolean {
   if (name === 'command') return argv.slice(1).some((w) => w.value === '-v' || w.value === '-V');
   const a = args ?? argv.slice(1).map((w) => w.value);
   switch (name) {
+    case 'ps':
+      return psReadOnly(argv.slice(1));
     case 'rg':
       return !hasFlag(a, '', ['--pre']);
     case 'sort':
@@ -222,6 +271,10 @@ export function isReadOnlyArgv(argv: readonly Word[], depth = 0): boolean {
 
 /** Whether one simple command only reads (its own words and assignments; redirects are judged apart). */
 export function isReadOnlyCommand(cmd: SimpleCommand): boolean {
+  // Another process's environment (the service's token) is never read without a person; nor is a /proc path kept in a variable.
+  if (cmd.argv.some(namesProcessEnvironment)) return false;
+  if (cmd.redirects.some((r) => r.target !== undefined && namesProcessEnvironment(r.target))) return false;
+  if (cmd.assignments.some((a) => a.value !== undefined && (namesProcessEnvironment(a.value) || /\/proc(\/|$)/.test(a.value.value)))) return false;
   if (cmd.argv.length === 0) {
     // A bare assignment sets a shell variable of this call only; one that changes how later commands run is not read-only.
     return cmd.assignments.every((a) => /^[a-z_][a-z0-9_]*$/.test(a.name) || SAFE_ENV_VARS.has(a.name));

@@ -200,6 +200,9 @@ const WRAPPERS: Readonly<Record<string, OptionSpec>> = {
     complexShort: 'c',
     complexLong: ['--command'],
   },
+  // `sg [-] GROUP [-c] COMMAND` runs COMMAND with /bin/sh -c; without one, a shell reads the input.
+  sg: { dashIsOption: true, rest: groupShell },
+  newgrp: { dashIsOption: true, rest: groupShell },
   parallel: { shortArg: 'jP', shortFlag: 'k', longArg: ['--jobs', '--max-procs'], longFlag: ['--keep-order', '--will-cite'], rest: parallelRest },
   xargs: {
     shortArg: 'adEILnPs',
@@ -278,10 +281,21 @@ type Complex = { complex: string; script?: string | undefined };
 function shellUser(argv: readonly Word[], at: number): StripResult {
   let i = at;
   if (argv[i]?.literal && !argv[i]!.value.startsWith('-')) i++;
-  if (i >= argv.length) return undefined;
   const name = argv[0]!.value;
+  // With nothing after the user, the user's shell reads commands from the input.
+  if (i >= argv.length) return { complex: `${name} starts a shell that reads commands from its input` };
   const c = argv.findIndex((w, k) => k >= i && w.literal && w.value === '-c');
   return { complex: `${name} passes its arguments to a shell`, script: c === -1 ? undefined : literalValue(argv[c + 1]) };
+}
+
+/** `sg GROUP [-c] COMMAND`, `newgrp GROUP`: a shell runs the command string, or reads the input. */
+function groupShell(argv: readonly Word[], at: number): StripResult {
+  const name = argv[0]!.value;
+  let i = at + 1;
+  if (argv[i]?.literal && argv[i]!.value === '-c') i++;
+  const rest = argv.slice(i);
+  if (rest.length === 0) return { complex: `${name} starts a shell that reads commands from its input` };
+  return { complex: `${name} runs its command through a shell`, script: rest.every((w) => w.literal) ? rest.map((w) => w.value).join(' ') : undefined };
 }
 
 /**
@@ -438,6 +452,8 @@ function relocatedBy(spec: OptionSpec, seen: ReadonlySet<string>): boolean {
 export function stripWrapperOnce(argv: readonly Word[], safeOnly: boolean): StripResult {
   const head = argv[0];
   if (!head || !head.literal) return undefined;
+  // `time ! rm …`, `time { rm …`: after `time` bash reads a pipeline, whose `!` or `{` is a reserved word, not the command.
+  if (argv.length > 1 && (head.raw === '!' || head.raw === '{')) return { argv: argv.slice(1) };
   // `VAR=value` words after a wrapper (`sudo FOO=1 rm`): deny and ask rules look through them.
   if (!safeOnly && ASSIGNMENT.test(head.value)) {
     let i = 0;
@@ -454,7 +470,11 @@ export function stripWrapperOnce(argv: readonly Word[], safeOnly: boolean): Stri
   if (skipped === undefined || 'complex' in skipped) return skipped;
   const { at, seen } = skipped;
   if (spec.rest) return spec.rest(argv, at, seen);
-  if (at >= argv.length) return undefined;
+  if (at >= argv.length) {
+    // `sudo -s`, `sudo -i` without a command: a shell reads commands from the input.
+    if (name === 'sudo' && ['-s', '-i', '--shell', '--login'].some((o) => seen.has(o))) return { complex: `${name} starts a shell that reads commands from its input` };
+    return undefined;
+  }
   const inner = argv.slice(at);
   const viaShell = spec.viaShell && ![...(spec.execShort ?? '')].some((c) => seen.has(`-${c}`)) && !(spec.execLong ?? []).some((l) => seen.has(l));
   // What a shell re-reads is the same command only when every word reads back as itself.

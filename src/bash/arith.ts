@@ -1,0 +1,66 @@
+/**
+ * Arithmetic and variable names, where bash evaluates text as code.
+ *
+ * In an arithmetic context (`$((…))`, `$[…]`, `((…))`, `for ((…))`, `let`,
+ * `[[ a -eq b ]]`, an indexed array's subscript, `${s:off:len}`, a variable
+ * with the integer attribute) a bare name's *value* is evaluated again as an
+ * arithmetic expression, and an array subscript in that value runs command
+ * substitutions: `x='a[$(rm f)]'; (( x ))` runs `rm f`. The value is not
+ * known before the command runs, so only arithmetic made of integer
+ * constants and operators is modelled; anything that refers to a variable is
+ * not.
+ */
+
+/** Expansions whose value is always an integer: `$#`, `$?`, `$$`, `$!`, `${#name}`. */
+const INTEGER_PARAMS = /\$\{#[A-Za-z_][A-Za-z0-9_]*\}|\$\{#\}|\$[#?$!]/g;
+/** Integer constants: decimal, octal, `0x…`, `base#digits`. */
+const INTEGER = /(?<![A-Za-z0-9_@#])(?:0[xX][0-9a-fA-F]+|[0-9]+#[0-9A-Za-z@_]+|[0-9]+)(?![A-Za-z0-9_@#])/g;
+const OPERATORS_ONLY = /^[0-9\s+\-*/%<>=!&|^~?:(),]*$/;
+
+/** Whether arithmetic text holds only integer constants and operators (no name, no expansion that could hold one). */
+export function isConstantArithmetic(text: string): boolean {
+  const s = text.replace(INTEGER_PARAMS, ' 0 ').replace(INTEGER, ' 0 ');
+  return OPERATORS_ONLY.test(s);
+}
+
+/** A subscript that is not evaluated as a variable reference: `@`, `*` or constant arithmetic. */
+export function isConstantSubscript(sub: string): boolean {
+  const t = sub.trim();
+  return t === '@' || t === '*' || isConstantArithmetic(t);
+}
+
+/**
+ * Variables from whose value bash runs code or decides what runs: a shell
+ * started later sources BASH_ENV / ENV, prompts and PS4 (xtrace) undergo
+ * command substitution, SHELLOPTS / BASHOPTS turn on options in child shells,
+ * BASH_LOADABLES_PATH is where `enable -f` loads builtins from, and CDPATH
+ * moves a relative `cd` somewhere the path checks cannot see.
+ */
+export const CODE_VARIABLES: ReadonlySet<string> = new Set([
+  'BASH_ENV',
+  'ENV',
+  'PROMPT_COMMAND',
+  'PS0',
+  'PS1',
+  'PS2',
+  'PS3',
+  'PS4',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'BASH_LOADABLES_PATH',
+  'CDPATH',
+]);
+
+/** Variables with the integer attribute from the start: a value assigned to them is evaluated as arithmetic. */
+export const INTEGER_VARIABLES: ReadonlySet<string> = new Set(['RANDOM', 'SRANDOM', 'OPTIND', 'HISTCMD']);
+
+/** `name[subscript]…` split: the name, the subscript (when there is one) and the rest. */
+export function splitName(text: string): { name: string; subscript: string | undefined; rest: string } | undefined {
+  const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text);
+  if (!m) return undefined;
+  const name = m[0];
+  if (text[name.length] !== '[') return { name, subscript: undefined, rest: text.slice(name.length) };
+  const close = text.indexOf(']', name.length);
+  if (close === -1) return { name, subscript: text.slice(name.length + 1), rest: '' };
+  return { name, subscript: text.slice(name.length + 1, close), rest: text.slice(close + 1) };
+}

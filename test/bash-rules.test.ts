@@ -39,6 +39,33 @@ describe('rule contents', () => {
     expect(compileBashRule('echo a\\*b *').test('echo axb')).toBe(false);
   });
 
+  it('stars match any run of characters, newlines too, with literal parts in order', () => {
+    const m = compileBashRule('git * * --force');
+    expect(m.test('git push origin --force')).toBe(true);
+    expect(m.test('git push  --force')).toBe(true);
+    expect(m.test('git push --force')).toBe(false);
+    expect(m.test('git push origin\nmain --force')).toBe(true);
+    expect(compileBashRule('a*b*b').test('abb')).toBe(true);
+    expect(compileBashRule('a*b*b').test('ab')).toBe(false);
+    expect(compileBashRule('*x*').test('x')).toBe(true);
+    expect(compileBashRule('curl * | sh').test('curl http://x | sh')).toBe(true);
+    expect(compileBashRule('curl * | sh').test('curl http://x | shx')).toBe(false);
+  });
+
+  it('a rule with many stars against a long command that does not match answers at once (a backtracking regex took hours)', async () => {
+    // The review's cases: a configured deny rule, a remembered command with six
+    // stars, and 25 stars added over the API, each against a long command.
+    const cases: Array<[string, string]> = [
+      ['git * * * * --force', `git ${'x '.repeat(3000)}`],
+      ['touch a* b* c* d* e* f*', `touch ${'a b c d e '.repeat(800)}`],
+      [`${'*a'.repeat(25)}*b`, 'a'.repeat(20_000)],
+    ];
+    for (const [rule, command] of cases) expect(compileBashRule(rule).test(command)).toBe(false);
+    const env = ruleEnv({ deny: ['Bash(git * * * * --force)'] });
+    expect((await env.check(`git ${'x '.repeat(3000)}`)).behavior).not.toBe('deny');
+    expect((await env.check(`git push -u origin main --force`)).behavior).toBe('deny');
+  });
+
   it('a rule without a star is exact', () => {
     expect(compileBashRule('npm test').test('npm test')).toBe(true);
     expect(compileBashRule('npm test').test('npm test --watch')).toBe(false);

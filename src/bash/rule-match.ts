@@ -35,10 +35,6 @@ function hasUnescapedStar(s: string): boolean {
   return false;
 }
 
-function escapeRegExp(c: string): string {
-  return c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-}
-
 /** Compiles a Bash rule's content into a matcher of one command string. */
 export function compileBashRule(content: string): CompiledBashRule {
   const text = content.trim();
@@ -60,17 +56,43 @@ export function compileBashRule(content: string): CompiledBashRule {
     body = body.slice(0, -2);
     optionalArgs = true;
   }
-  let re = '';
+  // Literal parts between the stars. Matched by indexOf, leftmost first, in
+  // time linear in the command per part: a regex of `.*`s backtracks, and a
+  // rule with a few stars against a long command could hold the event loop
+  // for minutes.
+  const parts: string[] = [''];
   for (let i = 0; i < body.length; i++) {
     const c = body[i]!;
     if (c === '\\' && body[i + 1] === '*') {
-      re += '\\*';
+      parts[parts.length - 1] += '*';
       i++;
-    } else if (c === '*') re += '.*';
-    else re += escapeRegExp(c);
+    } else if (c === '*') parts.push('');
+    else parts[parts.length - 1] += c;
   }
-  const regex = new RegExp(`^${re}${optionalArgs ? '(?: .*)?' : ''}$`, 's');
-  return { kind: 'wildcard', test: (c) => regex.test(c) };
+  const whole = globMatcher(parts);
+  if (!optionalArgs) return { kind: 'wildcard', test: whole };
+  const withArgs = globMatcher([...parts.slice(0, -1), `${parts[parts.length - 1]} `, '']);
+  return { kind: 'wildcard', test: (c) => whole(c) || withArgs(c) };
+}
+
+/** A matcher for literal parts joined by stars (any run of characters, newlines too). */
+function globMatcher(parts: readonly string[]): (c: string) => boolean {
+  const first = parts[0]!;
+  const last = parts[parts.length - 1]!;
+  if (parts.length === 1) return (c) => c === first;
+  return (c) => {
+    if (c.length < first.length + last.length || !c.startsWith(first) || !c.endsWith(last)) return false;
+    const end = c.length - last.length;
+    let at = first.length;
+    for (let i = 1; i < parts.length - 1; i++) {
+      const p = parts[i]!;
+      if (p === '') continue;
+      const found = c.indexOf(p, at);
+      if (found === -1 || found + p.length > end) return false;
+      at = found + p.length;
+    }
+    return true;
+  };
 }
 
 const PLAIN_TOKEN = /^[A-Za-z0-9_@%+=:,./~^{}*?[\]!#-]+$/;

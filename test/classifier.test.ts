@@ -309,3 +309,34 @@ describe('retry in a hook’s JSON', () => {
     expect(pre.messages).toEqual([]);
   });
 });
+
+describe('a classifier’s answer is bounded', () => {
+  it('an answer past 1 MiB means ask, read no further; a long reason is cut before it reaches the model and the audit', async () => {
+    const { HttpClassifier, MAX_ANSWER_BYTES, MAX_REASON_CHARS } = await import('../src/permissions/classifier.js');
+    let streamed = 0;
+    const srv = await localServer(async (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (req.url === '/huge') {
+        // 200 MB of reason, sent as long as it is read.
+        res.write('{"decision":"deny","reason":"');
+        const chunk = 'x'.repeat(1 << 20);
+        for (let i = 0; i < 200 && !res.destroyed; i++) {
+          streamed += chunk.length;
+          if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
+        }
+        res.end('"}');
+      } else res.end(JSON.stringify({ decision: 'deny', reason: 'r'.repeat(100_000) }));
+    });
+    try {
+      const judge = (p: string) => new HttpClassifier({ url: `${srv.url}${p}`, timeoutMs: 20_000 }).classify({ sessionId: 's', tool: 'Bash', text: 'touch x', input: {} }, new AbortController().signal);
+      expect(await judge('/huge')).toEqual({ behavior: 'ask', reason: `classifier answer larger than ${MAX_ANSWER_BYTES} bytes` });
+      expect(streamed).toBeLessThan(50 * (1 << 20));
+      const long = await judge('/long');
+      expect(long.behavior).toBe('deny');
+      expect(long.reason.startsWith('r'.repeat(MAX_REASON_CHARS))).toBe(true);
+      expect(long.reason.length).toBeLessThan(MAX_REASON_CHARS + 100);
+    } finally {
+      await srv.close();
+    }
+  });
+});

@@ -19,6 +19,7 @@ import { runChild } from '../util/child.js';
 import { interpretHookRun, type HookJudgement, type HookRun } from './interpret.js';
 import { compileMatcher, type ToolNameMatcher } from './matcher.js';
 import { emptyOutcome, type HookOutcome, type HookPayload, type HookRunner } from './types.js';
+import { readCapped } from '../util/read-capped.js';
 
 /** Claude Code's default hook timeout (TOOL_HOOK_EXECUTION_TIMEOUT_MS). */
 export const DEFAULT_HOOK_TIMEOUT_S = 600;
@@ -311,27 +312,6 @@ export class ConfiguredHookRunner implements HookRunner {
       return { ...base, exitCode: null, durationMs, error: this.opts.mask ? this.opts.mask(error) : error };
     }
   }
-}
-
-async function readCapped(res: Response, max: number): Promise<{ text: string; truncated: boolean }> {
-  if (!res.body) return { text: '', truncated: false };
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let n = 0;
-  let truncated = false;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (n + value.length > max) {
-      chunks.push(value.subarray(0, max - n));
-      truncated = true;
-      await reader.cancel();
-      break;
-    }
-    chunks.push(value);
-    n += value.length;
-  }
-  return { text: Buffer.concat(chunks).toString('utf8'), truncated };
 }
 
 /** deny > ask > allow across hooks; contexts and messages kept in hook order. */

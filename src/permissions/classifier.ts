@@ -5,6 +5,11 @@
  */
 import { z } from 'zod';
 import type { Behavior } from './types.js';
+import { readCapped } from '../util/read-capped.js';
+
+/** A classifier's answer is at most this large (as a hook's output), and its reason this long. */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+export const MAX_REASON_CHARS = 2000;
 
 export interface ClassifierVerdict {
   behavior: Behavior;
@@ -50,12 +55,15 @@ export class HttpClassifier implements Classifier {
         redirect: 'error',
       });
       if (!res.ok) return { behavior: 'ask', reason: `classifier answered HTTP ${res.status}` };
-      const text = await res.text();
+      // Bounded: the answer is held whole, and its reason reaches the model, the audit and responses.
+      const { text, truncated } = await readCapped(res, MAX_ANSWER_BYTES);
+      if (truncated) return { behavior: 'ask', reason: `classifier answer larger than ${MAX_ANSWER_BYTES} bytes` };
       const parsed = Answer.safeParse(JSON.parse(text));
       if (!parsed.success) return { behavior: 'ask', reason: 'classifier answer not understood' };
       const behavior = parsed.data.decision ?? parsed.data.behavior;
       if (!behavior) return { behavior: 'ask', reason: 'classifier gave no decision' };
-      return { behavior, reason: parsed.data.reason ?? `classifier: ${behavior}` };
+      const reason = parsed.data.reason ?? `classifier: ${behavior}`;
+      return { behavior, reason: reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS)}… [reason cut at ${MAX_REASON_CHARS} characters]` : reason };
     } catch (e) {
       if (timeout.aborted) return { behavior: 'ask', reason: `classifier timed out after ${this.opts.timeoutMs} ms` };
       const reason = `classifier unavailable: ${(e as Error).message}`;

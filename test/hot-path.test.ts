@@ -177,5 +177,8 @@ describe('the envelope fast path', () => {
     ]);
     expect(() => readToolUses([{ type: 'tool_use', id: '', name: 'Read', input: {} }])).toThrow(/tool_uses\[0\] is not a valid tool_use block: id:/);
     expect(() => readToolUses([{ type: 'tool_use', id: 'x'.repeat(513), name: 'Read' }])).toThrow(/tool_uses\[0\] is not a valid tool_use block/);
+    // An OpenAI tool call that lost its function is refused, not skipped as if it were a text block.
+    expect(() => readToolUses([{ id: 'z9', type: 'function' }])).toThrow(/tool_uses\[0\] is an OpenAI tool call without its "function"/);
+    expect(readToolUses([{ type: 'text', text: 'hi' }])).toEqual([]);
   });
 });

@@ -136,6 +136,10 @@ describe('envelope', () => {
       expect(poisoned.statusCode).toBe(400);
       expect(poisoned.json().error).toEqual({ code: 'TOOLEXEC_ERR_REQUEST_INVALID', message: POISONED });
     }
+    // A number past a double's range parses as Infinity: the model is told it is out of range, not that a number is not a number.
+    const huge = await t.app.inject({ method: 'POST', url: '/execute', payload: '{"tool_uses":[{"type":"tool_use","id":"h","name":"Read","input":{"file_path":"a.txt","limit":1e400}}]}', headers: { 'content-type': 'application/json' } });
+    expect(huge.statusCode).toBe(200);
+    expect(huge.json().tool_results[0].content).toContain('The parameter `limit` type is expected as `number` but provided as `number out of range`');
     const deep = await t.app.inject({ method: 'POST', url: '/execute', payload: `{"tool_uses":${'['.repeat(200)}${']'.repeat(200)}}`, headers: { 'content-type': 'application/json' } });
     expect(deep.statusCode).toBe(400);
     expect(deep.json().error.code).toBe('TOOLEXEC_ERR_REQUEST_TOO_DEEP');

@@ -157,6 +157,8 @@ export function readToolUses(raw: unknown): ToolUse[] {
       out.push({ id: r.data.id, name: r.data.function.name, input: a.input, inputError: a.inputError, format: 'openai' });
       continue;
     }
+    // An OpenAI tool call without its function is a call gone wrong, not a block to skip.
+    if (o.type === 'function') throw invalid(`tool_uses[${i}] is an OpenAI tool call without its "function" (name and arguments)`);
     if (typeof o.type === 'string') continue; // text, thinking, … blocks of a content array
     throw invalid(`tool_uses[${i}] is neither a tool_use block nor an OpenAI tool call`);
   }

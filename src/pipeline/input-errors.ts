@@ -8,6 +8,8 @@ import type { z } from 'zod';
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
+  // A JSON number too large for a double (1e400) arrives as Infinity: not "a number".
+  if (typeof v === 'number' && !Number.isFinite(v)) return 'number out of range';
   return typeof v;
 }
 

@@ -37,7 +37,7 @@ import type { AnyTool } from './tool/types.js';
 import { builtinTools } from './tools/index.js';
 import { childEnvironment } from './util/env.js';
 import { acquireSpawnHelper } from './util/spawner.js';
-import { configSecrets, secretMasker } from './observability/logging.js';
+import { configSecrets, outputMasker, secretMasker } from './observability/logging.js';
 import { Workspace } from './workspace.js';
 
 export interface ServiceOptions {
@@ -115,7 +115,8 @@ export function createServices(opts: ServiceOptions): Services {
   const db = openDatabase({ path: dbPath });
   const writer = new GroupCommitWriter(db);
   const checkpointer = dbPath === ':memory:' ? undefined : new Checkpointer(db, dbPath, writer);
-  const results = new ResultStore(db);
+  // Tool output is masked before it is stored or answered: a command that prints a token (`ps e`, a file holding one) hands it to nobody.
+  const results = new ResultStore(db, outputMasker(config, env));
   const executions = new ExecutionLog(db, writer, (id, e) => log.error({ err: e, execution_id: id }, 'could not write an execution row'));
   const audit = new AuditLog(db, writer);
   const interrupted = executions.recoverInterrupted();

@@ -252,6 +252,28 @@ describe('hooks', () => {
   });
 });
 
+describe('tool output', () => {
+  it('a command that prints the service’s token, however it assembles it, answers and stores it masked, inline and persisted, across chunk boundaries', async () => {
+    const env = { ...process.env, TOOLEXEC_TOKEN: ENV_TOKEN };
+    t = await makeApp({ server: { tokens: [{ name: 'a', token: TOKEN }] }, permissions: { allow: ['Bash'] } }, { extraTools: [bashTool], env });
+    const half = TOKEN.length / 2;
+    // Halves joined by the shell: no scrubbing of the command or the environment can see it.
+    const small = await execute(t.app, { session_id: 's', tool_uses: [use('Bash', { command: `a='${TOKEN.slice(0, half)}'; b='${TOKEN.slice(half)}'; echo "token: $a$b"` })] }, AUTH);
+    expect(textOf(small.body.tool_results[0]!.content)).toBe('token: [redacted]');
+    // 300,000 characters with the tokens at many offsets, some across the 64 K chunk boundaries.
+    const script = `a='${TOKEN.slice(0, half)}'; b='${TOKEN.slice(half)}'; c='${ENV_TOKEN.slice(0, 7)}'; d='${ENV_TOKEN.slice(7)}'; for i in $(seq 1 3000); do printf '%0*d%s%s\n' $((i % 61)) 0 "$a$b" "$c$d"; done`;
+    const big = await execute(t.app, { session_id: 's', tool_uses: [use('Bash', { command: script })] }, AUTH);
+    const id = big.body.executions[0]!.result_id as string;
+    expect(id).toBeTruthy();
+    const whole = await t.app.inject({ method: 'GET', url: `/results/${id}`, headers: AUTH });
+    expect(whole.statusCode).toBe(200);
+    expect(whole.body.split('\n').filter(Boolean)).toHaveLength(3000);
+    expect(whole.body.split('[redacted]').length - 1).toBe(6000);
+    const read = await sweepRoutes(t.app, AUTH, [small.body.executions[0]!.id, big.body.executions[0]!.id]);
+    expect(leaked(`${whole.body}\n${JSON.stringify(small.body)}\n${JSON.stringify(big.body)}\n${read}`, [TOKEN, ENV_TOKEN])).toEqual([]);
+  });
+});
+
 describe('authentication', () => {
   it('a wrong token that is another principal’s token prefix, sent every way, is neither echoed nor logged', async () => {
     const log = captureLog();

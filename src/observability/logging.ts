@@ -225,6 +225,12 @@ export function secretMasker(config: Config, env: NodeJS.ProcessEnv): (text: str
   return makeMasker([...configSecrets(config, env), ...plan.secrets], plan.patterns) ?? IDENTITY;
 }
 
+/** secretMasker, or undefined when the configuration holds no secret (nothing to pay for). */
+export function outputMasker(config: Config, env: NodeJS.ProcessEnv): ((text: string) => string) | undefined {
+  const m = secretMasker(config, env);
+  return m === IDENTITY ? undefined : m;
+}
+
 const TOKEN_PARAM = /([?&]token=)[^&#]*/gi;
 
 export function createLogger(opts: LoggerOptions): Logger {

@@ -75,9 +75,27 @@ export async function callTool(
     const text = `Could not map the tool's result: ${errorText(e)}`;
     return { ok: false, finished: finished(call, 'failed', errorBlock(call.toolUseId, text), 'internal'), error: text, errorClass: 'internal' };
   }
+  if (deps.results.mask) block = maskBlock(block, deps.results.mask);
   const sized = sizeBlock(block, call, ctx, deps);
   const errorClass = sized.block.is_error ? (out.errorClass ?? 'tool_error') : null;
   return { ok: true, block: sized.block, resultId: out.resultId ?? sized.resultId, data: out.data, errorClass };
+}
+
+/** The block with the service's secrets masked in its text (results.mask). */
+function maskBlock(block: ToolResultBlock, mask: (text: string) => string): ToolResultBlock {
+  if (typeof block.content === 'string') {
+    const masked = mask(block.content);
+    return masked === block.content ? block : { ...block, content: masked };
+  }
+  let changed = false;
+  const content = block.content.map((b) => {
+    if (b.type !== 'text') return b;
+    const masked = mask(b.text);
+    if (masked === b.text) return b;
+    changed = true;
+    return { ...b, text: masked };
+  });
+  return changed ? { ...block, content } : block;
 }
 
 function textOf(content: ToolResultBlock['content']): { text: string; others: ContentBlock[] } {

@@ -10,6 +10,8 @@ import type { Db } from '../storage/db.js';
 
 /** Characters per stored chunk: large enough that a 100 MB result is ~1,600 rows. */
 export const CHUNK_CHARS = 64 * 1024;
+/** Characters held back for the next write when masking: a secret longer than this could be split unseen. */
+export const MASK_CARRY = 4096;
 
 export interface ResultMeta {
   id: string;
@@ -60,8 +62,12 @@ export class ResultWriter {
   write(text: string): void {
     if (this.done || text.length === 0) return;
     this.buf += text;
-    this.chars += text.length;
-    while (this.buf.length >= CHUNK_CHARS) {
+    const mask = this.store.mask;
+    // Masked before it is stored, a whole chunk at a time and with MASK_CARRY
+    // characters held back, so that a secret split between two writes is
+    // seen whole.
+    if (mask && this.buf.length >= CHUNK_CHARS + MASK_CARRY) this.buf = mask(this.buf);
+    while (this.buf.length >= CHUNK_CHARS + (mask ? MASK_CARRY : 0)) {
       let cut = CHUNK_CHARS;
       // Never split a surrogate pair across chunks (byte offsets stay exact).
       const c = this.buf.charCodeAt(cut - 1);
@@ -73,6 +79,7 @@ export class ResultWriter {
 
   private flushChunk(data: string): void {
     this.store.insertChunk.run(this.id, this.seq, this.bytes, this.lines, data);
+    this.chars += data.length;
     this.seq += 1;
     this.bytes += Buffer.byteLength(data, 'utf8');
     this.lines += countNewlines(data);
@@ -81,6 +88,14 @@ export class ResultWriter {
   /** Stores the tail and marks the result complete. */
   finish(): ResultMeta {
     if (!this.done) {
+      if (this.buf.length > 0 && this.store.mask) this.buf = this.store.mask(this.buf);
+      while (this.buf.length > CHUNK_CHARS) {
+        let cut = CHUNK_CHARS;
+        const c = this.buf.charCodeAt(cut - 1);
+        if (c >= 0xd800 && c <= 0xdbff) cut -= 1;
+        this.flushChunk(this.buf.slice(0, cut));
+        this.buf = this.buf.slice(cut);
+      }
       if (this.buf.length > 0) this.flushChunk(this.buf);
       this.buf = '';
       this.done = true;
@@ -113,7 +128,15 @@ export class ResultStore {
   private readonly chunkForLine: Statement<[string, number]>;
   private readonly del: Statement<[string]>;
 
-  constructor(private readonly db: Db) {
+  /**
+   * @param mask masks the service's secrets (its tokens, `server.redact`
+   * values) in what is stored: a command that prints them (`ps e`, a file
+   * that holds one) must not hand them to whoever reads the result.
+   */
+  constructor(
+    private readonly db: Db,
+    readonly mask?: ((text: string) => string) | undefined,
+  ) {
     this.insertResult = db.prepare(
       'INSERT INTO results (id, session_id, execution_id, tool, media_type, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     );

@@ -96,7 +96,7 @@ process.on('message', (m: InMessage) => {
 });
 
 // The service is gone: nothing it started may outlive it.
-process.on('disconnect', () => {
+function serviceGone(): void {
   for (const c of running.values()) {
     try {
       process.kill(-c.pid!, 'SIGKILL');
@@ -105,4 +105,12 @@ process.on('disconnect', () => {
     }
   }
   process.exit(0);
-});
+}
+process.on('disconnect', serviceGone);
+// And should the channel's end not be seen (its other end held open by some
+// other process), a new parent (the service died: init or a subreaper took
+// this process) says the same.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) serviceGone();
+}, 1000).unref();

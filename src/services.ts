@@ -11,7 +11,7 @@ import { envToken } from './http/auth.js';
 import { Executor } from './executions/executor.js';
 import { ExecutionRegistry } from './executions/registry.js';
 import { ConfiguredHookRunner } from './hooks/runner.js';
-import { bashAwareIfMatcher } from './permissions/bash-rules.js';
+import { ruleIfMatcher } from './permissions/if-matcher.js';
 import type { HookRunner } from './hooks/types.js';
 import { ApprovalBroker } from './permissions/approval-broker.js';
 import type { Approvals } from './permissions/approvals.js';
@@ -156,7 +156,7 @@ export function createServices(opts: ServiceOptions): Services {
       childEnv,
       log,
       env,
-      ifMatcher: bashAwareIfMatcher,
+      ifMatcher: ruleIfMatcher(workspace),
       mask: maskSecrets,
     });
   const classifier =

@@ -289,6 +289,54 @@ describe('matchers, `if`, de-duplication', () => {
     expect(count()).toBe(2);
   });
 
+  it('`if` narrows by content for every tool, as that tool\'s permission rules match: paths, domains, MCP servers', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const hook = (label: string, cond: string) => ({ type: 'command' as const, command: script(dir, `${label}.sh`, `cat >/dev/null; echo "${label}" >> ${log}`), if: cond });
+    t = await makeApp(
+      {
+        permissions: { allow: ['Read', 'Edit', 'Write'] },
+        hooks: {
+          PreToolUse: [
+            {
+              hooks: [
+                hook('env', 'Read(./.env)'),
+                hook('anyread', 'Read'),
+                hook('ts', 'Edit(*.ts)'),
+                hook('src', 'Write(src/**)'),
+                hook('web', 'WebFetch(domain:example.com)'),
+                hook('srv', 'mcp__srv'),
+                hook('srvcontent', 'mcp__srv__do(x)'),
+              ],
+            },
+          ],
+        },
+      },
+      { extraTools: [probeTool({ name: 'mcp__srv__do', permission: 'allow' }), probeTool({ name: 'mcp__other__do', permission: 'allow' })] },
+    );
+    const ws = t.workspace;
+    fs.mkdirSync(path.join(ws, 'sub'));
+    for (const f of ['.env', 'a.txt', 'sub/b.ts', 'c.txt']) fs.writeFileSync(path.join(ws, f), 'x\n');
+    const ran = async (name: string, input: Record<string, unknown>): Promise<string[]> => {
+      fs.rmSync(log, { force: true });
+      await run(t!, name, input);
+      return fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').sort() : [];
+    };
+    expect(await ran('Read', { file_path: path.join(ws, 'a.txt') })).toEqual(['anyread']);
+    expect(await ran('Read', { file_path: path.join(ws, '.env') })).toEqual(['anyread', 'env']);
+    for (const f of ['c.txt', 'sub/b.ts']) await run(t, 'Read', { file_path: path.join(ws, f) });
+    // A bare `*.ts` matches at any depth below the working directory.
+    expect(await ran('Edit', { file_path: path.join(ws, 'sub/b.ts'), old_string: 'x', new_string: 'y' })).toEqual(['ts']);
+    expect(await ran('Edit', { file_path: path.join(ws, 'c.txt'), old_string: 'x', new_string: 'y' })).toEqual([]);
+    expect(await ran('Write', { file_path: path.join(ws, 'src/new.txt'), content: 'n' })).toEqual(['src']);
+    expect(await ran('Write', { file_path: path.join(ws, 'other/new.txt'), content: 'n' })).toEqual([]);
+    // PreToolUse runs before the permission decision: no allow rule, so nothing is fetched.
+    expect(await ran('WebFetch', { url: 'https://example.com/x', prompt: 'p' })).toEqual(['web']);
+    expect(await ran('WebFetch', { url: 'https://example.org/x', prompt: 'p' })).toEqual([]);
+    expect(await ran('mcp__srv__do', { value: 'v' })).toEqual(['srv']);
+    expect(await ran('mcp__other__do', { value: 'v' })).toEqual([]);
+  });
+
   it('identical hooks run once (across groups); the same command with another `if` is another hook', async () => {
     const dir = tmpDir();
     const log = path.join(dir, 'log');

@@ -330,6 +330,7 @@ export function aggregate(judgements: readonly HookJudgement[]): HookOutcome {
       if (!best || RANK[b] > RANK[best]) best = b;
     }
     if (j.updatedInput) o.updatedInput = j.updatedInput;
+    if (j.updatedMCPToolOutput !== undefined) o.updatedMCPToolOutput = { output: j.updatedMCPToolOutput, hook: j.hook };
     if (j.additionalContext) o.additionalContext.push(j.additionalContext);
     if (j.blockingError) o.blockingErrors.push(j.blockingError);
     if (j.stop && !o.stop) o.stop = j.stop;

@@ -208,6 +208,7 @@ export function createServices(opts: ServiceOptions): Services {
     observer: registry,
     config,
     tasks,
+    rememberRule: (r) => ruleStore.remember(r),
   };
   const executor = new Executor({ deps, registry, maxConcurrency: config.execution.maxConcurrency, maxInFlight: config.server.maxInFlightCalls });
 

@@ -85,6 +85,8 @@ const HookJson = z.looseObject({
           z.looseObject({
             behavior: z.literal('allow'),
             updatedInput: z.record(z.string(), z.unknown()).optional(),
+            // Claude Code's PermissionUpdate[]; each is checked where it is applied (permissions/permission-updates.ts).
+            updatedPermissions: z.array(z.unknown()).optional(),
           }),
           z.looseObject({
             behavior: z.literal('deny'),
@@ -219,7 +221,12 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
     if (event === 'PermissionRequest' && h.decision) {
       j.permissionRequest =
         h.decision.behavior === 'allow'
-          ? { behavior: 'allow', hook: run.hook, ...(h.decision.updatedInput ? { updatedInput: h.decision.updatedInput } : {}) }
+          ? {
+              behavior: 'allow',
+              hook: run.hook,
+              ...(h.decision.updatedInput ? { updatedInput: h.decision.updatedInput } : {}),
+              ...(h.decision.updatedPermissions ? { updatedPermissions: h.decision.updatedPermissions } : {}),
+            }
           : {
               behavior: 'deny',
               hook: run.hook,

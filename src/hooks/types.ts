@@ -64,7 +64,7 @@ export interface HookMessage {
 
 /** The decision of a PermissionRequest hook. */
 export type PermissionRequestDecision =
-  | { behavior: 'allow'; updatedInput?: ToolInput; hook: string }
+  | { behavior: 'allow'; updatedInput?: ToolInput; updatedPermissions?: unknown[]; hook: string }
   | { behavior: 'deny'; message?: string; interrupt?: boolean; hook: string };
 
 /** All matching hooks of one event, aggregated (deny > ask > allow). */

@@ -7,10 +7,11 @@
  *     name every tool of that server, as whole-tool rules do;
  *   - a rule without content (`Read`, `Read(*)`) matches every call of it;
  *   - Bash: any subcommand matches (bash-rules.ts bashIfMatches);
- *   - Read, Edit, Write, NotebookEdit: the file's path against the gitignore
- *     specifier (`Read(./.env)`, `Edit(*.ts)`, `Write(src/**)`), anchored as
- *     Read and Edit rules are (path-rules.ts); Glob and Grep: the directory
- *     they search;
+ *   - Read, Edit, Write, NotebookEdit: the file's path (resolved from the
+ *     session's cwd, as the tools resolve it) against the gitignore specifier
+ *     (`Read(./.env)`, `Edit(*.ts)`, `Write(src/**)`), anchored exactly as
+ *     the configured Read and Edit rules are (path-rules.ts: `./p` and bare
+ *     patterns at the workspace root); Glob and Grep: the directory they search;
  *   - WebFetch: `domain:` specifiers against the URL's host (web/domain-rules.ts);
  *   - any other tool (MCP tools included) has no content to match: a rule
  *     with content matches none of its calls, as such a permission rule does.
@@ -40,7 +41,7 @@ const PATH_FIELDS: Readonly<Record<string, string>> = {
   Grep: 'path',
 };
 
-/** Compiled path specifiers kept per (specifier, cwd); bounded. */
+/** Compiled path specifiers kept; bounded. */
 const MAX_CACHED = 1000;
 
 /** Whether a rule's tool name covers the call's tool. */
@@ -54,13 +55,14 @@ export function ifToolMatches(ruleTool: string, toolName: string): boolean {
 
 export function ruleIfMatcher(workspace: Pick<Workspace, 'root' | 'home' | 'caseInsensitive' | 'resolve' | 'canonical'>): IfMatcher {
   const paths = new Map<string, PathMatcher>();
-  const pathMatcher = (spec: string, cwd: string): PathMatcher => {
-    const key = `${cwd}\u0000${spec}`;
-    let m = paths.get(key);
+  // The base the service's permission rules are compiled with (services.ts), so that `if` and a rule agree.
+  const base = { root: workspace.root, cwd: workspace.root, home: workspace.home, caseInsensitive: workspace.caseInsensitive };
+  const pathMatcher = (spec: string): PathMatcher => {
+    let m = paths.get(spec);
     if (!m) {
-      m = compilePathRule(spec, { root: workspace.root, cwd, home: workspace.home, caseInsensitive: workspace.caseInsensitive });
+      m = compilePathRule(spec, base);
       if (paths.size >= MAX_CACHED) paths.delete(paths.keys().next().value as string);
-      paths.set(key, m);
+      paths.set(spec, m);
     }
     return m;
   };
@@ -87,7 +89,7 @@ export function ruleIfMatcher(workspace: Pick<Workspace, 'root' | 'home' | 'case
       } catch {
         return true;
       }
-      const m = pathMatcher(p.content, cwd);
+      const m = pathMatcher(p.content);
       return spellings.some((s) => m(s));
     }
     if (toolName === 'WebFetch') {

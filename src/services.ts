@@ -11,7 +11,7 @@ import { envToken } from './http/auth.js';
 import { Executor } from './executions/executor.js';
 import { ExecutionRegistry } from './executions/registry.js';
 import { ConfiguredHookRunner } from './hooks/runner.js';
-import { bashAwareIfMatcher } from './permissions/bash-rules.js';
+import { ruleIfMatcher } from './permissions/if-matcher.js';
 import type { HookRunner } from './hooks/types.js';
 import { ApprovalBroker } from './permissions/approval-broker.js';
 import type { Approvals } from './permissions/approvals.js';
@@ -157,7 +157,7 @@ export function createServices(opts: ServiceOptions): Services {
       childEnv,
       log,
       env,
-      ifMatcher: bashAwareIfMatcher,
+      ifMatcher: ruleIfMatcher(workspace),
       mask: maskSecrets,
     });
   const classifier =
@@ -209,6 +209,7 @@ export function createServices(opts: ServiceOptions): Services {
     observer: registry,
     config,
     tasks,
+    rememberRule: (r) => ruleStore.remember(r),
   };
   const executor = new Executor({ deps, registry, maxConcurrency: config.execution.maxConcurrency, maxInFlight: config.server.maxInFlightCalls });
 

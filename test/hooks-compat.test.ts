@@ -156,6 +156,53 @@ describe('scripts in the style of Claude Code’s hooks documentation', () => {
     expect(t.app.toolexec.audit.query({ limit: 3 }).map((a) => a.reason_type)).toEqual(['headless', 'hook', 'hook']);
   });
 
+  it('PermissionRequest updatedPermissions: addRules becomes a session rule, setMode the session’s mode; stdin carries the suggested rule as permission_suggestions', async () => {
+    const dir = tmpDir();
+    const stdin = path.join(dir, 'stdin.json');
+    const out = path.join(dir, 'out.json');
+    fs.writeFileSync(
+      out,
+      JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: 'PermissionRequest',
+          decision: {
+            behavior: 'allow',
+            updatedPermissions: [
+              { type: 'addRules', rules: [{ toolName: 'Bash', ruleContent: 'touch:*' }], behavior: 'allow', destination: 'localSettings' },
+              { type: 'setMode', mode: 'acceptEdits', destination: 'session' },
+              { type: 'setMode', mode: 'bypassPermissions', destination: 'session' },
+              { type: 'addDirectories', directories: ['/elsewhere'], destination: 'session' },
+              { type: 'addRules', rules: [{ toolName: 'Bash' }], behavior: 'allow', destination: 'policySettings' },
+            ],
+          },
+        },
+      }),
+    );
+    // Answers once per session, as a hook that approves and remembers would be needed only once.
+    const hook = script(dir, 'pr.sh', `cat > ${stdin}; cat ${out}`);
+    t = await makeApp({ hooks: { PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook, once: true }] }] } });
+    const first = await run(t, 'Bash', { command: 'touch a' });
+    expect(first.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'hook' } } });
+    expect(first.chain).toContainEqual({ layer: 'hooks', outcome: 'allow', detail: 'PermissionRequest updatedPermissions: session allow rule Bash(touch:*) (for localSettings)' });
+    expect(first.chain).toContainEqual({ layer: 'hooks', outcome: 'allow', detail: 'PermissionRequest updatedPermissions: session mode acceptEdits' });
+    const ignored = first.messages.filter((m) => m.kind === 'non_blocking_error').map((m) => m.text);
+    expect(ignored).toHaveLength(3);
+    expect(ignored.join('\n')).toMatch(/bypassPermissions is not allowed/);
+    expect(ignored.join('\n')).toMatch(/"addDirectories" is not supported/);
+    expect(ignored.join('\n')).toMatch(/destination "policySettings" cannot be written/);
+    const sent = JSON.parse(fs.readFileSync(stdin, 'utf8'));
+    expect(sent.permission_suggestions).toEqual([{ type: 'addRules', rules: [{ toolName: 'Bash', ruleContent: 'touch a' }], behavior: 'allow', destination: 'localSettings' }]);
+    // The hook does not run again (once); the session rule allows the next touch.
+    const second = await run(t, 'Bash', { command: 'touch b' });
+    expect(second.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'rule', detail: 'Bash(touch:*)' } } });
+    expect(fs.existsSync(path.join(t.workspace, 'b'))).toBe(true);
+    const rules = (await t.app.inject({ method: 'GET', url: '/permissions/rules?session_id=s' })).json();
+    expect(rules.rules).toContainEqual(expect.objectContaining({ rule: 'Bash(touch:*)', behavior: 'allow', source: 'session' }));
+    expect(t.app.toolexec.sessions.find('s')?.mode).toBe('acceptEdits');
+    // Only that session: in another, the call asks again (and the hook, once per session, answers it there).
+    expect((await run(t, 'Bash', { command: 'touch c' }, 'other')).exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'hook' } } });
+  });
+
   it('a PermissionRequest hook is not asked about calls that do not ask', async () => {
     const dir = tmpDir();
     const log = path.join(dir, 'log');
@@ -287,6 +334,54 @@ describe('matchers, `if`, de-duplication', () => {
     expect(count()).toBe(2);
     await run(t, 'Bash', { command: 'echo git' });
     expect(count()).toBe(2);
+  });
+
+  it('`if` narrows by content for every tool, as that tool\'s permission rules match: paths, domains, MCP servers', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const hook = (label: string, cond: string) => ({ type: 'command' as const, command: script(dir, `${label}.sh`, `cat >/dev/null; echo "${label}" >> ${log}`), if: cond });
+    t = await makeApp(
+      {
+        permissions: { allow: ['Read', 'Edit', 'Write'] },
+        hooks: {
+          PreToolUse: [
+            {
+              hooks: [
+                hook('env', 'Read(./.env)'),
+                hook('anyread', 'Read'),
+                hook('ts', 'Edit(*.ts)'),
+                hook('src', 'Write(src/**)'),
+                hook('web', 'WebFetch(domain:example.com)'),
+                hook('srv', 'mcp__srv'),
+                hook('srvcontent', 'mcp__srv__do(x)'),
+              ],
+            },
+          ],
+        },
+      },
+      { extraTools: [probeTool({ name: 'mcp__srv__do', permission: 'allow' }), probeTool({ name: 'mcp__other__do', permission: 'allow' })] },
+    );
+    const ws = t.workspace;
+    fs.mkdirSync(path.join(ws, 'sub'));
+    for (const f of ['.env', 'a.txt', 'sub/b.ts', 'c.txt']) fs.writeFileSync(path.join(ws, f), 'x\n');
+    const ran = async (name: string, input: Record<string, unknown>): Promise<string[]> => {
+      fs.rmSync(log, { force: true });
+      await run(t!, name, input);
+      return fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').sort() : [];
+    };
+    expect(await ran('Read', { file_path: path.join(ws, 'a.txt') })).toEqual(['anyread']);
+    expect(await ran('Read', { file_path: path.join(ws, '.env') })).toEqual(['anyread', 'env']);
+    for (const f of ['c.txt', 'sub/b.ts']) await run(t, 'Read', { file_path: path.join(ws, f) });
+    // A bare `*.ts` matches at any depth below the working directory.
+    expect(await ran('Edit', { file_path: path.join(ws, 'sub/b.ts'), old_string: 'x', new_string: 'y' })).toEqual(['ts']);
+    expect(await ran('Edit', { file_path: path.join(ws, 'c.txt'), old_string: 'x', new_string: 'y' })).toEqual([]);
+    expect(await ran('Write', { file_path: path.join(ws, 'src/new.txt'), content: 'n' })).toEqual(['src']);
+    expect(await ran('Write', { file_path: path.join(ws, 'other/new.txt'), content: 'n' })).toEqual([]);
+    // PreToolUse runs before the permission decision: no allow rule, so nothing is fetched.
+    expect(await ran('WebFetch', { url: 'https://example.com/x', prompt: 'p' })).toEqual(['web']);
+    expect(await ran('WebFetch', { url: 'https://example.org/x', prompt: 'p' })).toEqual([]);
+    expect(await ran('mcp__srv__do', { value: 'v' })).toEqual(['srv']);
+    expect(await ran('mcp__other__do', { value: 'v' })).toEqual([]);
   });
 
   it('identical hooks run once (across groups); the same command with another `if` is another hook', async () => {

@@ -13,6 +13,7 @@ import { cleanupTmp, execute, textOf, tmpDir, use, type TestApp } from './helper
 import { probeTool } from './helpers.js';
 import { loadConfig } from '../src/config/load.js';
 import { ServerConnection } from '../src/mcp/connection.js';
+import { printing, run } from './helpers-hooks.js';
 import { FAST_MCP, FIXTURE, fixtureLog, fixtureStdio, isAlive, makeMcpApp, serverStatus, waitConnected, waitFor } from './helpers-mcp.js';
 
 let t: TestApp | undefined;
@@ -209,6 +210,47 @@ describe('calls', () => {
     expect(t.app.toolexec.results.readAll(id)).toHaveLength(150_000);
     expect(textOf(r.body.tool_results[1]!.content)).toHaveLength(5000);
     expect(r.body.executions[1]!.result_id).toBeNull();
+  });
+
+  it('a PostToolUse hook’s updatedMCPToolOutput replaces what the model gets: text or content blocks; invalid or non-MCP is reported and ignored', async () => {
+    const dir = tmpDir();
+    const out = (name: string, value: unknown) => ({
+      type: 'command' as const,
+      command: printing(dir, name, { hookSpecificOutput: { hookEventName: 'PostToolUse', updatedMCPToolOutput: value } }),
+    });
+    const blocks = [{ type: 'text', text: 'redacted [1 image removed]' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }];
+    t = await makeMcpApp({
+      mcpServers: { fx: fixtureStdio() },
+      permissions: { allow: ['mcp__fx', 'Read'] },
+      hooks: {
+        PostToolUse: [
+          { matcher: 'mcp__fx__echo', hooks: [out('echo', 'REPLACED OUTPUT')] },
+          { matcher: 'mcp__fx__mixed', hooks: [out('mixed', blocks)] },
+          { matcher: 'mcp__fx__pid', hooks: [out('pid', [{ type: 'audio', data: 'x' }])] },
+          { matcher: 'mcp__fx__big', hooks: [out('big', 'trimmed')] },
+          { matcher: 'Read', hooks: [out('read', 'not for Read')] },
+        ],
+      },
+    });
+    await waitConnected(t.app, ['fx']);
+    const echo = await run(t, 'mcp__fx__echo', { message: 'secret' });
+    expect(echo.block.content).toBe('REPLACED OUTPUT');
+    expect(echo.exec.status).toBe('succeeded');
+    const mixed = await run(t, 'mcp__fx__mixed', {});
+    expect(mixed.block.content).toEqual(blocks);
+    const pid = await run(t, 'mcp__fx__pid', {});
+    expect(pid.text).toMatch(/\d+/);
+    expect(pid.messages).toContainEqual(expect.objectContaining({ kind: 'non_blocking_error', text: expect.stringContaining('updatedMCPToolOutput must be a string or an array of content blocks') }));
+    // The original, stored because it is large, is dropped with it: the hook may have taken a secret out.
+    const big = await run(t, 'mcp__fx__big', { chars: 150_000 });
+    expect(big.block.content).toBe('trimmed');
+    expect(big.exec.result_id).toBeNull();
+    expect(t.app.toolexec.db.prepare('SELECT count(*) AS n FROM results WHERE execution_id = ?').get(big.exec.id)).toEqual({ n: 0 });
+    fs.writeFileSync(path.join(t.workspace, 'a.txt'), 'hello\n');
+    const read = await run(t, 'Read', { file_path: path.join(t.workspace, 'a.txt') });
+    expect(read.text).toContain('hello');
+    expect(read.text).not.toContain('not for Read');
+    expect(read.messages).toContainEqual(expect.objectContaining({ kind: 'non_blocking_error', text: expect.stringContaining('applies to MCP tools only') }));
   });
 
   it('maps annotations, defers MCP tools unless alwaysLoad, and passes search hints on', async () => {

@@ -17,7 +17,7 @@
 import { z } from 'zod';
 import type { HookEvent } from '../config/schema.js';
 import type { Behavior } from '../permissions/types.js';
-import type { ToolInput } from '../tool/types.js';
+import type { ContentBlock, ToolInput } from '../tool/types.js';
 import type { HookMessage, PermissionRequestDecision } from './types.js';
 
 export interface HookRun {
@@ -44,8 +44,27 @@ export interface HookJudgement {
   permissionRequest: PermissionRequestDecision | undefined;
   /** PermissionDenied `retry: true`: the hook's name. */
   retry: string | undefined;
+  /** PostToolUse: the MCP tool output to give the model instead (validated; MCP tools only, pipeline step 7). */
+  updatedMCPToolOutput: string | ContentBlock[] | undefined;
   messages: HookMessage[];
 }
+
+/**
+ * What `updatedMCPToolOutput` may be: what an MCP tool's output is in Claude
+ * Code, its text, or its content blocks (text, and base64 images).
+ */
+const McpToolOutput = z.union([
+  z.string(),
+  z.array(
+    z.discriminatedUnion('type', [
+      z.strictObject({ type: z.literal('text'), text: z.string() }),
+      z.strictObject({
+        type: z.literal('image'),
+        source: z.strictObject({ type: z.literal('base64'), media_type: z.string().regex(/^image\/[a-z0-9.+-]+$/i), data: z.string() }),
+      }),
+    ]),
+  ),
+]);
 
 const HookJson = z.looseObject({
   continue: z.boolean().optional(),
@@ -66,6 +85,8 @@ const HookJson = z.looseObject({
           z.looseObject({
             behavior: z.literal('allow'),
             updatedInput: z.record(z.string(), z.unknown()).optional(),
+            // Claude Code's PermissionUpdate[]; each is checked where it is applied (permissions/permission-updates.ts).
+            updatedPermissions: z.array(z.unknown()).optional(),
           }),
           z.looseObject({
             behavior: z.literal('deny'),
@@ -76,6 +97,8 @@ const HookJson = z.looseObject({
         .optional(),
       // Read by PermissionDenied only: another event's hook is not refused for it.
       retry: z.unknown().optional(),
+      // Read (and validated) by PostToolUse only.
+      updatedMCPToolOutput: z.unknown().optional(),
     })
     .optional(),
 });
@@ -104,6 +127,7 @@ function blank(hook: string): HookJudgement {
     stop: undefined,
     permissionRequest: undefined,
     retry: undefined,
+    updatedMCPToolOutput: undefined,
     messages: [],
   };
 }
@@ -197,7 +221,12 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
     if (event === 'PermissionRequest' && h.decision) {
       j.permissionRequest =
         h.decision.behavior === 'allow'
-          ? { behavior: 'allow', hook: run.hook, ...(h.decision.updatedInput ? { updatedInput: h.decision.updatedInput } : {}) }
+          ? {
+              behavior: 'allow',
+              hook: run.hook,
+              ...(h.decision.updatedInput ? { updatedInput: h.decision.updatedInput } : {}),
+              ...(h.decision.updatedPermissions ? { updatedPermissions: h.decision.updatedPermissions } : {}),
+            }
           : {
               behavior: 'deny',
               hook: run.hook,
@@ -206,6 +235,17 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
             };
     }
     if (event === 'PermissionDenied' && h.retry === true) j.retry = run.hook;
+    if (event === 'PostToolUse' && h.updatedMCPToolOutput !== undefined) {
+      const out = McpToolOutput.safeParse(h.updatedMCPToolOutput);
+      if (out.success) j.updatedMCPToolOutput = out.data as string | ContentBlock[];
+      else {
+        const first = out.error.issues[0];
+        msg(
+          'non_blocking_error',
+          `hookSpecificOutput.updatedMCPToolOutput must be a string or an array of content blocks ({type:"text",text} or {type:"image",source:{type:"base64",media_type,data}}): ${first ? `${first.path.join('.') || '(root)'}: ${first.message}` : 'invalid'}; ignored`,
+        );
+      }
+    }
     if (h.additionalContext) {
       j.additionalContext = h.additionalContext;
       msg('additional_context', h.additionalContext);

@@ -40,8 +40,8 @@ function isAsyncLine(line: string): boolean {
   }
 }
 
-/** Decides a handler's `if` condition (permission-rule syntax) for a call. */
-export type IfMatcher = (rule: string, toolName: string, input: ToolInput) => boolean;
+/** Decides a handler's `if` condition (permission-rule syntax) for a call; `cwd` is the session's (relative rule paths). */
+export type IfMatcher = (rule: string, toolName: string, input: ToolInput, cwd?: string) => boolean;
 
 /** Without a richer matcher, `if` compares the tool name and runs the hook on any content. */
 export const toolNameIfMatcher: IfMatcher = (rule, toolName) => {
@@ -134,7 +134,7 @@ export class ConfiguredHookRunner implements HookRunner {
 
   async run(event: HookEvent, payload: HookPayload, signal: AbortSignal): Promise<HookOutcome> {
     const handlers = this.handlersFor(event, payload.tool_name).filter(
-      (h) => (h.if === undefined || this.ifMatcher(h.if, payload.tool_name, payload.tool_input)) && this.firstOnce(h, payload.session_id),
+      (h) => (h.if === undefined || this.ifMatcher(h.if, payload.tool_name, payload.tool_input, payload.cwd)) && this.firstOnce(h, payload.session_id),
     );
     if (handlers.length === 0) return emptyOutcome();
     const body = JSON.stringify(payload);
@@ -330,6 +330,7 @@ export function aggregate(judgements: readonly HookJudgement[]): HookOutcome {
       if (!best || RANK[b] > RANK[best]) best = b;
     }
     if (j.updatedInput) o.updatedInput = j.updatedInput;
+    if (j.updatedMCPToolOutput !== undefined) o.updatedMCPToolOutput = { output: j.updatedMCPToolOutput, hook: j.hook };
     if (j.additionalContext) o.additionalContext.push(j.additionalContext);
     if (j.blockingError) o.blockingErrors.push(j.blockingError);
     if (j.stop && !o.stop) o.stop = j.stop;

@@ -4,7 +4,7 @@
  */
 import type { HookEvent, PermissionMode } from '../config/schema.js';
 import type { HookPermission } from '../permissions/engine.js';
-import type { ToolInput } from '../tool/types.js';
+import type { ContentBlock, ToolInput } from '../tool/types.js';
 
 /** The JSON a hook receives on stdin (or as the HTTP body). */
 export interface HookPayload {
@@ -64,7 +64,7 @@ export interface HookMessage {
 
 /** The decision of a PermissionRequest hook. */
 export type PermissionRequestDecision =
-  | { behavior: 'allow'; updatedInput?: ToolInput; hook: string }
+  | { behavior: 'allow'; updatedInput?: ToolInput; updatedPermissions?: unknown[]; hook: string }
   | { behavior: 'deny'; message?: string; interrupt?: boolean; hook: string };
 
 /** All matching hooks of one event, aggregated (deny > ask > allow). */
@@ -83,6 +83,8 @@ export interface HookOutcome {
   permissionRequest: PermissionRequestDecision | undefined;
   /** PermissionDenied: a hook said the model may try the call again (`retry: true`). */
   retry: string | undefined;
+  /** PostToolUse: the output an MCP tool's result is replaced with (the last hook that gave one wins), and that hook. */
+  updatedMCPToolOutput: { output: string | ContentBlock[]; hook: string } | undefined;
   messages: HookMessage[];
   /** How many hooks ran. */
   ran: number;
@@ -105,6 +107,7 @@ export function emptyOutcome(): HookOutcome {
     stop: undefined,
     permissionRequest: undefined,
     retry: undefined,
+    updatedMCPToolOutput: undefined,
     messages: [],
     ran: 0,
   };

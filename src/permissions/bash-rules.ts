@@ -372,8 +372,9 @@ export function bashIfMatches(ruleContent: string | undefined, command: string):
 }
 
 /**
- * An IfMatcher (hooks/runner.ts) that understands Bash rule contents; for
- * other tools it compares the tool name and runs on any content.
+ * An IfMatcher (hooks/runner.ts) that understands Bash rule contents only;
+ * for other tools it compares the tool name and runs on any content. The
+ * service uses if-matcher.ts, which matches every tool's rule contents.
  */
 export function bashAwareIfMatcher(rule: string, toolName: string, input: ToolInput): boolean {
   const p = parseRule(rule);

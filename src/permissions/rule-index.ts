@@ -60,7 +60,7 @@ export function compileRules(inputs: readonly RuleInput[]): { rules: PermissionR
 }
 
 /** The MCP server part of an `mcp__srv…` rule, or undefined. */
-function mcpServerOfRule(toolName: string): { server: string; tool: string | undefined } | undefined {
+export function mcpServerOfRule(toolName: string): { server: string; tool: string | undefined } | undefined {
   if (!toolName.startsWith('mcp__')) return undefined;
   const rest = toolName.slice(5);
   const sep = rest.indexOf('__');

@@ -216,7 +216,7 @@ async function steps(
   if (out.ok && out.errorClass !== null && hasPostHooks(deps, true, tool.name)) {
     // A failure the tool reported in its result (a non-zero exit, an MCP
     // isError): Claude Code throws there, so the failure hooks run, not PostToolUse.
-    let block = await postHooks(
+    let { block } = await postHooks(
       { call: allowed, toolName: tool.name, input: allowed.input, block: out.block, response: blockText(out.block), failed: true, interrupted: false },
       deps,
       session,
@@ -230,20 +230,24 @@ async function steps(
     result = finished(allowed, 'failed', block, out.errorClass, out.resultId !== null ? { resultId: out.resultId } : undefined);
   } else if (out.ok) {
     let block = out.block;
+    let resultId = out.resultId;
     if (hasPostHooks(deps, false, tool.name)) {
-      block = await postHooks(
-        { call: allowed, toolName: tool.name, input: allowed.input, block, response: out.data, failed: false, interrupted: false },
+      const post = await postHooks(
+        { call: allowed, toolName: tool.name, input: allowed.input, block, resultId, response: out.data, failed: false, interrupted: false },
         deps,
         session,
         abort.signal,
       );
+      block = post.block;
+      // An MCP tool's output replaced by a hook (updatedMCPToolOutput).
+      if (post.replacedResultId !== undefined) resultId = post.replacedResultId;
     }
     for (const c of additionalContext) block = appendText(block, c);
-    result = finished(allowed, 'succeeded', block, null, out.resultId !== null ? { resultId: out.resultId } : undefined);
+    result = finished(allowed, 'succeeded', block, null, resultId !== null ? { resultId } : undefined);
   } else if (hasPostHooks(deps, true, tool.name)) {
     // Failure hooks still run after a cancel, bounded by their own timeouts.
     const hookSignal = out.errorClass === 'cancelled' ? new AbortController().signal : abort.signal;
-    const block = await postHooks(
+    const { block } = await postHooks(
       {
         call: allowed,
         toolName: tool.name,

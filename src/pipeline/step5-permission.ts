@@ -7,6 +7,8 @@
  */
 import { hookPayload, type HookOutcome, type HookPayload } from '../hooks/types.js';
 import { decide, type HookPermission } from '../permissions/engine.js';
+import { suggestRule } from '../permissions/approval-broker.js';
+import { applyPermissionUpdates, suggestionsOf } from '../permissions/permission-updates.js';
 import { messages } from '../permissions/messages.js';
 import type { RuleIndex } from '../permissions/rule-index.js';
 import type { Decision } from '../permissions/types.js';
@@ -247,13 +249,21 @@ async function permissionRequestHooks(
   deps: PipelineDeps,
   signal: AbortSignal,
 ): Promise<Decision> {
-  const outcome = await runHooks('PermissionRequest', { permission_suggestions: [] }, call, session, deps, signal);
+  // The rule an approver is offered (approval-broker.ts suggestRule), in Claude Code's PermissionUpdate shape.
+  let suggested: string | undefined;
+  try {
+    suggested = suggestRule(call.tool, call.input, deps.workspace, session.cwd);
+  } catch {
+    suggested = undefined;
+  }
+  const outcome = await runHooks('PermissionRequest', { permission_suggestions: suggestionsOf(suggested) }, call, session, deps, signal);
   const pr = outcome.permissionRequest;
   if (!pr) return d;
   d.chain.push({ layer: 'hooks', outcome: pr.behavior, detail: `PermissionRequest: ${pr.hook}` });
   if (pr.behavior === 'allow') {
     const allowed: Decision = { behavior: 'allow', reason: { type: 'hook', detail: pr.hook }, message: undefined, chain: d.chain };
     if (pr.updatedInput) allowed.updatedInput = pr.updatedInput;
+    if (pr.updatedPermissions && pr.updatedPermissions.length > 0) applyHookUpdates(pr.updatedPermissions, pr.hook, call, session, deps, d);
     return allowed;
   }
   return {
@@ -262,4 +272,30 @@ async function permissionRequestHooks(
     message: pr.message ?? messages.hookDenied('PermissionRequest', call.tool.name),
     chain: d.chain,
   };
+}
+
+/**
+ * A PermissionRequest hook's `updatedPermissions`, applied as it allows the
+ * call: rules for the session, the session's mode (permission-updates.ts).
+ * What is applied goes into the decision chain; what is not, into the call's
+ * hook messages.
+ */
+function applyHookUpdates(updates: readonly unknown[], hook: string, call: Parsed, session: Session, deps: PipelineDeps, d: Decision): void {
+  const perms = deps.config.permissions;
+  const report = applyPermissionUpdates(updates, {
+    sessionId: session.id,
+    mode: session.mode,
+    setMode: (mode) => {
+      session.mode = mode;
+      // A new mode starts the auto-mode denial count afresh (as PATCH /sessions/:id does).
+      session.classifierDenials = { consecutive: 0, total: 0 };
+      session.touch();
+    },
+    allowBypass: perms.allowBypass && perms.disableBypassPermissionsMode !== 'disable',
+    remember: deps.rememberRule,
+    createdBy: `hook:${hook}`.slice(0, 500),
+  });
+  for (const a of report.applied) d.chain.push({ layer: 'hooks', outcome: 'allow', detail: `PermissionRequest updatedPermissions: ${a}` });
+  for (const text of report.ignored) call.hookMessages.push({ event: 'PermissionRequest', hook, kind: 'non_blocking_error', text });
+  if (report.applied.length > 0) deps.log.info({ session_id: session.id, hook, applied: report.applied }, 'a PermissionRequest hook updated the session’s permissions');
 }

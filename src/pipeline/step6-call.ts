@@ -112,9 +112,9 @@ function textOf(content: ToolResultBlock['content']): { text: string; others: Co
 /** Empty output gets Claude Code's marker; oversized text is persisted. */
 export function sizeBlock(
   block: ToolResultBlock,
-  call: RunningCall,
-  ctx: ToolContext,
-  deps: PipelineDeps,
+  call: Pick<RunningCall, 'id' | 'tool'>,
+  ctx: Pick<ToolContext, 'session'>,
+  deps: Pick<PipelineDeps, 'results' | 'persistThresholdChars' | 'previewChars'>,
 ): { block: ToolResultBlock; resultId: string | null } {
   const { text, others } = textOf(block.content);
   if (text.length === 0 && others.length === 0) {

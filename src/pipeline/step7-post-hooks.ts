@@ -2,15 +2,27 @@
  * Step 7: PostToolUse hooks (or PostToolUseFailure after a failure) receive
  * the tool's name, input and result. The tool already ran: exit 2 or
  * decision "block" only sends its text to the model beside the result, and
- * additionalContext is appended.
+ * additionalContext is appended. For an MCP tool, a PostToolUse hook's
+ * `updatedMCPToolOutput` replaces the output the model receives (sized as
+ * the tool's own output is; the original's stored copy is dropped); for
+ * other tools it is ignored with a message, as in Claude Code.
  */
-import { hookPayload } from '../hooks/types.js';
+import { hookPayload, type HookMessage } from '../hooks/types.js';
 import type { Session } from '../sessions/session.js';
-import type { ToolInput, ToolResultBlock } from '../tool/types.js';
+import type { AnyTool, ToolInput, ToolResultBlock } from '../tool/types.js';
+import { sizeBlock } from './step6-call.js';
 import type { Call, PipelineDeps } from './types.js';
 
+export interface PostHookResult {
+  block: ToolResultBlock;
+  /** Set when a hook replaced the output: the stored result of the replacement, if it was stored. */
+  replacedResultId?: string | null;
+}
+
 export interface PostHookInput {
-  call: Call & { tool: NonNullable<unknown> };
+  call: Call & { tool: AnyTool };
+  /** The result the tool's output was stored as, when it was. */
+  resultId?: string | null;
   toolName: string;
   input: ToolInput;
   block: ToolResultBlock;
@@ -36,9 +48,9 @@ export async function postHooks(
   deps: PipelineDeps,
   session: Session,
   signal: AbortSignal,
-): Promise<ToolResultBlock> {
+): Promise<PostHookResult> {
   const event = p.failed ? 'PostToolUseFailure' : 'PostToolUse';
-  if (!deps.hooks.matches(event, p.toolName)) return p.block;
+  if (!deps.hooks.matches(event, p.toolName)) return { block: p.block };
   const outcome = await deps.hooks.run(
     event,
     {
@@ -49,8 +61,26 @@ export async function postHooks(
   );
   for (const m of outcome.messages) p.call.hookMessages.push(m);
   let block = p.block;
+  let replacedResultId: string | null | undefined;
+  const updated = outcome.updatedMCPToolOutput;
+  if (updated !== undefined && p.call.tool.mcpInfo === undefined) {
+    const note: HookMessage = {
+      event,
+      hook: updated.hook,
+      kind: 'non_blocking_error',
+      text: `hookSpecificOutput.updatedMCPToolOutput applies to MCP tools only; ${p.toolName} is not one, so its output is unchanged`,
+    };
+    p.call.hookMessages.push(note);
+  } else if (updated !== undefined) {
+    // Sized as the tool's own output is (an empty one gets the marker, a long one is stored).
+    const sized = sizeBlock({ ...block, content: updated.output }, { id: p.call.id, tool: p.call.tool }, { session }, deps);
+    block = sized.block;
+    replacedResultId = sized.resultId;
+    // What the hook took out (a secret, personal data) must not stay readable through result://.
+    if (p.resultId) deps.results.delete(p.resultId);
+  }
   for (const e of outcome.blockingErrors) block = appendText(block, `${event}:${p.toolName} hook error: ${e}`);
   for (const c of outcome.additionalContext) block = appendText(block, c);
   if (outcome.stop) block = appendText(block, `A ${event} hook asked to stop: ${outcome.stop.reason}`);
-  return block;
+  return replacedResultId === undefined ? { block } : { block, replacedResultId };
 }

@@ -10,6 +10,7 @@ import type { HookMessage, HookRunner } from '../hooks/types.js';
 import type { Approvals } from '../permissions/approvals.js';
 import type { Classifier } from '../permissions/classifier.js';
 import type { RuleIndex } from '../permissions/rule-index.js';
+import type { RememberInput } from '../permissions/rule-store.js';
 import type { Decision } from '../permissions/types.js';
 import type { ToolPool } from '../pool/pool.js';
 import type { ResultStore } from '../results/store.js';
@@ -113,6 +114,8 @@ export interface PipelineDeps {
   log: Logger;
   observer: CallObserver;
   config: Config;
+  /** Remembers a rule (a PermissionRequest hook's updatedPermissions); absent: such updates are ignored with a message. */
+  rememberRule?: ((r: RememberInput) => unknown) | undefined;
   /** Background Bash tasks; absent when bash.background is switched off. */
   tasks?: BackgroundTasks | undefined;
 }

@@ -36,4 +36,6 @@ export const messages = {
   cancelled:
     "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how to proceed.",
   interrupted: '[Request interrupted by user for tool use]',
+  /** Claude Code's text for a concurrent call cancelled because a Bash call beside it failed; `errored` as siblingDescription gives it. */
+  siblingCancelled: (errored: string) => `Cancelled: parallel tool call ${errored} errored`,
 } as const;

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTmp, execute, tmpDir, use, type TestApp } from './helpers.js';
 import { BASE_MTIME_S, grepApp, makeCorpus, runGrep } from './helpers-grep.js';
+import { script } from './helpers-hooks.js';
 
 afterAll(cleanupTmp);
 
@@ -128,6 +129,47 @@ describe.each(ENGINES)('Grep with the %s engine', (engine) => {
     expect(files.text).toMatch(/^Found 1 file limit: 1\n\S+$/);
     const counts = await runGrep(t.app, { pattern: 'TODO', glob: '*.md', output_mode: 'count', head_limit: 2 });
     expect(counts.text).toMatch(/\n\nFound 2 total occurrences across 2 files\. with pagination = limit: 2$/);
+  });
+
+  it('gives PostToolUse hooks Claude Code\u2019s output fields (mode, numFiles, filenames, content, numLines, numMatches) beside ours', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'post.jsonl');
+    const hook = script(dir, 'post.sh', `cat >> '${log}'; echo >> '${log}'`);
+    const app = await grepApp(corpus, engine, { hooks: { PostToolUse: [{ matcher: 'Grep', hooks: [{ type: 'command', command: hook }] }] } });
+    try {
+      const responses = async (inputs: Record<string, unknown>[]) => {
+        for (const input of inputs) await runGrep(app.app, input);
+        return fs
+          .readFileSync(log, 'utf8')
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+          .map((l) => JSON.parse(l).tool_response as Record<string, unknown>);
+      };
+      const [files, content, paged, none, count] = await responses([
+        { pattern: 'TODO', path: 'src', glob: '*.css' },
+        { pattern: 'alpha', path: 'src/multi.txt', output_mode: 'content', '-A': 1 },
+        { pattern: '^', path: 'src/multi.txt', output_mode: 'content', head_limit: 2, offset: 3 },
+        { pattern: 'zzzz-not-there', output_mode: 'content' },
+        { pattern: 'alpha|beta', path: 'src', output_mode: 'count' },
+      ]);
+      expect(files).toMatchObject({ mode: 'files_with_matches', numFiles: 1, filenames: ['src/styles.css'] });
+      expect(files).not.toHaveProperty('content');
+      expect(content).toMatchObject({
+        mode: 'content',
+        filenames: [],
+        numLines: 8,
+        content: ['src/multi.txt:1:alpha', 'src/multi.txt-2-beta', '--', 'src/multi.txt:4:alpha', 'src/multi.txt-5-delta', '--', 'src/multi.txt:7:alpha', 'src/multi.txt-8-beta'].join('\n'),
+      });
+      // Our notes (pagination, nothing found) are the model's, not part of content.
+      expect(paged).toMatchObject({ mode: 'content', numLines: 2, appliedLimit: 2, appliedOffset: 3, content: 'src/multi.txt:4:alpha\nsrc/multi.txt:5:delta' });
+      expect(none).toMatchObject({ mode: 'content', numLines: 0, content: '' });
+      expect(count).toMatchObject({ mode: 'count', numFiles: 1, numMatches: 6, filenames: ['src/multi.txt'], content: 'src/multi.txt:6' });
+      // toolexec's own fields stay.
+      expect(count).toMatchObject({ engine, text: 'src/multi.txt:6\n\nFound 6 total occurrences across 1 file.' });
+      expect(typeof count!.durationMs).toBe('number');
+    } finally {
+      await app.close();
+    }
   });
 
   it('says there is nothing in Claude Code’s words', async () => {

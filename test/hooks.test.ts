@@ -293,6 +293,22 @@ describe('PostToolUse', () => {
     ]);
   });
 
+  it('a PostToolUse script written for Claude Code reads Read\u2019s file.content and file.filePath, and Grep\u2019s filenames', async () => {
+    const dir = tmpDir();
+    const out = path.join(dir, 'seen.txt');
+    // What such scripts do: jq -r '.tool_response.file.content' and the like.
+    const reader = `let s='';process.stdin.on('data',(c)=>s+=c).on('end',()=>{const r=JSON.parse(s).tool_response;` +
+      `require('fs').appendFileSync(${JSON.stringify(out)}, JSON.stringify(r.file ? [r.file.filePath, r.file.content] : r.filenames) + '\\n');});`;
+    const hook = script(dir, 'post.sh', `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}`);
+    t = await makeApp({ permissions: { allow: ['Read', 'Grep'] }, hooks: { PostToolUse: [{ matcher: 'Read|Grep', hooks: [{ type: 'command', command: hook }] }] } });
+    const f = path.join(t.workspace, 'notes.txt');
+    fs.writeFileSync(f, 'first\nsecond\n');
+    const read = await execute(t.app, { tool_uses: [use('Read', { file_path: f })] });
+    expect(textOf(read.body.tool_results[0]!.content)).toBe('     1\tfirst\n     2\tsecond');
+    await execute(t.app, { tool_uses: [use('Grep', { pattern: 'second' })] });
+    expect(fs.readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l))).toEqual([[f, 'first\nsecond'], ['notes.txt']]);
+  });
+
   it('a PreToolUse additionalContext reaches the model also when the call is denied or fails', async () => {
     const dir = tmpDir();
     const ctx = script(dir, 'ctx.sh', `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"USE pnpm NOT npm"}}'`);

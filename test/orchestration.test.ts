@@ -3,8 +3,10 @@
  * maxConcurrency, the others alone and in order, results in request order;
  * cancellation ends a running call.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { partition } from '../src/orchestration/run-batch.js';
+import { partition, siblingDescription } from '../src/orchestration/run-batch.js';
 import { z } from 'zod';
 import { buildTool } from '../src/tool/build-tool.js';
 import { cleanupTmp, execute, makeApp, sleepTool, textOf, use, type TestApp } from './helpers.js';
@@ -172,5 +174,68 @@ describe('cancellation', () => {
     expect(svc.registry.size).toBe(0);
     const row = svc.executions.findByToolUse('d', 'gone')!;
     expect(row.status).toBe('cancelled');
+  });
+});
+
+describe('a failing Bash call cancels its concurrent siblings, as in Claude Code', () => {
+  const FAIL = 'cat missing_zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz.txt';
+  const CANCELLED = `<tool_use_error>Cancelled: parallel tool call Bash(${FAIL.slice(0, 40)}\u2026) errored</tool_use_error>`;
+
+  it('names the failed call by its first 40 characters', () => {
+    expect(siblingDescription('Bash', { command: 'ls -la' })).toBe('Bash(ls -la)');
+    expect(siblingDescription('Bash', { command: 'x'.repeat(41) })).toBe(`Bash(${'x'.repeat(40)}\u2026)`);
+    expect(siblingDescription('Bash', {})).toBe('Bash');
+  });
+
+  it('aborts the running siblings and ends the ones not started, with rows cancelled and the audit kept; later runs go on', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash'] }, execution: { maxConcurrency: 3 } }, { extraTools: [sleepTool({ safe: true }), sleepTool({ safe: false })] });
+    const t0 = performance.now();
+    const r = await execute(t.app, {
+      session_id: 'sib',
+      tool_uses: [
+        use('Bash', { command: FAIL }, 'fail'),
+        use('Bash', { command: 'sleep 30; echo later' }, 'bash-sibling'),
+        use('SafeSleep', { ms: 30_000, tag: 'running' }, 'running'),
+        use('SafeSleep', { ms: 1, tag: 'not-started' }, 'not-started'),
+        use('UnsafeSleep', { ms: 1, tag: 'after' }, 'after'),
+      ],
+    });
+    expect(performance.now() - t0).toBeLessThan(20_000);
+    const [fail, bash, running, notStarted, after] = r.body.tool_results;
+    expect(fail).toMatchObject({ is_error: true });
+    expect(textOf(fail!.content)).toMatch(/^Exit code 1\n/);
+    for (const b of [bash, running, notStarted]) expect(b).toMatchObject({ is_error: true, content: CANCELLED });
+    expect(textOf(after!.content)).toBe('slept 1 ms: after');
+    expect(r.body.executions.map((e) => [e.status, e.error_class])).toEqual([
+      ['failed', 'tool_error'],
+      ['cancelled', 'cancelled'],
+      ['cancelled', 'cancelled'],
+      ['cancelled', 'cancelled'],
+      ['succeeded', null],
+    ]);
+    const svc = t.app.toolexec;
+    // Rows: the running sibling got as far as its call; the one not started never ran a step.
+    const row = (i: number) => svc.executions.get(r.body.executions[i]!.id)!;
+    expect(row(1)).toMatchObject({ status: 'cancelled', error_class: 'cancelled' });
+    expect(JSON.parse(row(1).result_block!).content).toBe(CANCELLED);
+    expect(JSON.parse(row(1).timings!)).toHaveProperty('call');
+    expect(JSON.parse(row(3).timings!)).not.toHaveProperty('lookup');
+    // The audit keeps the decision made for the Bash sibling before it was cancelled.
+    expect(svc.audit.query({ executionId: r.body.executions[1]!.id, limit: 10 })).toEqual([expect.objectContaining({ behavior: 'allow', tool: 'Bash' })]);
+    expect(svc.registry.size).toBe(0);
+  });
+
+  it('is not done for other tools\u2019 errors, nor for a Bash exit that is an answer (grep finding nothing)', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash', 'Read'] } }, { extraTools: [sleepTool({ safe: true })] });
+    fs.writeFileSync(path.join(t.workspace, 'a.txt'), 'hello\n');
+    const r = await execute(t.app, {
+      tool_uses: [
+        use('Read', { file_path: path.join(t.workspace, 'missing.txt') }, 'read'),
+        use('Bash', { command: 'grep zzz a.txt' }, 'grep'),
+        use('SafeSleep', { ms: 300, tag: 'goes on' }, 'sleep'),
+      ],
+    });
+    expect(r.body.executions.map((e) => e.status)).toEqual(['failed', 'succeeded', 'succeeded']);
+    expect(textOf(r.body.tool_results[2]!.content)).toBe('slept 300 ms: goes on');
   });
 });

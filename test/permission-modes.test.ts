@@ -117,6 +117,18 @@ describe('modes', () => {
     expect((await decisionOf({ permissions: { defaultMode: 'dontAsk', allow: ['Writer'] } }, 'Writer')).status).toBe('succeeded');
   });
 
+  it('uses Claude Code\u2019s wording for the dontAsk denial and the ask message, naming this service and "the agent"', async () => {
+    const MAY = 'IMPORTANT: You *may* attempt to accomplish this action using other tools that might naturally be used to accomplish this goal, e.g. using head instead of cat.';
+    t = await makeApp({ permissions: { defaultMode: 'dontAsk' } }, { extraTools: [writer()] });
+    const r = await execute(t.app, { session_id: 's', tool_uses: [use('Writer', { value: 'v' }, 'id1')] });
+    const text = String(r.body.tool_results[0]!.content);
+    expect(text.startsWith(`Permission to use Writer has been denied because toolexec is running in don't ask mode. ${MAY}`)).toBe(true);
+    await t.close();
+    t = await makeApp({}, { extraTools: [writer()] });
+    const check = await t.app.inject({ method: 'POST', url: '/permissions/check', payload: { name: 'Writer', input: { value: 'v' } } });
+    expect(check.json()).toMatchObject({ behavior: 'ask', message: "The agent requested permissions to use Writer, but you haven't granted it yet." });
+  });
+
   it('auto: the classifier decides what would otherwise ask; its errors mean ask, never allow', async () => {
     const seen: string[] = [];
     const classifier = (verdict: 'allow' | 'deny' | 'ask'): Classifier => ({

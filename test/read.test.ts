@@ -8,9 +8,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { ResultStore } from '../src/results/store.js';
 import { MAX_LINES_TO_READ, readTool } from '../src/tools/read.js';
-import { cleanupTmp, type TestApp } from './helpers.js';
-import { call, fileApp } from './helpers-files.js';
+import { cleanupTmp, tmpDir, type TestApp } from './helpers.js';
+import { call, directContext, fileApp, runDirect } from './helpers-files.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -148,6 +149,85 @@ describe('Read: other kinds of content', () => {
     const missing = await call(t, 'Read', { file_path: 'result://res_nope' });
     expect(missing.isError).toBe(true);
     expect(missing.text).toContain('No stored result result://res_nope');
+  });
+});
+
+describe('Read: the output hooks receive (tool_response)', () => {
+  /** The tool's data (what PostToolUse hooks get as tool_response) and the text the model gets. */
+  async function read(input: Record<string, unknown>, root: string) {
+    const ctx = directContext({ root, allow: ['Read'] });
+    const r = await runDirect(readTool, input, ctx);
+    if (r.stage !== 'done') throw new Error(`Read failed at ${r.stage}: ${r.message}`);
+    return { data: r.data as Record<string, unknown>, text: r.text, ctx };
+  }
+
+  it('carries Claude Code\u2019s file object for text: raw content without line numbers, beside our fields', async () => {
+    const root = tmpDir();
+    const f = write(path.join(root, 'a.txt'), 'alpha\r\nbeta\r\n\tgamma\n');
+    const whole = await read({ file_path: f }, root);
+    expect(whole.data.file).toEqual({ filePath: f, content: 'alpha\nbeta\n\tgamma', numLines: 3, startLine: 1, totalLines: 3 });
+    // Our fields and what the model reads are unchanged.
+    expect(whole.data).toMatchObject({ type: 'text', filePath: f, content: '     1\talpha\n     2\tbeta\n     3\t\tgamma', numLines: 3 });
+    expect(whole.text).toBe('     1\talpha\n     2\tbeta\n     3\t\tgamma');
+    const g = write(path.join(root, 'b.txt'), lines(10));
+    expect((await read({ file_path: g, offset: 4, limit: 2 }, root)).data.file).toEqual({
+      filePath: g,
+      content: 'line 4\nline 5',
+      numLines: 2,
+      startLine: 4,
+      totalLines: 10,
+    });
+    // A whole file with blank last lines keeps them, as its lines joined.
+    const h = write(path.join(root, 'c.txt'), 'x\n\n');
+    expect((await read({ file_path: h }, root)).data.file).toMatchObject({ content: 'x\n', numLines: 2 });
+  });
+
+  it('gives an empty file and an offset past the end an empty file object', async () => {
+    const root = tmpDir();
+    const e = write(path.join(root, 'empty.txt'), '');
+    expect((await read({ file_path: e }, root)).data.file).toEqual({ filePath: e, content: '', numLines: 0, startLine: 1, totalLines: 0 });
+    const s = write(path.join(root, 's.txt'), lines(3));
+    expect((await read({ file_path: s, offset: 9 }, root)).data.file).toEqual({ filePath: s, content: '', numLines: 0, startLine: 9, totalLines: 3 });
+  });
+
+  it('gives an image as Claude Code\u2019s {base64, type, originalSize}, and a notebook as its cells', async () => {
+    const root = tmpDir();
+    const png = write(path.join(root, 'dot.png'), PNG);
+    const img = await read({ file_path: png }, root);
+    expect(img.data).toMatchObject({ type: 'image', file: { base64: PNG.toString('base64'), type: 'image/png', originalSize: PNG.length } });
+    const nb = {
+      cells: [
+        { cell_type: 'markdown', id: 'm1', source: ['# Hi'] },
+        { cell_type: 'code', source: ['x = 1\n', 'print(x)'], execution_count: 3, outputs: [{ output_type: 'stream', text: ['1\n'] }] },
+      ],
+      metadata: { language_info: { name: 'python' } },
+      nbformat: 4,
+      nbformat_minor: 4,
+    };
+    const f = write(path.join(root, 'n.ipynb'), JSON.stringify(nb));
+    const r = await read({ file_path: f }, root);
+    expect(r.data.file).toEqual({
+      filePath: f,
+      cells: [
+        { cellType: 'markdown', source: '# Hi', cell_id: 'm1' },
+        { cellType: 'code', source: 'x = 1\nprint(x)', cell_id: 'cell-1', execution_count: 3, language: 'python', outputs: [{ output_type: 'stream', text: '1\n' }] },
+      ],
+    });
+    expect(r.text).toBe('<cell id="m1"><cell_type>markdown</cell_type># Hi</cell>\n<cell id="cell-1"><cell_type>code</cell_type>x = 1\nprint(x)</cell>\n<outputs id="cell-1">1\n</outputs>');
+  });
+
+  it('gives a stored result\u2019s lines raw too', async () => {
+    const root = tmpDir();
+    const ctx = directContext({ root, allow: ['Read'] });
+    const meta = (ctx.results as ResultStore).put({ sessionId: 'direct', tool: 'Bash' }, lines(5, 'out'));
+    const r = await runDirect(readTool, { file_path: `result://${meta.id}`, offset: 2, limit: 2 }, ctx);
+    expect(r.stage === 'done' && (r.data as { file: unknown }).file).toEqual({
+      filePath: `result://${meta.id}`,
+      content: 'out 2\nout 3',
+      numLines: 2,
+      startLine: 2,
+      totalLines: 5,
+    });
   });
 });
 

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { ToolexecError } from '../errors.js';
 import type { ToolPool } from '../pool/pool.js';
-import { runBatch } from '../orchestration/run-batch.js';
+import { runBatch, siblingCancelReason } from '../orchestration/run-batch.js';
 import { queueCall, runToolUse } from '../pipeline/run-tool-use.js';
 import { CallAbort } from '../pipeline/cancel.js';
 import type { FinishedCall, PipelineDeps, QueuedCall, ToolUse } from '../pipeline/types.js';
@@ -210,11 +210,18 @@ export class Executor {
               parsed,
             });
             f.resolve(out);
+            return out;
           } catch (e) {
             // The call's record could not be committed; drop it from the live set.
             registry.remove(f.queued.id);
             f.reject(e);
+            return undefined;
           }
+        },
+        {
+          // A Bash call that failed cancels the calls running beside it (orchestration/run-batch.ts).
+          cancels: (out) => (out === undefined ? undefined : siblingCancelReason(out)),
+          cancel: (i, reason) => fresh[i]!.abort.abort(reason),
         },
       ).catch((e: unknown) => {
         // The orchestrator itself failed before running the calls: no call of the batch is left waiting

@@ -42,6 +42,12 @@ export interface CollectResult {
   numMatches: number;
   appliedLimit: number | undefined;
   appliedOffset: number | undefined;
+  /** Claude Code's `filenames`: the paths shown (files_with_matches, count); [] in content mode, as in Claude Code. */
+  filenames: string[];
+  /** count: Claude Code's `content`, the `path:N` lines shown. */
+  countLines: string | undefined;
+  /** content: characters at the end of the text that are notes, not lines (No matches found, the pagination line). */
+  trailerChars: number;
 }
 
 function plural(n: number, one: string, many: string): string {
@@ -130,32 +136,61 @@ export class Collector {
   finish(): CollectResult {
     if (this.opts.mode === 'content') {
       const p = this.pagination();
-      if (this.written === 0) this.out.write('No matches found');
-      if (p.info) this.out.write(`\n\n[Showing results with pagination = ${p.info}]`);
-      return { numFiles: this.contentFiles.size, numLines: this.written, numMatches: 0, appliedLimit: p.appliedLimit, appliedOffset: p.appliedOffset };
+      const trailer = (this.written === 0 ? 'No matches found' : '') + (p.info ? `\n\n[Showing results with pagination = ${p.info}]` : '');
+      this.out.write(trailer);
+      return {
+        numFiles: this.contentFiles.size,
+        numLines: this.written,
+        numMatches: 0,
+        appliedLimit: p.appliedLimit,
+        appliedOffset: p.appliedOffset,
+        filenames: [],
+        countLines: undefined,
+        trailerChars: trailer.length,
+      };
     }
     if (this.opts.mode === 'count') {
       const shown = this.slice(this.counts);
       const p = this.pagination();
       const total = shown.reduce((s, [, c]) => s + c, 0);
-      const body = shown.map(([abs, c]) => `${this.display(abs)}:${c}`).join('\n');
+      const filenames = shown.map(([abs]) => this.display(abs));
+      const body = shown.map(([, c], i) => `${filenames[i]}:${c}`).join('\n');
       this.out.write(body || 'No matches found');
       this.out.write(
         `\n\nFound ${total} total ${plural(total, 'occurrence', 'occurrences')} across ${shown.length} ${plural(shown.length, 'file', 'files')}.` +
           (p.info ? ` with pagination = ${p.info}` : ''),
       );
-      return { numFiles: shown.length, numLines: shown.length, numMatches: total, appliedLimit: p.appliedLimit, appliedOffset: p.appliedOffset };
+      return {
+        numFiles: shown.length,
+        numLines: shown.length,
+        numMatches: total,
+        appliedLimit: p.appliedLimit,
+        appliedOffset: p.appliedOffset,
+        filenames,
+        countLines: body,
+        trailerChars: 0,
+      };
     }
     const sorted = this.sortByMtime(this.files);
     const shown = this.slice(sorted);
     const p = this.pagination();
+    const filenames = shown.map((f) => this.display(f));
     if (shown.length === 0) {
       this.out.write('No files found');
     } else {
       this.out.write(`Found ${shown.length} ${plural(shown.length, 'file', 'files')}${p.info ? ` ${p.info}` : ''}\n`);
-      this.out.write(shown.map((f) => this.display(f)).join('\n'));
+      this.out.write(filenames.join('\n'));
     }
-    return { numFiles: shown.length, numLines: 0, numMatches: 0, appliedLimit: p.appliedLimit, appliedOffset: p.appliedOffset };
+    return {
+      numFiles: shown.length,
+      numLines: 0,
+      numMatches: 0,
+      appliedLimit: p.appliedLimit,
+      appliedOffset: p.appliedOffset,
+      filenames,
+      countLines: undefined,
+      trailerChars: 0,
+    };
   }
 
   /** Newest first; ties (and unreadable times) in walk order. */

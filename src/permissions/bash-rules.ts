@@ -346,7 +346,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       byMode = true;
       continue;
     }
-    return { behavior: 'passthrough', message: `Permission to use Bash with command ${short(cmd.text)} was requested, but it hasn't been granted yet.` };
+    return { behavior: 'passthrough', message: messages.notGranted('Bash', `Bash with command ${short(cmd.text)}`) };
   }
   if (byRule.length > 0) return { behavior: 'allow', type: 'rule', detail: byRule.join(', ') };
   if (byMode) return { behavior: 'allow', type: 'mode', detail: 'acceptEdits: file commands inside the working directories' };

@@ -1,6 +1,11 @@
 /**
  * Texts the model receives when a call does not run. They follow Claude
  * Code's wording so that agents prompted for Claude Code react the same way.
+ * Two words are ours on purpose: where Claude Code names itself ("because
+ * Claude Code is running in don't ask mode") the service names itself, and
+ * where it names the model as the requester ("Claude requested permissions
+ * to use X") we say "The agent", since the calls may come from any model
+ * (OpenAI-shaped calls too). The rest of each sentence is Claude Code's.
  */
 const MAY_ATTEMPT =
   'IMPORTANT: You *may* attempt to accomplish this action using other tools that might naturally be used to accomplish this goal, ' +
@@ -10,7 +15,9 @@ const MAY_ATTEMPT =
 
 export const messages = {
   ruleDenied: (tool: string) => `Permission to use ${tool} has been denied.`,
-  notGranted: (tool: string) => `Permission to use ${tool} was requested, but it hasn't been granted yet.`,
+  /** Claude Code's passthrough text (permissions.ts step 3), `what` naming the call more closely ("Bash with command ls"). */
+  notGranted: (tool: string, what: string = tool) => `The agent requested permissions to use ${what}, but you haven't granted it yet.`,
+  /** Claude Code's DONT_ASK_REJECT_MESSAGE, naming this service instead of Claude Code. */
   dontAsk: (tool: string) =>
     `Permission to use ${tool} has been denied because toolexec is running in don't ask mode. ${MAY_ATTEMPT}`,
   headless: (tool: string) => `Permission to use ${tool} has been denied. ${MAY_ATTEMPT}`,
@@ -29,4 +36,6 @@ export const messages = {
   cancelled:
     "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how to proceed.",
   interrupted: '[Request interrupted by user for tool use]',
+  /** Claude Code's text for a concurrent call cancelled because a Bash call beside it failed; `errored` as siblingDescription gives it. */
+  siblingCancelled: (errored: string) => `Cancelled: parallel tool call ${errored} errored`,
 } as const;

@@ -21,6 +21,7 @@ function isThenable<T>(v: T | PromiseLike<T>): v is PromiseLike<T> {
 export class CallAbort {
   private controller: AbortController | undefined = undefined;
   private own = false;
+  private why: string | undefined = undefined;
   /** Step 6's wake-up, set while it waits for the tool. */
   private waiter: (() => void) | undefined = undefined;
 
@@ -60,10 +61,20 @@ export class CallAbort {
     return c.signal;
   }
 
-  abort(): void {
+  /**
+   * The text the model gets for a call cancelled with a reason of its own (a
+   * sibling's failure, orchestration/run-batch.ts); undefined for a plain
+   * cancel, which gets the usual texts.
+   */
+  get reason(): string | undefined {
+    return this.why;
+  }
+
+  abort(reason?: string): void {
     if (!this.local) throw new Error('this call can only be cancelled through its signal');
     if (this.own) return;
     this.own = true;
+    this.why = reason;
     this.controller?.abort();
     const w = this.waiter;
     this.waiter = undefined;

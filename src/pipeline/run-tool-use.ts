@@ -148,7 +148,7 @@ async function steps(
   pre: PreParsed | undefined,
 ): Promise<FinishedCall> {
   const { timings } = queued;
-  if (abort.aborted) return finished(queued, 'cancelled', errorBlock(queued.toolUseId, messages.cancelled), 'cancelled');
+  if (abort.aborted) return finished(queued, 'cancelled', errorBlock(queued.toolUseId, abort.reason ?? messages.cancelled), 'cancelled');
 
   // 1. Lookup.
   let t = performance.now();
@@ -187,14 +187,14 @@ async function steps(
   }
   timings.pre_hooks = performance.now() - t;
   // A PreToolUse hook's additionalContext reaches the model whatever the outcome (a denial, a failure too).
-  if (abort.aborted) return withContext(finished(checked, 'cancelled', errorBlock(queued.toolUseId, messages.cancelled), 'cancelled'), additionalContext);
+  if (abort.aborted) return withContext(finished(checked, 'cancelled', errorBlock(queued.toolUseId, abort.reason ?? messages.cancelled), 'cancelled'), additionalContext);
 
   // 5. Permission.
   t = performance.now();
   const allowed = await permission(checked, ctx, session, rules, hookPermission, deps, abort, (c) => deps.observer.onState(c), valid.input);
   timings.permission = performance.now() - t;
   if (allowed.status !== 'running') return withContext(allowed, additionalContext);
-  if (abort.aborted) return withContext(finished(allowed, 'cancelled', errorBlock(queued.toolUseId, messages.cancelled), 'cancelled'), additionalContext);
+  if (abort.aborted) return withContext(finished(allowed, 'cancelled', errorBlock(queued.toolUseId, abort.reason ?? messages.cancelled), 'cancelled'), additionalContext);
   deps.observer.onState(allowed);
 
   // 6. Call.

@@ -68,7 +68,7 @@ export async function permission(
       signal: abort.signal,
     });
     // A call cancelled while it waited was not decided: nothing to audit.
-    if (abort.aborted) return finished(call, 'cancelled', errorBlock(call.toolUseId, messages.cancelled), 'cancelled');
+    if (abort.aborted) return finished(call, 'cancelled', errorBlock(call.toolUseId, abort.reason ?? messages.cancelled), 'cancelled');
     const chain = d.chain;
     chain.push({ layer: 'user', outcome: outcome.behavior, detail: outcome.actor ?? outcome.reason });
     if (outcome.behavior === 'allow') {

@@ -30,11 +30,12 @@ export interface CallFailed {
   errorClass: ErrorClass;
 }
 
-function cancelled(call: RunningCall): CallFailed {
+function cancelled(call: RunningCall, abort: CallAbort): CallFailed {
+  const text = abort.reason ?? messages.interrupted;
   return {
     ok: false,
-    finished: finished(call, 'cancelled', errorBlock(call.toolUseId, messages.interrupted), 'cancelled'),
-    error: messages.interrupted,
+    finished: finished(call, 'cancelled', errorBlock(call.toolUseId, text), 'cancelled'),
+    error: text,
     errorClass: 'cancelled',
   };
 }
@@ -49,14 +50,14 @@ export async function callTool(
   abort: CallAbort,
 ): Promise<CallSucceeded | CallFailed> {
   const { tool } = call;
-  if (abort.aborted) return cancelled(call);
+  if (abort.aborted) return cancelled(call, abort);
 
   let out: Awaited<ReturnType<typeof tool.call>> | typeof CANCELLED;
   try {
     // A throw before the tool's first await is a failure like a rejection.
     out = await abort.race(tool.call(call.input, ctx, canUseTool, parentMessage, onProgress));
   } catch (e) {
-    if (abort.aborted) return cancelled(call);
+    if (abort.aborted) return cancelled(call, abort);
     const cls = classifyError(e);
     const text = errorText(e);
     return {
@@ -66,7 +67,7 @@ export async function callTool(
       errorClass: cls,
     };
   }
-  if (out === CANCELLED || abort.aborted) return cancelled(call);
+  if (out === CANCELLED || abort.aborted) return cancelled(call, abort);
 
   let block: ToolResultBlock;
   try {

@@ -73,6 +73,14 @@ export interface GrepOutput {
   durationMs: number;
   /** The text the model receives (or, for a persisted result, its preview and reference). */
   text: string;
+  /**
+   * Claude Code's fields, which PostToolUse hooks read: the paths shown
+   * (files_with_matches and count; [] in content mode, as in Claude Code), and
+   * for content and count modes `content`, the lines shown without our notes
+   * (a persisted result: its preview and reference, as the model gets them).
+   */
+  filenames: string[];
+  content?: string;
 }
 
 interface Prepared {
@@ -187,11 +195,13 @@ export async function grep(
     out.abort();
     throw e;
   }
-  const figures = collector.finish();
+  const { filenames, countLines, trailerChars, ...figures } = collector.finish();
   const r = out.finish();
   const text = r.kind === 'inline' ? r.text : formatPersisted(r);
+  // The lines without the notes after them: a slice of the text held anyway, not a copy; once persisted, what the model gets.
+  const lines = r.kind !== 'inline' ? (mode === 'files_with_matches' ? undefined : text) : mode === 'content' ? text.slice(0, text.length - trailerChars) : countLines;
   return {
-    output: { ...figures, mode, engine, durationMs: performance.now() - t0, text },
+    output: { ...figures, mode, engine, durationMs: performance.now() - t0, text, filenames, ...(lines !== undefined ? { content: lines } : {}) },
     resultId: r.kind === 'persisted' ? r.id : undefined,
   };
 }

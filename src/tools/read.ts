@@ -53,11 +53,54 @@ export const ReadInput = z.strictObject({
 });
 export type ReadInput = z.infer<typeof ReadInput>;
 
+/**
+ * Claude Code's Read output, which its PostToolUse hooks read as
+ * `tool_response.file` (`.file.content` is the text without line numbers).
+ * `totalLines` is null only for a file over 16 MB read as a window, whose
+ * lines are not all counted.
+ */
+export interface ReadTextFile {
+  filePath: string;
+  content: string;
+  numLines: number;
+  startLine: number;
+  totalLines: number | null;
+}
+
+/** A notebook cell as Claude Code's Read gives it to hooks (`tool_response.file.cells`). */
+export interface NotebookCellSource {
+  cellType: string;
+  source: string;
+  execution_count?: number;
+  cell_id: string;
+  language?: string;
+  /** Each output's text; image outputs are named, not included. */
+  outputs?: Array<{ output_type: string; text?: string }>;
+}
+
+/**
+ * Our fields (what mapToolResultToToolResultBlockParam uses) and, under
+ * `file`, Claude Code's for the same kind. The `file` objects share their
+ * strings with ours; only a text read's raw content is a string of its own
+ * (a slice of the file's text when the read was whole).
+ */
 export type ReadOutput =
-  | { type: 'text'; filePath: string; content: string; numLines: number; startLine: number; totalLines: number | null }
-  | { type: 'empty'; filePath: string; message: string }
-  | { type: 'image'; filePath: string; mediaType: string; base64: string; bytes: number }
-  | { type: 'notebook'; filePath: string; cells: string };
+  | { type: 'text'; filePath: string; content: string; numLines: number; startLine: number; totalLines: number | null; file: ReadTextFile }
+  | { type: 'empty'; filePath: string; message: string; file: ReadTextFile }
+  | {
+      type: 'image';
+      filePath: string;
+      mediaType: string;
+      base64: string;
+      bytes: number;
+      file: { base64: string; type: string; originalSize: number };
+    }
+  | { type: 'notebook'; filePath: string; cells: string; file: { filePath: string; cells: NotebookCellSource[] } };
+
+/** An empty read (an empty file, an offset past the end) in Claude Code's shape. */
+function emptyFile(filePath: string, startLine: number, totalLines: number | null): ReadTextFile {
+  return { filePath, content: '', numLines: 0, startLine, totalLines };
+}
 
 function numbered(lines: readonly string[], startLine: number): string {
   let out = '';
@@ -106,6 +149,15 @@ function looksBinary(data: Buffer | string): boolean {
   return false;
 }
 
+/**
+ * A whole file's lines joined by \n, without a copy when it can be had as a
+ * slice of the text itself (no CR, at most one final newline dropped).
+ */
+function rawOfWhole(whole: string): string | undefined {
+  if (whole.includes('\r')) return undefined;
+  return whole.endsWith('\n') ? whole.slice(0, -1) : whole;
+}
+
 function splitLines(text: string): string[] {
   const lines = text.split('\n');
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
@@ -133,8 +185,11 @@ async function readWindowStreaming(fd: number, start: number, limit: number, sig
   return out;
 }
 
-function renderNotebook(text: string, abs: string): string {
-  let nb: { cells?: Array<{ cell_type?: string; id?: string; source?: string | string[]; outputs?: unknown[] }> };
+function parseNotebook(text: string, abs: string): NotebookCellSource[] {
+  let nb: {
+    cells?: Array<{ cell_type?: string; id?: string; source?: string | string[]; outputs?: unknown[]; execution_count?: unknown }>;
+    metadata?: { language_info?: { name?: unknown } };
+  };
   try {
     nb = JSON.parse(text) as typeof nb;
   } catch {
@@ -147,24 +202,40 @@ function renderNotebook(text: string, abs: string): string {
   const obj = <T extends object>(v: unknown): Partial<T> => (typeof v === 'object' && v !== null ? (v as Partial<T>) : {});
   const cells = (Array.isArray(nb.cells) ? nb.cells : []).map((c) => obj<NonNullable<typeof nb.cells>[number]>(c));
   const src = (s: unknown): string => (Array.isArray(s) ? s.join('') : typeof s === 'string' ? s : '');
+  // Claude Code's cell language: the notebook's kernel language, python when it names none.
+  const name = obj<{ name?: unknown }>(obj<{ language_info?: unknown }>(nb.metadata).language_info).name;
+  const language = typeof name === 'string' ? name : 'python';
+  return cells.map((c, i): NotebookCellSource => {
+    const cellType = c.cell_type ?? 'code';
+    const cell: NotebookCellSource = { cellType, source: src(c.source), cell_id: c.id ?? `cell-${i}` };
+    if (cellType === 'code') {
+      if (typeof c.execution_count === 'number' && c.execution_count > 0) cell.execution_count = c.execution_count;
+      cell.language = language;
+    }
+    if (Array.isArray(c.outputs)) {
+      cell.outputs = c.outputs.map((o) => {
+        const x = obj<{ output_type?: unknown; text?: unknown; data?: Record<string, unknown>; ename?: string; evalue?: string }>(o);
+        const type = typeof x.output_type === 'string' ? x.output_type : 'unknown';
+        let text = '';
+        if (x.text !== undefined) text = src(x.text);
+        else if (x.data && x.data['text/plain'] !== undefined) text = src(x.data['text/plain']);
+        else if (x.data && x.data['image/png'] !== undefined) text = '[image/png output]';
+        else if (x.ename) text = `${x.ename}: ${x.evalue ?? ''}`;
+        return text.length > 0 ? { output_type: type, text } : { output_type: type };
+      });
+    }
+    return cell;
+  });
+}
+
+/** The cells as the model reads them. */
+function renderNotebook(cells: readonly NotebookCellSource[]): string {
   return cells
-    .map((c, i) => {
-      const outputs = Array.isArray(c.outputs)
-        ? c.outputs
-            .map((o) => {
-              const x = obj<{ text?: unknown; data?: Record<string, unknown>; ename?: string; evalue?: string }>(o);
-              if (x.text !== undefined) return src(x.text);
-              if (x.data && x.data['text/plain'] !== undefined) return src(x.data['text/plain']);
-              if (x.data && x.data['image/png'] !== undefined) return '[image/png output]';
-              if (x.ename) return `${x.ename}: ${x.evalue ?? ''}`;
-              return '';
-            })
-            .filter((s) => s.length > 0)
-        : [];
-      const id = c.id ?? `cell-${i}`;
+    .map((c) => {
+      const outputs = (c.outputs ?? []).map((o) => o.text ?? '').filter((s) => s.length > 0);
       return (
-        `<cell id="${id}"><cell_type>${c.cell_type ?? 'code'}</cell_type>${src(c.source)}</cell>` +
-        (outputs.length > 0 ? `\n<outputs id="${id}">${outputs.join('\n')}</outputs>` : '')
+        `<cell id="${c.cell_id}"><cell_type>${c.cellType}</cell_type>${c.source}</cell>` +
+        (outputs.length > 0 ? `\n<outputs id="${c.cell_id}">${outputs.join('\n')}</outputs>` : '')
       );
     })
     .join('\n');
@@ -180,6 +251,7 @@ async function readResult(input: ReadInput, ctx: ToolContext): Promise<ReadOutpu
     return {
       type: 'empty',
       filePath: input.file_path,
+      file: emptyFile(input.file_path, start + 1, r.totalLines),
       message:
         r.totalLines === 0
           ? '<system-reminder>Warning: the stored result is empty.</system-reminder>'
@@ -189,7 +261,8 @@ async function readResult(input: ReadInput, ctx: ToolContext): Promise<ReadOutpu
   const content = numbered(r.lines, start + 1);
   const tokens = estimateTokens(content);
   if (tokens > MAX_OUTPUT_TOKENS) throw tooManyTokens(tokens);
-  return { type: 'text', filePath: input.file_path, content, numLines: r.lines.length, startLine: start + 1, totalLines: r.totalLines };
+  const file: ReadTextFile = { filePath: input.file_path, content: r.lines.join('\n'), numLines: r.lines.length, startLine: start + 1, totalLines: r.totalLines };
+  return { type: 'text', filePath: input.file_path, content, numLines: r.lines.length, startLine: start + 1, totalLines: r.totalLines, file };
 }
 
 async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput> {
@@ -205,7 +278,15 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
         throw new ToolError(`Image ${abs} is ${stat.size} bytes; at most ${MAX_IMAGE_BYTES} bytes can be read.`, 'tool_error');
       }
       const buf = fs.readFileSync(fd);
-      return { type: 'image', filePath: abs, mediaType: media, base64: buf.toString('base64'), bytes: buf.length };
+      const base64 = buf.toString('base64');
+      return {
+        type: 'image',
+        filePath: abs,
+        mediaType: media,
+        base64,
+        bytes: buf.length,
+        file: { base64, type: media, originalSize: buf.length },
+      };
     }
     // As in Claude Code, the size limit applies only when no limit bounds the read.
     if (input.limit === undefined && stat.size > MAX_OUTPUT_SIZE_BYTES) {
@@ -226,11 +307,12 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
       }
       whole = decoded.content;
       if (ext === '.ipynb') {
-        const cells = renderNotebook(whole, abs);
+        const parsed = parseNotebook(whole, abs);
+        const cells = renderNotebook(parsed);
         const tokens = estimateTokens(cells);
         if (tokens > MAX_OUTPUT_TOKENS) throw tooManyTokens(tokens);
         ctx.session.fileState.set(key, { content: whole, timestamp, offset: undefined, limit: undefined, isPartialView: false });
-        return { type: 'notebook', filePath: abs, cells };
+        return { type: 'notebook', filePath: abs, cells, file: { filePath: abs, cells: parsed } };
       }
       const lines = splitLines(whole);
       totalLines = lines.length;
@@ -246,28 +328,36 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
     }
     if (whole !== undefined && whole.length === 0) {
       ctx.session.fileState.set(key, { content: '', timestamp, offset: undefined, limit: undefined, isPartialView: false });
-      return { type: 'empty', filePath: abs, message: '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>' };
+      return {
+        type: 'empty',
+        filePath: abs,
+        message: '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>',
+        file: emptyFile(abs, start + 1, 0),
+      };
     }
     if (window.length === 0) {
       return {
         type: 'empty',
         filePath: abs,
         message: `<system-reminder>Warning: the file exists but is shorter than the provided offset (${input.offset}). The file has ${totalLines ?? 'fewer'} lines.</system-reminder>`,
+        file: emptyFile(abs, start + 1, totalLines),
       };
     }
     const content = numbered(window, start + 1);
     const tokens = estimateTokens(content);
     if (tokens > MAX_OUTPUT_TOKENS) throw tooManyTokens(tokens);
     const complete = whole !== undefined && start === 0 && totalLines !== null && window.length === totalLines;
+    const raw = complete ? rawOfWhole(whole!) ?? window.join('\n') : window.join('\n');
     ctx.session.fileState.set(key, {
       // A complete read keeps the content for Edit's content-equality fallback.
-      content: complete ? whole! : window.join('\n'),
+      content: complete ? whole! : raw,
       timestamp,
       offset: input.offset,
       limit: input.limit,
       isPartialView: false,
     });
-    return { type: 'text', filePath: abs, content, numLines: window.length, startLine: start + 1, totalLines };
+    const file: ReadTextFile = { filePath: abs, content: raw, numLines: window.length, startLine: start + 1, totalLines };
+    return { type: 'text', filePath: abs, content, numLines: window.length, startLine: start + 1, totalLines, file };
   } finally {
     fs.closeSync(fd);
   }

@@ -91,8 +91,9 @@ export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoExcep
   }
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError | ToolexecError | Error, req, reply) => {
+/** The service's error handler: every error as `{error:{code,message}}` with its status. */
+export function handleError(err: FastifyError | ToolexecError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  {
     if (err instanceof ToolexecError) {
       if (err.statusCode >= 500) req.log.error({ err }, err.message);
       if (err.code === 'TOOLEXEC_ERR_RATE_LIMITED' || err.code === 'TOOLEXEC_ERR_OVERLOADED' || err.code === 'TOOLEXEC_ERR_SHUTTING_DOWN') {
@@ -125,7 +126,11 @@ export function installErrorHandling(app: FastifyInstance): void {
     req.log.error({ err }, 'unhandled error');
     const e = new ToolexecError('TOOLEXEC_ERR_INTERNAL');
     return reply.status(500).send(e.toBody());
-  });
+  }
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler(handleError);
   app.setNotFoundHandler((req, reply) => {
     const e = new ToolexecError('TOOLEXEC_ERR_ROUTE_NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`);
     return reply.status(404).send(e.toBody());

@@ -49,6 +49,21 @@ function parses(text: string): boolean {
   }
 }
 
+/** Marks an error as the body's (read, decoded or parsed), for routes that answer those in their own protocol (/mcp: JSON-RPC). */
+const BODY_ERROR = Symbol('toolexec.bodyError');
+
+function bodyError(code: 'TOOLEXEC_ERR_REQUEST_INVALID' | 'TOOLEXEC_ERR_REQUEST_TOO_DEEP' | 'TOOLEXEC_ERR_REQUEST_UNSUPPORTED_MEDIA', message: string): ToolexecError {
+  return Object.assign(new ToolexecError(code, message), { [BODY_ERROR]: true });
+}
+
+/** Whether an error is about the request body: ours from this parser, or Fastify's while reading it (size, media type, length). */
+export function isBodyError(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  if ((err as { [BODY_ERROR]?: boolean })[BODY_ERROR] === true) return true;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('FST_ERR_CTP_');
+}
+
 function hasBody(req: FastifyRequest): boolean {
   const len = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (len !== undefined && len !== '0');
@@ -71,8 +86,7 @@ export function bodyEncodingError(req: FastifyRequest): ToolexecError | undefine
       .filter((c) => c.length > 0);
     const other = codings.find((c) => c !== 'identity');
     if (other !== undefined) {
-      return new ToolexecError(
-        'TOOLEXEC_ERR_REQUEST_UNSUPPORTED_MEDIA',
+      return bodyError('TOOLEXEC_ERR_REQUEST_UNSUPPORTED_MEDIA',
         `Content-Encoding "${other.slice(0, 64)}" is not supported: toolexec does not decompress request bodies; send the JSON uncompressed (or Content-Encoding: identity)`,
       );
     }
@@ -80,8 +94,7 @@ export function bodyEncodingError(req: FastifyRequest): ToolexecError | undefine
   const ct = req.headers['content-type'];
   const charset = typeof ct === 'string' ? charsetOf(ct) : undefined;
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-    return new ToolexecError(
-      'TOOLEXEC_ERR_REQUEST_UNSUPPORTED_MEDIA',
+    return bodyError('TOOLEXEC_ERR_REQUEST_UNSUPPORTED_MEDIA',
       `The body's charset is "${charset.slice(0, 64)}"; JSON bodies must be UTF-8 (send charset=utf-8, or no charset)`,
     );
   }
@@ -101,21 +114,21 @@ export function installJsonParser(app: FastifyInstance, maxDepth: number): void 
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
     const buf = body as Buffer;
     if (!isUtf8(buf)) {
-      done(new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', 'The body is not valid UTF-8; JSON bodies must be UTF-8'), undefined);
+      done(bodyError('TOOLEXEC_ERR_REQUEST_INVALID', 'The body is not valid UTF-8; JSON bodies must be UTF-8'), undefined);
       return;
     }
     const text = buf.toString('utf8');
     if (text.length === 0) {
-      done(new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', 'The request body is empty; send a JSON object'), undefined);
+      done(bodyError('TOOLEXEC_ERR_REQUEST_INVALID', 'The request body is empty; send a JSON object'), undefined);
       return;
     }
     if (jsonDepthExceeds(text, maxDepth)) {
-      done(new ToolexecError('TOOLEXEC_ERR_REQUEST_TOO_DEEP', `The JSON body is nested deeper than ${maxDepth} levels`), undefined);
+      done(bodyError('TOOLEXEC_ERR_REQUEST_TOO_DEEP', `The JSON body is nested deeper than ${maxDepth} levels`), undefined);
       return;
     }
     defaultParser(req, text, (err, value) => {
       if (err) {
-        done(new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', parses(text) ? POISONED : `The body is not valid JSON: ${err.message}`), undefined);
+        done(bodyError('TOOLEXEC_ERR_REQUEST_INVALID', parses(text) ? POISONED : `The body is not valid JSON: ${err.message}`), undefined);
         return;
       }
       done(null, value);

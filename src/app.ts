@@ -10,7 +10,7 @@ import { Config, type ConfigInput } from './config/schema.js';
 import { ToolexecError } from './errors.js';
 import { Authenticator, envToken } from './http/auth.js';
 import { installAuth } from './http/context.js';
-import { frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.js';
 import { installJsonParser } from './http/json-parser.js';
 import websocket from '@fastify/websocket';
 import { auditRoutes } from './http/routes/audit.js';
@@ -81,6 +81,8 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
     // Ids up to 256 characters are valid (zod says so, naming the field); the router's default stops at 100.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
+    // What Node's HTTP parser refuses before routing, in the contract's error shape too.
+    clientErrorHandler,
   });
   app.decorate('toolexec', services);
   // The routes as registered, for the OpenAPI check (scripts/openapi.mjs).

@@ -12,6 +12,8 @@ export const ERROR_CODES = {
   TOOLEXEC_ERR_REQUEST_BODY_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   TOOLEXEC_ERR_REQUEST_TOO_DEEP: { status: 400, message: 'The JSON body is nested too deeply' },
   TOOLEXEC_ERR_REQUEST_UNSUPPORTED_MEDIA: { status: 415, message: 'The request body must be JSON' },
+  TOOLEXEC_ERR_REQUEST_TIMEOUT: { status: 408, message: 'The request did not arrive within server.requestTimeoutMs' },
+  TOOLEXEC_ERR_REQUEST_HEADERS_TOO_LARGE: { status: 431, message: 'The request line and headers are larger than the server accepts' },
   TOOLEXEC_ERR_ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },
   TOOLEXEC_ERR_AUTH_MISSING: { status: 401, message: 'A bearer token is required' },
   TOOLEXEC_ERR_AUTH_INVALID: { status: 401, message: 'The token is not valid' },

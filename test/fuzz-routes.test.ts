@@ -520,6 +520,78 @@ describe('regressions found by this fuzz', () => {
   });
 });
 
+describe('request body encodings (robustness review)', () => {
+  const admin = { authorization: `Bearer ${TOKENS.admin}` };
+  const body = JSON.stringify({ tool_uses: [{ type: 'tool_use', id: 'enc', name: 'Probe', input: { value: 'x' } }] });
+
+  it('a Content-Encoding other than identity is a 415 saying the body is not decompressed (gzip was "not valid JSON"; br was ignored)', async () => {
+    const gz = (await import('node:zlib')).gzipSync(body);
+    for (const [enc, payload] of [['gzip', gz], ['br', body], ['deflate, identity', body], ['x-unknown', body]] as const) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/execute',
+        headers: { ...admin, 'content-type': 'application/json', 'content-encoding': enc },
+        payload,
+      });
+      expect(res.statusCode, enc).toBe(415);
+      expect(res.json().error.code, enc).toBe('TOOLEXEC_ERR_REQUEST_UNSUPPORTED_MEDIA');
+      expect(res.json().error.message, enc).toMatch(/Content-Encoding .* not supported.*decompress/);
+    }
+    for (const sess of ['/sessions/enc-s', '/permissions/check']) {
+      const res = await t.app.inject({
+        method: sess.startsWith('/sessions') ? 'PATCH' : 'POST',
+        url: sess,
+        headers: { ...admin, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        payload: (await import('node:zlib')).gzipSync('{"mode":"plan"}'),
+      });
+      expect(res.statusCode, sess).toBe(415);
+    }
+    const ok = await t.app.inject({
+      method: 'POST',
+      url: '/execute',
+      headers: { ...admin, 'content-type': 'application/json', 'content-encoding': 'identity' },
+      payload: body,
+    });
+    expect(ok.statusCode).toBe(200);
+  });
+
+  it('a charset other than UTF-8 is a 415 (it was decoded as UTF-8 without comment); utf-8 in any spelling is accepted', async () => {
+    for (const cs of ['utf-16', 'latin1', 'ISO-8859-1', '"utf-16le"']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/execute',
+        headers: { ...admin, 'content-type': `application/json; charset=${cs}` },
+        payload: body,
+      });
+      expect(res.statusCode, cs).toBe(415);
+      expect(res.json().error.code, cs).toBe('TOOLEXEC_ERR_REQUEST_UNSUPPORTED_MEDIA');
+      expect(res.json().error.message, cs).toMatch(/charset .*must be UTF-8/);
+    }
+    for (const cs of ['utf-8', 'UTF-8', 'utf8', '"utf-8"']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/execute',
+        headers: { ...admin, 'content-type': `application/json; charset=${cs}` },
+        payload: body.replace('"enc"', `"enc-${cs.replace(/\W/g, '')}"`),
+      });
+      expect(res.statusCode, cs).toBe(200);
+    }
+  });
+
+  it('bytes that are not valid UTF-8 are a 400 (they became U+FFFD without comment)', async () => {
+    const bad = Buffer.concat([Buffer.from('{"tool_uses":[{"type":"tool_use","id":"bad-'), Buffer.from([0xff, 0xfe]), Buffer.from('","name":"Probe","input":{"value":"x"}}]}')]);
+    const res = await t.app.inject({ method: 'POST', url: '/execute', headers: { ...admin, 'content-type': 'application/json' }, payload: bad });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('TOOLEXEC_ERR_REQUEST_INVALID');
+    expect(res.json().error.message).toMatch(/UTF-8/);
+  });
+
+  it('without a token, a compressed body is still a 401 first', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/execute', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: body });
+    expect(res.statusCode).toBe(401);
+  });
+});
+
 describe('afterwards', () => {
   it('is alive, ready, and still executes', async () => {
     expect((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);

@@ -7,9 +7,11 @@
  * service answers below 500, the call ends with a clear result in bounded
  * time, /healthz answers, and the other tools keep working.
  */
+import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { HooksConfig } from '../src/config/schema.js';
+import { ERROR_CODES } from '../src/errors.js';
 import { MAX_MCP_OUTPUT_CHARS } from '../src/mcp/results.js';
 import { cleanupTmp, execute, makeApp, textOf, use, type TestApp } from './helpers.js';
 import { localServer, run, type LocalServer } from './helpers-hooks.js';
@@ -340,4 +342,103 @@ describe('http hooks whose endpoint misbehaves', () => {
     for (const m of r.messages) expect(m.kind).toBe('non_blocking_error');
     await expectHealthy(t.app);
   }, 30_000);
+});
+
+/** Writes raw bytes to the listening app and reads until the server closes the connection. */
+function rawExchange(port: number, bytes: string | Buffer, timeoutMs = 5000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`no close within ${timeoutMs} ms; got ${Buffer.concat(chunks).toString('latin1').slice(0, 300)}`));
+    }, timeoutMs);
+    sock.on('data', (b) => chunks.push(b));
+    sock.on('error', () => {});
+    sock.on('close', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    sock.on('connect', () => sock.write(bytes));
+  });
+}
+
+function parseRaw(answer: string): { status: number; headers: string; body: unknown } {
+  const m = /^HTTP\/1\.1 (\d{3}) [^\r]*\r\n([\s\S]*?)\r\n\r\n([\s\S]*)$/.exec(answer);
+  expect(m, answer.slice(0, 300)).not.toBeNull();
+  return { status: Number(m![1]), headers: m![2]!.toLowerCase(), body: JSON.parse(m![3]!) };
+}
+
+describe('hostile HTTP clients: what the HTTP parser refuses before routing', () => {
+  let t: TestApp;
+  let port: number;
+  beforeAll(async () => {
+    t = await makeApp();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (t.app.server.address() as net.AddressInfo).port;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const host = (): string => `Host: 127.0.0.1:${port}\r\n`;
+  const CASES: Record<string, { bytes: () => string | Buffer; status: number; code: keyof typeof ERROR_CODES; message: RegExp }> = {
+    'a malformed request line': { bytes: () => 'GARBAGE\r\n\r\n', status: 400, code: 'TOOLEXEC_ERR_REQUEST_INVALID', message: /request line|not valid HTTP/ },
+    'a header line without a colon': {
+      bytes: () => `GET /healthz HTTP/1.1\r\n${host()}NoColonHere\r\n\r\n`,
+      status: 400,
+      code: 'TOOLEXEC_ERR_REQUEST_INVALID',
+      message: /header/i,
+    },
+    'a control byte in a header value': {
+      bytes: () => Buffer.concat([Buffer.from(`GET /tools HTTP/1.1\r\n${host()}Authorization: Bearer `), Buffer.from([1, 0xff]), Buffer.from('\r\n\r\n')]),
+      status: 400,
+      code: 'TOOLEXEC_ERR_REQUEST_INVALID',
+      message: /header|not valid HTTP/i,
+    },
+    'an invalid chunk size': {
+      bytes: () => `POST /execute HTTP/1.1\r\n${host()}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+      status: 400,
+      code: 'TOOLEXEC_ERR_REQUEST_INVALID',
+      message: /chunk/i,
+    },
+    'Content-Length together with Transfer-Encoding: chunked': {
+      bytes: () =>
+        `POST /execute HTTP/1.1\r\n${host()}Content-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+      status: 400,
+      code: 'TOOLEXEC_ERR_REQUEST_INVALID',
+      message: /Content-Length|Transfer-Encoding/,
+    },
+    'headers past the size limit': {
+      bytes: () => `GET /tools/search?q=${'a'.repeat(100_000)} HTTP/1.1\r\n${host()}\r\n`,
+      status: 431,
+      code: 'TOOLEXEC_ERR_REQUEST_HEADERS_TOO_LARGE',
+      message: /headers/,
+    },
+  };
+
+  for (const [name, c] of Object.entries(CASES)) {
+    it(`${name}: ${c.status} in the contract's error shape, then the connection is closed`, async () => {
+      const r = parseRaw(await rawExchange(port, c.bytes()));
+      expect(r.status).toBe(c.status);
+      expect(r.headers).toMatch(/content-type: application\/json/);
+      expect(r.headers).toMatch(/connection: close/);
+      const body = r.body as { error: { code: string; message: string } };
+      expect(Object.keys(body)).toEqual(['error']);
+      expect(body.error.code).toBe(c.code);
+      expect(body.error.message).toMatch(c.message);
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    });
+  }
+
+  it('a client that resets mid-request leaves nothing behind and the service keeps serving', async () => {
+    for (let i = 0; i < 20; i++) {
+      const sock = net.connect(port, '127.0.0.1');
+      sock.on('error', () => {});
+      await new Promise((r) => sock.once('connect', r));
+      sock.write(`GET /healthz HTTP/1.1\r\n${host()}Bad`);
+      sock.resetAndDestroy();
+    }
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+  });
 });

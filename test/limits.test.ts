@@ -71,6 +71,7 @@ describe('slow clients', () => {
       });
     });
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(answer).toContain('"code":"TOOLEXEC_ERR_REQUEST_TIMEOUT"');
     expect(closedAfter).toBeLessThan(10_000);
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
   });

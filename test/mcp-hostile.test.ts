@@ -73,6 +73,10 @@ describe('a tools/list of garbage', () => {
       expect(why[bad], bad).toContain('not a valid MCP tool');
     }
     expect(why.dup).toContain('lists two tools of this name');
+    // A name that names nothing is not served as mcp__g__ (it was, and callable): reported instead.
+    expect(why['']).toBe('its name is empty');
+    expect(why['   ']).toBe('its name is blank (only whitespace)');
+    expect(why['nul\u0000tool']).toBe('its name holds a control character');
     // A 100,000-character name is reported clipped, not held or echoed whole.
     const long = unusable.find((u) => u.name.startsWith('LLLL'))!;
     expect(long.name).toHaveLength(200);
@@ -90,6 +94,9 @@ describe('a tools/list of garbage', () => {
     expect(pool.lookup('mcp__g____')).toBeUndefined();
     expect(pool.lookup('mcp__g__a_b')).toBeUndefined();
     expect(pool.lookup('mcp__g__dup')).toBeUndefined();
+    expect(pool.lookup('mcp__g__')).toBeUndefined();
+    expect(pool.lookup('mcp__g____')).toBeUndefined();
+    expect(pool.lookup('mcp__g__nul_tool')).toBeUndefined();
     // 64 characters in all is the limit: mcp__g__ and 56 more is served, 57 more is not.
     expect(pool.lookup(`mcp__g__${'n'.repeat(56)}`)).toBeDefined();
     expect(pool.lookup(`mcp__g__${'m'.repeat(57)}`)).toBeUndefined();

@@ -200,6 +200,57 @@ describe('POST /mcp', () => {
     expect(await streamed.text()).toContain('"text":"value=raw"');
   });
 
+  it('answers bad tools/call params with -32602 Invalid params and a readable message, not -32603 and a zod dump', async () => {
+    const { transport } = await connect();
+    const post = async (body: unknown, status = 200): Promise<unknown[]> => {
+      const res = await fetch(base, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${EXEC_TOKEN}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+          'mcp-session-id': transport.sessionId!,
+        },
+        body: JSON.stringify(body),
+      });
+      const text = await res.text();
+      expect(res.status, text).toBe(status);
+      // JSON, or an SSE stream of data: lines.
+      if ((res.headers.get('content-type') ?? '').includes('application/json')) return [JSON.parse(text)].flat();
+      return text
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => JSON.parse(l.slice(6)));
+    };
+    const CASES: Array<[unknown, RegExp]> = [
+      [{ name: 'Glob', arguments: 'x' }, /params\.arguments must be an object.*not a string/],
+      [{ name: 5, arguments: {} }, /params\.name must be a string.*not a number/],
+      [{ name: 'Probe', arguments: [1] }, /params\.arguments must be an object.*not an array/],
+    ];
+    let id = 100;
+    for (const [params, message] of CASES) {
+      const [answer] = (await post({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params })) as Array<{ id: number; error?: { code: number; message: string } }>;
+      expect(answer, JSON.stringify(params)).toMatchObject({ id, error: { code: -32602 } });
+      expect(answer!.error!.message, JSON.stringify(params)).toMatch(message);
+      expect(answer!.error!.message).not.toMatch(/"expected"|\[\s*\{/);
+    }
+    const [list] = (await post({ jsonrpc: '2.0', id: 200, method: 'tools/list', params: { cursor: 5 } })) as Array<{ error?: { code: number; message: string } }>;
+    expect(list).toMatchObject({ id: 200, error: { code: -32602 } });
+    expect(list!.error!.message).toMatch(/tools\/list: invalid params: params\.cursor: /);
+    // params that are not an object at all are not JSON-RPC: the SDK's transport refuses the message (400).
+    const [notRpc] = (await post({ jsonrpc: '2.0', id: 201, method: 'tools/call', params: 'x' }, 400)) as Array<{ error?: { code: number } }>;
+    expect(notRpc).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
+    // In a batch, the bad call is answered alone and the good one runs.
+    const batch = (await post([
+      { jsonrpc: '2.0', id: 301, method: 'tools/call', params: { name: 'Probe', arguments: 'x' } },
+      { jsonrpc: '2.0', id: 302, method: 'tools/call', params: { name: 'Probe', arguments: { value: 'fine' } } },
+    ])) as Array<{ id: number; error?: { code: number }; result?: unknown }>;
+    const byId = new Map(batch.map((m) => [m.id, m]));
+    expect(byId.get(301)).toMatchObject({ error: { code: -32602 } });
+    expect(byId.get(302)).toMatchObject({ result: { content: [{ type: 'text', text: 'value=fine' }] } });
+  });
+
   it('holds a session to the token that opened it, checks scopes, and ends sessions on DELETE', async () => {
     const { transport } = await connect();
     const sid = transport.sessionId!;

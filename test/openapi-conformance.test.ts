@@ -38,12 +38,17 @@ function openApiPathOf(url: string): string {
   throw new Error(`no documented path matches ${p}`);
 }
 
+/** A body sent as is, not as JSON. */
+class Raw {
+  constructor(readonly text: string) {}
+}
+
 /** Calls the API and checks the answer against the document. */
 async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: unknown; text: string; headers: Headers }> {
   const res = await fetch(`${base}${url}`, {
     method: method.toUpperCase(),
     headers: { authorization: `Bearer ${ADMIN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined ? undefined : body instanceof Raw ? body.text : JSON.stringify(body),
   });
   const text = await res.text();
   const tmpl = openApiPathOf(url);
@@ -219,6 +224,39 @@ describe('every operation, called for real', () => {
     expect((await call('post', '/mcp', { jsonrpc: '2.0', method: 'notifications/initialized' }, { accept: 'application/json, text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' })).status).toBe(202);
     expect((await call('get', '/mcp', undefined, { 'mcp-session-id': 'unknown' })).status).toBe(404);
     expect((await call('delete', '/mcp', undefined, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' })).status).toBe(200);
+  });
+
+  it('every route that takes a body documents its 413/415 answers, and /mcp its own as JSON-RPC errors', async () => {
+    const bodyOps = Object.entries(doc.paths).flatMap(([p, ops]) =>
+      Object.keys(ops)
+        .filter((m) => m === 'post' || m === 'patch' || m === 'delete')
+        .map((m) => `${m} ${p}`),
+    );
+    for (const op of bodyOps) {
+      const [m, p] = op.split(' ') as [string, string];
+      expect(Object.keys(doc.paths[p]![m]!.responses), op).toEqual(expect.arrayContaining(['413', '415']));
+    }
+    const text = { 'content-type': 'text/plain' };
+    expect((await call('patch', '/sessions/oa', new Raw('mode=plan'), text)).status).toBe(415);
+    expect((await call('post', '/executions/ex_none/cancel', new Raw('x'), text)).status).toBe(415);
+    expect((await call('post', '/permissions/check', new Raw('x'), text)).status).toBe(415);
+    expect((await call('post', '/permissions/rules', new Raw('x'), text)).status).toBe(415);
+    expect((await call('post', '/permissions/requests/none', new Raw('x'), text)).status).toBe(415);
+    expect((await call('delete', '/permissions/rules/none', new Raw('x'), text)).status).toBe(415);
+    expect((await call('post', '/execute', {}, { 'content-encoding': 'gzip' })).status).toBe(415);
+    const accept = { accept: 'application/json, text/event-stream' };
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } };
+    // The MCP endpoint answers as the SDK's transport does: JSON-RPC errors.
+    const garbage = await call('post', '/mcp', new Raw('garbage'), { ...accept, 'content-type': 'application/json' });
+    expect(garbage.status).toBe(400);
+    expect(garbage.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+    const media = await call('post', '/mcp', new Raw('x'), { ...accept, ...text });
+    expect(media.status).toBe(415);
+    expect(media.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
+    expect((await call('delete', '/mcp', new Raw('x'), text)).status).toBe(415);
+    const notAcceptable = await call('post', '/mcp', init, { accept: 'application/json' });
+    expect(notAcceptable.status).toBe(406);
+    expect(notAcceptable.json).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
   });
 
   it('operations: health, readiness, metrics, stats, docs, console, the websocket', async () => {

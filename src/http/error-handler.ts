@@ -3,6 +3,8 @@
  * (5xx, logged with the stack, a body without stack or secret), and the
  * tool's (never here: a `tool_result` with `is_error`).
  */
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ToolexecError } from '../errors.js';
 
@@ -33,8 +35,65 @@ export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: 
   void reply.status(e.statusCode).send(e.toBody());
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError | ToolexecError | Error, req, reply) => {
+/** What Node's HTTP parser reports, for the few errors a client can act on (the rest say the parser's own reason). */
+const PARSE_ERRORS: Record<string, string> = {
+  HPE_INVALID_METHOD: 'The request line is malformed: unknown method',
+  HPE_INVALID_URL: 'The request line is malformed: invalid request target',
+  HPE_INVALID_VERSION: 'The request line is malformed: invalid HTTP version',
+  HPE_INVALID_CONSTANT: 'The request line is malformed',
+  HPE_INVALID_HEADER_TOKEN: 'A header line is malformed (no colon, or a character not allowed in a header name or value)',
+  HPE_INVALID_CHUNK_SIZE: 'The chunked body is malformed: invalid chunk size',
+  HPE_INVALID_TRANSFER_ENCODING: 'The Transfer-Encoding header is not valid',
+  HPE_INVALID_CONTENT_LENGTH: 'The Content-Length header is not valid',
+  HPE_UNEXPECTED_CONTENT_LENGTH: 'Content-Length and Transfer-Encoding: chunked are both set; send one',
+};
+
+/**
+ * The server's 'clientError' (Fastify's `clientErrorHandler`): what Node's
+ * HTTP parser refuses before any route runs (a malformed request line, a
+ * header with no colon or a control byte, a bad chunk size, Content-Length
+ * with Transfer-Encoding, headers past the size limit, a request past
+ * requestTimeout) is answered in the contract's error shape, written raw to
+ * the socket, which is then closed: after a parse error the stream cannot be
+ * trusted for another request. Never throws (it runs in the socket's error
+ * event).
+ */
+export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException & { reason?: string }, socket: Socket): void {
+  try {
+    // A reset, or a socket already gone: nobody to answer.
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    let e: ToolexecError;
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') e = new ToolexecError('TOOLEXEC_ERR_REQUEST_TIMEOUT');
+    else if (err.code === 'HPE_HEADER_OVERFLOW') e = new ToolexecError('TOOLEXEC_ERR_REQUEST_HEADERS_TOO_LARGE');
+    else {
+      const known = err.code ? PARSE_ERRORS[err.code] : undefined;
+      const reason = typeof err.reason === 'string' && err.reason.length > 0 && err.reason.length < 200 ? err.reason : undefined;
+      e = new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', known ?? `The request is not valid HTTP${reason ? `: ${reason}` : ''}`);
+    }
+    this.log.debug({ err: { code: err.code, message: err.message } }, `client error ${e.statusCode}`);
+    // As Node does: answer only when no response is under way on this socket
+    // (a response already started would be corrupted by another status line).
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (socket.writable && !inFlight?.headersSent) {
+      const body = JSON.stringify(e.toBody());
+      socket.write(
+        `HTTP/1.1 ${e.statusCode} ${STATUS_CODES[e.statusCode] ?? 'Error'}\r\n` +
+          `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy();
+  } catch {
+    try {
+      socket.destroy();
+    } catch {
+      /* nothing more to do */
+    }
+  }
+}
+
+/** The service's error handler: every error as `{error:{code,message}}` with its status. */
+export function handleError(err: FastifyError | ToolexecError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  {
     if (err instanceof ToolexecError) {
       if (err.statusCode >= 500) req.log.error({ err }, err.message);
       if (err.code === 'TOOLEXEC_ERR_RATE_LIMITED' || err.code === 'TOOLEXEC_ERR_OVERLOADED' || err.code === 'TOOLEXEC_ERR_SHUTTING_DOWN') {
@@ -67,7 +126,11 @@ export function installErrorHandling(app: FastifyInstance): void {
     req.log.error({ err }, 'unhandled error');
     const e = new ToolexecError('TOOLEXEC_ERR_INTERNAL');
     return reply.status(500).send(e.toBody());
-  });
+  }
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler(handleError);
   app.setNotFoundHandler((req, reply) => {
     const e = new ToolexecError('TOOLEXEC_ERR_ROUTE_NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`);
     return reply.status(404).send(e.toBody());

@@ -38,6 +38,14 @@ import { makeTransport, newClient, OrderedTransport } from './transports.js';
 
 export type ServerState = 'connecting' | 'connected' | 'reconnecting' | 'failed' | 'closed';
 
+/** Why an MCP tool's name cannot be served, or undefined: empty or blank, or holding a control character. */
+export function invalidToolName(name: string): string | undefined {
+  if (name.trim().length === 0) return name.length === 0 ? 'its name is empty' : 'its name is blank (only whitespace)';
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'its name holds a control character';
+  return undefined;
+}
+
 export interface ReconnectPolicy {
   initialDelayMs: number;
   maxDelayMs: number;
@@ -342,6 +350,12 @@ export class ServerConnection implements McpCaller {
         continue;
       }
       const def = parsed.data as McpToolDef;
+      // A name that names nothing would be served as mcp__srv__ (or mcp__srv___): left out and reported.
+      const badName = invalidToolName(def.name);
+      if (badName) {
+        unusable.push({ name, error: badName });
+        continue;
+      }
       // Never servable (the full mcp__ name is longer still), and not worth holding or reporting whole.
       if (def.name.length > MAX_TOOL_NAME_LENGTH) {
         unusable.push({ name, error: `its name is ${def.name.length} characters; a tool name may have at most ${MAX_TOOL_NAME_LENGTH}` });

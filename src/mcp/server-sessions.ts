@@ -9,9 +9,10 @@
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { PoolMcpServer } from './server.js';
+import { invalidRequestParams } from './request-params.js';
 
 export const DEFAULT_MAX_MCP_SESSIONS = 1000;
 export const DEFAULT_MCP_SESSION_IDLE_MS = 30 * 60_000;
@@ -92,6 +93,21 @@ export class McpSessions {
       for (const c of session.inflight.values()) c.abort();
     };
     await server.connect(session.transport);
+    // A request whose params do not fit its method is answered -32602 with a
+    // readable message here, before the SDK's own parse turns it into -32603
+    // and a zod dump. (The transport maps the answer to the request's stream.)
+    const transport = session.transport;
+    const onmessage = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const problem = invalidRequestParams(message);
+      if (problem === undefined) {
+        onmessage?.(message, extra);
+        return;
+      }
+      const id = (message as { id: string | number }).id;
+      const answer: JSONRPCMessage = { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${problem}` } };
+      transport.send(answer, { relatedRequestId: id }).catch((e: unknown) => this.log.debug({ err: e }, 'could not answer an MCP request with invalid params'));
+    };
     return session;
   }
 

@@ -184,6 +184,7 @@ export class ExecutionLog {
   private readonly sessionToolUses: Statement<[string]>;
   private readonly interrupted: Statement<[number]>;
   private readonly interruptedRows: Statement<[]>;
+  private readonly setDecision: Statement<[string, string]>;
   private pending = new Map<string, Pending>();
   /** Calls started here and not finished yet: the writes that could still join a commit. */
   private readonly open = new Set<string>();
@@ -203,6 +204,7 @@ export class ExecutionLog {
     this.nextSeq = (max.m ?? 0) + 1;
     this.byToolUse = db.prepare('SELECT * FROM executions WHERE session_id = ? AND tool_use_id = ? ORDER BY seq LIMIT 1');
     this.sessionToolUses = db.prepare('SELECT tool_use_id, id FROM executions WHERE session_id = ? ORDER BY seq');
+    this.setDecision = db.prepare('UPDATE executions SET decision = ? WHERE id = ? AND finished_at IS NULL');
     this.interruptedRows = db.prepare(
       `SELECT * FROM executions WHERE finished_at IS NULL AND status IN ('queued','validating','awaiting_permission','running')`,
     );
@@ -227,6 +229,27 @@ export class ExecutionLog {
    */
   isHeld(id: string): boolean {
     return this.pending.has(id);
+  }
+
+  /**
+   * Records the permission decision of a call still running, with the audit
+   * row that says the same: GET /executions lists it while the call runs, and
+   * a call interrupted by a crash keeps it after the restart (recovery marks
+   * the row cancelled and leaves the decision).
+   */
+  decide(id: string, decision: string): void {
+    if (!this.open.has(id)) return;
+    const p = this.pending.get(id);
+    if (p) {
+      p.decision = decision;
+      p.version += 1;
+      this.queueFlush();
+      return;
+    }
+    // Already written as started: set the decision unless the call has finished since.
+    this.writer.writeLater(() => {
+      this.setDecision.run(decision, id);
+    });
   }
 
   /** Completes the row; resolves when it is committed. */

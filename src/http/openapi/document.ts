@@ -31,6 +31,32 @@ const idParam = (what: string) => ({ description: `The ${what}'s id` });
 
 const err = (description: string) => ({ description, schema: S.ErrorBody });
 const STD_ERRORS = { 400: err('Malformed request'), 401: err('No token, or an invalid one'), 403: err('The token lacks the scope') };
+/**
+ * What any request with a body may be answered (Fastify reads a body on POST,
+ * PATCH and DELETE whatever the route): added to every such route by
+ * buildOpenApi() unless the route documents these statuses itself (/mcp does,
+ * as JSON-RPC errors).
+ */
+export const BODY_ERRORS = {
+  413: err('The body is larger than server.bodyLimitBytes'),
+  415: err('The body is not application/json, its charset is not UTF-8, or it has a Content-Encoding (bodies are not decompressed)'),
+};
+const BODY_METHODS: ReadonlySet<Method> = new Set(['post', 'patch', 'delete']);
+const rpcErr = (description: string) => ({ description: `${description} (JSON-RPC error)`, schema: S.JsonRpcError });
+
+/** What /mcp answers as the MCP SDK's transport does, beyond 400 and 404: JSON-RPC errors too. */
+function mcpExtraErrors(method: 'get' | 'post' | 'delete'): RouteDoc['responses'] {
+  const out: RouteDoc['responses'] = {};
+  if (method === 'post') out[406] = rpcErr('Accept lacks application/json or text/event-stream');
+  if (method === 'get') {
+    out[406] = rpcErr('Accept lacks text/event-stream');
+    out[409] = rpcErr('The session already has its server-to-client stream open');
+  } else {
+    out[413] = rpcErr('The body is larger than server.bodyLimitBytes');
+    out[415] = rpcErr('The body is not application/json, its charset is not UTF-8, or it has a Content-Encoding');
+  }
+  return out;
+}
 
 export const ROUTE_DOCS: RouteDoc[] = [
   {
@@ -69,8 +95,6 @@ export const ROUTE_DOCS: RouteDoc[] = [
       200: { description: 'The results', schema: S.ExecuteResponse },
       202: { description: 'Accepted (wait: false)', schema: S.ExecuteAccepted },
       ...STD_ERRORS,
-      413: err('Body too large'),
-      415: err('Not JSON'),
       429: err('Rate limited'),
       503: err('Overloaded, shutting down, or the database is not writable; retry after Retry-After'),
     },
@@ -231,10 +255,11 @@ export const ROUTE_DOCS: RouteDoc[] = [
       responses: {
         200: { description: 'A JSON-RPC answer (application/json or text/event-stream)', contentType: 'application/json' },
         202: { description: 'A notification or response accepted' },
-        400: { description: 'No session id, or a request the transport refuses (JSON-RPC error)', schema: S.JsonRpcError },
+        400: rpcErr('No session id, a body that is not JSON (-32700 Parse error), or a request the transport refuses'),
         401: err('No token, or an invalid one'),
         403: err('The token lacks the scope'),
-        404: { description: 'Unknown MCP session (JSON-RPC error)', schema: S.JsonRpcError },
+        404: rpcErr('Unknown MCP session'),
+        ...mcpExtraErrors(method),
       },
     }),
   ),
@@ -354,7 +379,8 @@ export function buildOpenApi(): Record<string, unknown> {
       }
     }
     const responses: Record<string, unknown> = {};
-    for (const [status, resp] of Object.entries(r.responses)) {
+    const all = BODY_METHODS.has(r.method) ? { ...BODY_ERRORS, ...r.responses } : r.responses;
+    for (const [status, resp] of Object.entries(all).sort(([a], [b]) => Number(a) - Number(b))) {
       const content = resp.schema
         ? { 'application/json': { schema: inline(resp.schema, 'output') } }
         : resp.contentType

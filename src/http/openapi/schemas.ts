@@ -301,7 +301,7 @@ const ToolDef = z.union([AnthropicToolDef, OpenAIToolDef, McpToolDef]);
 
 /** A JSON-RPC 2.0 error, as the MCP endpoint answers transport errors. */
 export const JsonRpcError = z
-  .object({ jsonrpc: z.literal('2.0'), error: z.object({ code: z.number(), message: z.string() }), id: z.null() })
+  .object({ jsonrpc: z.literal('2.0'), error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }), id: z.null() })
   .register(api, { id: 'JsonRpcError' });
 
 export const Catalog = z

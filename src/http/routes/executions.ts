@@ -47,7 +47,9 @@ export function previewOf(block: ToolResultBlock | null): string | null {
 
 /** A row of the list, with the live status of a call still in flight. */
 export function listItem(r: ExecutionRow, live: Call | undefined) {
-  const d = json<{ behavior: string; reason: { type: string; detail: string } } | null>(r.decision, null);
+  // A call in flight: its decision as GET /executions/:id shows it (the row may not hold it yet).
+  const liveDecision = live && 'decision' in live ? live.decision : undefined;
+  const d = liveDecision ?? json<{ behavior: string; reason: { type: string; detail: string } } | null>(r.decision, null);
   return {
     id: r.id,
     session_id: r.session_id,

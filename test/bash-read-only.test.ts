@@ -19,6 +19,13 @@ describe('before the parser is initialised', () => {
 });
 
 const READ_ONLY = [
+  // Abbreviated long options that resolve to harmless ones stay read-only.
+  "sed --quiet --expr='s/a/b/' notes.txt",
+  "sed -n --expression=p notes.txt",
+  "sed --posix -n p notes.txt",
+  'ps -F ax',
+  'ps -ef',
+  'sort -r f',
   'ls -la',
   // An option's value is not an output file.
   'xxd -l 64 f',
@@ -165,6 +172,25 @@ const NOT_READ_ONLY = [
   'f=/proc/1/environ; cat $f',
   "tr '\\0' '\\n' < /proc/$PPID/environ",
   'head -c 100 /proc/$PPID/cmdline',
+  // Long options abbreviated as getopt_long and git accept them (second review, N1, N2, N5).
+  "echo a | sed --expr='1e touch /tmp/x' -e p",
+  "sed --expr='1e touch /tmp/x' -n p notes.txt",
+  "sed --e='1e id' notes.txt",
+  "sed --in 's/hello/bye/' notes.txt",
+  "sed -i.bak 's/a/b/' notes.txt",
+  "sed -ni.bak p notes.txt",
+  "sed --in='/tmp/bk_*' -n p notes.txt",
+  "sed --fi=script.sed notes.txt",
+  "sed --bogus p notes.txt",
+  "git grep --open-files-in-pag='touch /tmp/x;' -e bye -- notes.txt",
+  "seq 1 3 | sort -S 1K --compress-prog=sh",
+  'sort --out=x f',
+  "date --se='2001-01-01'",
+  'file --comp x',
+  // -F takes no value: it hid the `e` after it (N3).
+  'ps -F e -p 1',
+  'ps -F e ax',
+  'ps -L e',
 ];
 
 describe('read-only commands', () => {

@@ -65,14 +65,24 @@ function values(words: readonly Word[]): string[] | undefined {
   return out;
 }
 
+/**
+ * Whether one of these options is given. A long option also counts when it
+ * could be an abbreviation of a listed one (`--in` for `--in-place`,
+ * `--compress-prog` for `--compress-program`): getopt_long and git accept
+ * any unambiguous prefix.
+ */
 function hasFlag(args: readonly string[], short: string, long: readonly string[] = []): boolean {
   for (const a of args) {
     if (a === '--') return false;
     if (a.startsWith('--')) {
       const name = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
-      if (long.includes(name)) return true;
-    } else if (a.startsWith('-') && a.length > 1 && /^-[A-Za-z0-9]+$/.test(a)) {
-      for (const c of short) if (a.slice(1).includes(c)) return true;
+      if (long.some((l) => l === name || (name.length > 2 && l.startsWith(name)))) return true;
+    } else if (a.startsWith('-') && a.length > 1) {
+      // A cluster (`-ne`), up to a value glued on (`-i.bak`, `-i/tmp/x`): each letter is an option.
+      for (const c of a.slice(1)) {
+        if (short.includes(c)) return true;
+        if (!/[A-Za-z0-9]/.test(c)) break;
+      }
     }
   }
   return false;
@@ -88,6 +98,10 @@ function positionals(args: readonly string[]): string[] {
   return out;
 }
 
+/** sed's long options that neither write nor run anything, beside --expression (judged by its script). */
+const SED_SAFE_LONG = ['--quiet', '--silent', '--debug', '--posix', '--regexp-extended', '--separate', '--sandbox', '--unbuffered', '--null-data', '--zero-terminated', '--line-length'];
+const SED_LONG = [...SED_SAFE_LONG, '--expression', '--file', '--in-place', '--follow-symlinks', '--help', '--version'];
+
 function sedReadOnly(args: readonly string[]): boolean {
   if (hasFlag(args, 'if', ['--in-place', '--file'])) return false;
   const scripts: string[] = [];
@@ -95,15 +109,20 @@ function sedReadOnly(args: readonly string[]): boolean {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') break;
-    if (a === '--expression') {
-      hasE = true;
-      const s = args[i + 1];
-      if (s === undefined) return false;
-      scripts.push(s);
-      i++;
-    } else if (a.startsWith('--expression=')) {
-      hasE = true;
-      scripts.push(a.slice('--expression='.length));
+    if (a.startsWith('--')) {
+      // Resolved as getopt_long does: an exact name, else the one option it is a prefix of.
+      const eq = a.indexOf('=');
+      const given = eq === -1 ? a : a.slice(0, eq);
+      const candidates = SED_LONG.includes(given) ? [given] : SED_LONG.filter((l) => l.startsWith(given));
+      if (candidates.length !== 1) return false;
+      const name = candidates[0]!;
+      if (name === '--expression') {
+        hasE = true;
+        const s = eq === -1 ? args[++i] : a.slice(eq + 1);
+        if (s === undefined) return false;
+        scripts.push(s);
+      } else if (!SED_SAFE_LONG.includes(name)) return false;
+      else if (name === '--line-length' && eq === -1) i++;
     } else if (/^-[a-zA-Z]+$/.test(a) && a.includes('e')) {
       // `-ne script`; a script glued after `e` (`-es/a/b/`) is not modelled.
       if (!a.endsWith('e')) return false;
@@ -123,7 +142,8 @@ function sedReadOnly(args: readonly string[]): boolean {
 }
 
 /** ps options that take a value: dash ones (`-o FORMAT`, `-p PID`), long ones, and BSD ones ending a cluster (`o FORMAT`). */
-const PS_DASH_VALUE = 'CGgUupqstoOkDF';
+// procps-ng: -F and -L take no value (-F e shows environments), -D and -k are not options.
+const PS_DASH_VALUE = 'CGgUupqstoO';
 const PS_BSD_VALUE = 'oOptUkN';
 const PS_LONG_VALUE: ReadonlySet<string> = new Set([
   '--pid', '--ppid', '--sid', '--tty', '--user', '--User', '--group', '--Group', '--format', '--sort', '--cols', '--columns',

@@ -168,6 +168,15 @@ describe('output redirections are judged as edits', () => {
     expect(await env.check('echo x > .claude/settings.json')).toMatchObject({ behavior: 'ask', type: 'safety' });
   });
 
+  it('sed -i with a backup suffix that is a path is not allowed by acceptEdits (second review N2); a plain suffix or none is', async () => {
+    const env = ruleEnv({ mode: 'acceptEdits' });
+    expect(await env.check("sed -i 's/a/b/' notes.txt")).toMatchObject({ behavior: 'allow', type: 'mode' });
+    expect(await env.check("sed -i.bak 's/a/b/' notes.txt")).toMatchObject({ behavior: 'allow', type: 'mode' });
+    expect((await env.check("sed --in-place='/etc/cron.d/*' 's/a/b/' notes.txt")).behavior).not.toBe('allow');
+    expect((await env.check("sed --in='/tmp/bk_*' -n p notes.txt")).behavior).not.toBe('allow');
+    expect((await env.check("sed -i/tmp/x_* 's/a/b/' notes.txt")).behavior).not.toBe('allow');
+  });
+
   it('the strictest part of a compound command wins: a protected target after an allowed one asks (safety)', async () => {
     const env = ruleEnv({ mode: 'bypassPermissions', allow: ['Bash(echo:*)'] });
     expect(await env.check('echo a > ok.txt; cat /etc/hostname; echo b > .git/config')).toMatchObject({ behavior: 'ask', type: 'safety' });
@@ -443,8 +452,7 @@ describe('option tables: a Read-denied file read by a read-only command (review 
       'cut -d: -f1 notes.txt',
       'xxd -l 64 notes.txt',
       'uniq -f 1 notes.txt',
-      'git diff HEAD',
-      'git grep foo',
+      'git status --short',
       'echo a | xargs echo',
     ]) {
       expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'allow', type: 'tool' });
@@ -474,6 +482,31 @@ describe('option tables: a Read-denied file read by a read-only command (review 
       expect(r.text).not.toContain('ENVSECRET2');
       expect(r.text).not.toContain('41 50 49 5f');
     }
+  });
+});
+
+describe('git printing tracked contents while Read deny rules exist (second review N4)', () => {
+  it('git show/cat-file/grep/diff/blame and log -p ask; without Read deny rules they are read-only; names-only forms stay allowed', async () => {
+    const guarded = ruleEnv({ deny: ['Read(./.env)', 'Read(./secrets/**)'] });
+    for (const command of [
+      'git show HEAD:.env',
+      'git cat-file -p HEAD:secrets/key.txt',
+      'git log -p -1 -- secrets',
+      'git log --patch',
+      'git grep -h SECRET',
+      'git diff HEAD~1',
+      'git blame .env',
+      'git -C . show HEAD:.env',
+      'git --no-pager log -p',
+      'git show HEAD:toolexec.json | rev',
+    ]) {
+      expect(await guarded.check(command), command).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    for (const command of ['git status', 'git log --oneline -5', 'git log --stat', 'git branch -a']) {
+      expect((await guarded.check(command)).behavior, command).toBe('allow');
+    }
+    const open = ruleEnv({});
+    for (const command of ['git show HEAD:README.md', 'git log -p -1', 'git diff']) expect((await open.check(command)).behavior, command).toBe('allow');
   });
 });
 

@@ -560,6 +560,10 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
   if (spec.kind === 'read') {
     if (name === 'sed' && given('-i', '--in-place')) {
       out.writes.push(...files);
+      // A backup suffix with a `/` (or an expansion) puts the copy elsewhere (`--in-place='/etc/cron.d/*'`): not modelled.
+      for (const o of options) {
+        if ((o.name === '-i' || o.name === '--in-place') && o.value && (!o.value.literal || o.value.value.includes('/'))) out.opaque.push(o.word);
+      }
     } else if ((name === 'uniq' || name === 'xxd') && files.length >= 2) {
       out.reads.push(files[0]!);
       out.writes.push(...files.slice(1));

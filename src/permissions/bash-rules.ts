@@ -36,8 +36,8 @@
 import { analyseBash, analyseBashSync } from '../bash/parser.js';
 import { ACCEPT_EDITS_COMMANDS, commandName, pathArgs } from '../bash/paths.js';
 import { isReadOnlyCommand } from '../bash/read-only.js';
-import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule } from '../bash/rule-match.js';
-import type { BashAnalysis, SimpleCommand } from '../bash/types.js';
+import { allowCandidates, compileBashRule, denyCandidates, withoutGitGlobals, type CompiledBashRule } from '../bash/rule-match.js';
+import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, innermostOf, pathUses, workingDirs, type PathUse } from './bash-paths.js';
@@ -142,6 +142,27 @@ function protectedWrite(u: PathUse, spellings: (abs: string) => string[]): { abs
 }
 
 /** The decision for an analysed command. */
+/** git verbs that print file contents from the repository whatever their options. */
+const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set(['show', 'cat-file', 'grep', 'diff', 'diff-tree', 'diff-index', 'diff-files', 'blame', 'annotate', 'archive', 'format-patch', 'difftool', 'range-diff', 'bundle']);
+/** git verbs that print contents with a patch option. */
+const GIT_PATCH_VERBS: ReadonlySet<string> = new Set(['log', 'whatchanged', 'reflog', 'stash', 'shortlog']);
+const GIT_PATCH_OPTION = /^(-[A-Za-z]*[puLc]|--patch|--patch-with-stat|--patch-with-raw|--cc|--word-diff.*|--color-words.*|-U\d*|--unified.*|--full-diff|--binary|--raw)$/;
+
+/** The git verb that prints tracked contents in this argv (git's global options skipped), if it does. */
+function gitPrintsContent(argv: readonly Word[]): string | undefined {
+  if (commandName(argv) !== 'git') return undefined;
+  const words = withoutGitGlobals(argv)?.[0] ?? argv;
+  const rest = words.slice(1);
+  const verbWord = rest.find((w) => !(w.literal && w.value.startsWith('-')));
+  if (!verbWord) return undefined;
+  // A verb that is an expansion could be any of them.
+  if (!verbWord.literal) return '(a verb that is an expansion)';
+  const verb = verbWord.value;
+  if (GIT_CONTENT_VERBS.has(verb)) return verb;
+  if (GIT_PATCH_VERBS.has(verb) && rest.some((w) => !w.literal || GIT_PATCH_OPTION.test(w.value))) return `${verb} with a patch`;
+  return undefined;
+}
+
 export function decideBashPermission(command: string, a: BashAnalysis, ctx: BashPermissionContext): PermissionResult {
   const q = ctx.permissions;
   const denyRules = q.contentRules('Bash', 'deny');
@@ -251,6 +272,21 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   // 6b. A reader of whole trees (`grep -r`, `rg`, `cp -r`) given a directory reads every
   // file below it: one a Read deny rule covers may be among them.
   const readDenyActive = isReadDenyActive(ctx);
+  // 6a. git printing what it stores (`git show HEAD:.env`, `git log -p`, `git grep`):
+  // tracked files' contents, whose paths no Read deny rule can be checked against.
+  if (readDenyActive) {
+    for (const cmd of a.commands) {
+      const shown = gitPrintsContent(innermostOf(cmd).argv);
+      if (shown) {
+        return {
+          behavior: 'ask',
+          message: `This Bash command (git ${shown}) prints the contents of files git tracks, which Read deny rules cannot be checked against; it needs approval.`,
+          type: 'safety',
+          detail: `git ${shown} prints tracked contents while Read deny rules exist`,
+        };
+      }
+    }
+  }
   if (readDenyActive || serviceFiles) {
     for (const cmd of a.commands) {
       const argv = innermostOf(cmd).argv;

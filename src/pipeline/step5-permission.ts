@@ -130,7 +130,7 @@ export async function permission(
     inputDigest: digestOf(input),
   });
   // On the execution's row too, while the call runs (and if a crash ends it), not only at finish.
-  deps.executions.decide(call.id, JSON.stringify({ behavior: d.behavior, reason: d.reason, chain: d.chain, actor: d.actor }));
+  deps.executions.decide(call.id, () => JSON.stringify({ behavior: d.behavior, reason: d.reason, chain: d.chain, actor: d.actor }));
 
   if (d.behavior !== 'allow') {
     return finished(call, 'denied', plainErrorBlock(call.toolUseId, d.message ?? messages.ruleDenied(tool.name)), 'permission', {

@@ -99,7 +99,7 @@ function bindRow(p: unknown[], i: number, r: Pending): void {
   p[i + 7] = r.input;
   p[i + 8] = r.actor;
   p[i + 9] = r.createdAt;
-  p[i + 10] = r.decision;
+  p[i + 10] = r.decision ?? (r.decisionLater ? r.decisionLater() : null);
   p[i + 11] = r.errorClass;
   p[i + 12] = r.isError;
   p[i + 13] = r.resultId;
@@ -132,6 +132,8 @@ class Pending {
   tool: string;
   status: string;
   decision: string | null = null;
+  /** The decision of a call still running, serialised only if the row is written before the call ends. */
+  decisionLater: (() => string) | null = null;
   errorClass: string | null = null;
   isError = 0;
   resultId: string | null = null;
@@ -184,7 +186,7 @@ export class ExecutionLog {
   private readonly sessionToolUses: Statement<[string]>;
   private readonly interrupted: Statement<[number]>;
   private readonly interruptedRows: Statement<[]>;
-  private readonly setDecision: Statement<[string, string]>;
+  private readonly setDecision: Statement<[string, number]>;
   private pending = new Map<string, Pending>();
   /** Calls started here and not finished yet: the writes that could still join a commit. */
   private readonly open = new Set<string>();
@@ -204,7 +206,8 @@ export class ExecutionLog {
     this.nextSeq = (max.m ?? 0) + 1;
     this.byToolUse = db.prepare('SELECT * FROM executions WHERE session_id = ? AND tool_use_id = ? ORDER BY seq LIMIT 1');
     this.sessionToolUses = db.prepare('SELECT tool_use_id, id FROM executions WHERE session_id = ? ORDER BY seq');
-    this.setDecision = db.prepare('UPDATE executions SET decision = ? WHERE id = ? AND finished_at IS NULL');
+    // By seq, the primary key: the id has no index of its own.
+    this.setDecision = db.prepare('UPDATE executions SET decision = ? WHERE seq = ? AND finished_at IS NULL');
     this.interruptedRows = db.prepare(
       `SELECT * FROM executions WHERE finished_at IS NULL AND status IN ('queued','validating','awaiting_permission','running')`,
     );
@@ -237,18 +240,21 @@ export class ExecutionLog {
    * a call interrupted by a crash keeps it after the restart (recovery marks
    * the row cancelled and leaves the decision).
    */
-  decide(id: string, decision: string): void {
+  decide(id: string, decision: () => string): void {
     if (!this.open.has(id)) return;
     const p = this.pending.get(id);
     if (p) {
-      p.decision = decision;
+      // The row is queued: it carries the decision if it is written before the call ends (finish sets it anyway).
+      p.decisionLater = decision;
       p.version += 1;
       this.queueFlush();
       return;
     }
     // Already written as started: set the decision unless the call has finished since.
+    const seq = seqOfId(id);
+    if (seq === undefined) return;
     this.writer.writeLater(() => {
-      this.setDecision.run(decision, id);
+      this.setDecision.run(decision(), seq);
     });
   }
 

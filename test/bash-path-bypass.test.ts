@@ -408,7 +408,6 @@ describe('option tables: a Read-denied file read by a read-only command (review 
       'file -f notes.txt',
       'md5sum -c notes.txt',
       'find . -files0-from notes.txt',
-      'git diff --no-index /dev/null .env',
       'git grep --no-index -h SECRET',
       'git grep --untracked SECRET',
       'git blame --contents .env notes.txt',
@@ -419,6 +418,8 @@ describe('option tables: a Read-denied file read by a read-only command (review 
     ]) {
       expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety' });
     }
+    // Its operands are reads now: the rule itself answers.
+    expect(await env.check('git diff --no-index /dev/null .env')).toMatchObject({ behavior: 'deny', type: 'rule' });
   });
 
   it('an option the table does not know is never guessed: not allowed by the command, an unknown read under Read deny rules', async () => {
@@ -557,8 +558,8 @@ describe('files whose location cannot be known', () => {
     // The relative name is also judged from the known directory.
     expect(await env.check('cd "$X" && cat .env')).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
     expect(await env.check('cd "$X" && cat notes.txt')).toMatchObject({ behavior: 'ask', type: 'safety' });
-    // Without Read deny rules, nothing changes: a read-only command.
-    expect(await ruleEnv().check('cat "$F"')).toMatchObject({ behavior: 'allow', type: 'tool' });
+    // Without Read deny rules it is still not read-only: what "$F" holds could be anywhere, or an option (third review G1).
+    expect(await ruleEnv().check('cat "$F"')).toMatchObject({ behavior: 'passthrough' });
   });
 
   it('a write whose target is unknown asks (safety) while Edit deny rules exist, and names a protected path by its components', async () => {
@@ -921,5 +922,64 @@ describe('hash -p and mapfile -C (review F6)', () => {
       expect(r.exec).toMatchObject({ status: 'denied' });
       expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
     }
+  });
+});
+
+describe('words that become several when the command runs (third review G1, G2)', () => {
+  const G1 = [
+    'head -n {5,.env} notes.txt',
+    "x='5 .env'; head -n $x notes.txt",
+    'grep -h -e {SECRET,.env,secrets/key.txt} notes.txt',
+    "x='-h -e SECRET .env secrets/key.txt'; grep $x notes.txt",
+    "x='1 .env'; cut -c $x notes.txt",
+    "x='1 --compress-program=sh'; seq 1 3 | sort -S 1K -k $x | head -1",
+    'seq 1 3 | sort -S 1K -k {1,--compress-program=sh} | head -1',
+    'sort -k {1,-o/tmp/x} notes.txt',
+    "x='1 notes.txt /tmp/out'; uniq -f $x",
+    'x=--pre=/tmp/pre.sh; rg $x hello notes.txt',
+    "x='notes.txt -exec touch /tmp/x ;'; find notes.txt -name $x",
+    'x=-o/tmp/pw; sort $x notes.txt',
+    'rg "$x" hello notes.txt',
+  ];
+
+  it('an argument that is an expansion or a brace word makes a command not read-only, in every mode; deny rules hold', async () => {
+    for (const mode of ['default', 'plan'] as const) {
+      const env = secretsEnv({ mode, deny: ['Bash(touch:*)'] });
+      for (const cmd of G1) {
+        const r = await env.check(cmd);
+        expect(r.behavior, `${mode}: ${cmd}`).not.toBe('allow');
+      }
+    }
+    // Without Read deny rules too.
+    const open = ruleEnv({});
+    for (const cmd of G1) expect((await open.check(cmd)).behavior, cmd).not.toBe('allow');
+    // What cannot name a file or run anything stays read-only.
+    for (const cmd of ['[ -f "$F" ]', 'test -n "$X"', 'cd "$D"', 'seq 1 "$N"', 'basename "$P"']) {
+      expect((await open.check(cmd)).behavior, cmd).toBe('allow');
+    }
+  });
+
+  it('a glob that starts with its pattern is not read-only beside a file whose name is an option', async () => {
+    const env = ruleEnv({});
+    fs.writeFileSync(path.join(env.ws, 'a.txt'), 'a\n');
+    expect((await env.check('sort *')).behavior).toBe('allow');
+    fs.writeFileSync(path.join(env.ws, '--compress-program=sh'), '');
+    expect((await env.check('sort *')).behavior).not.toBe('allow');
+    expect((await env.check('sort ./*')).behavior).toBe('allow');
+    expect((await env.check('sort -- *')).behavior).toBe('allow');
+    // acceptEdits does not take a copy's glob on trust either (`cp * dst` beside a file named `-t..`).
+    const edits = ruleEnv({ mode: 'acceptEdits' });
+    fs.mkdirSync(path.join(edits.ws, 'dst'));
+    expect((await edits.check('cp * dst')).behavior).toBe('allow');
+    fs.writeFileSync(path.join(edits.ws, '--target-directory=..'), '');
+    expect((await edits.check('cp * dst')).behavior).not.toBe('allow');
+  });
+
+  it('git diff with a path outside the working directories (an implicit --no-index) is not read-only', async () => {
+    const open = ruleEnv({});
+    expect((await open.check('git diff /dev/null /etc/shadow')).behavior).not.toBe('allow');
+    expect((await open.check('git diff -- /dev/null ../cfg.json')).behavior).not.toBe('allow');
+    expect((await open.check('git diff HEAD~1 -- src')).behavior).toBe('allow');
+    expect((await open.check('git diff main..feature')).behavior).toBe('allow');
   });
 });

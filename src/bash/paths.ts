@@ -518,8 +518,13 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
   }
   if (name === 'git') {
     // Read verbs reading files git does not track (`diff --no-index`, `grep --untracked`, `blame --contents`): not modelled.
-    const verb = args.find((w) => w.literal && !w.value.startsWith('-'))?.value;
+    const verbAt = args.findIndex((w) => w.literal && !w.value.startsWith('-'));
+    const verb = verbAt === -1 ? undefined : args[verbAt]!.value;
     for (const w of args) if (!w.literal || gitReadsFiles(verb, w.value)) out.opaque.push(w);
+    // `git diff a b` with a path outside the repository (or no repository) is
+    // `git diff --no-index`: it prints files. Its operands are reads (a
+    // revision read as a path inside the workspace harms nothing).
+    if (verb === 'diff') for (const w of args.slice(verbAt + 1)) if (w.literal && !w.value.startsWith('-')) out.reads.push(w);
     return out;
   }
   const archiver = Object.hasOwn(ARCHIVERS, name) ? ARCHIVERS[name] : undefined;
@@ -528,6 +533,8 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
   if (!spec) return out;
   const { options, operands: positionals, unknown } = parseArgs(name, args, spec);
   out.opaque.push(...unknown);
+  // A word that is an expansion may split into several, options among them, wherever it stands.
+  for (const w of args) if (!w.literal) out.opaque.push(w);
   const given = (...names: string[]): boolean => options.some((o) => names.includes(o.name));
   for (const o of options) {
     const role = spec.files[o.name];

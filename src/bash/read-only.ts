@@ -21,6 +21,9 @@ const PLAIN: ReadonlySet<string> = new Set([
   'jq', 'cd', 'grep', 'egrep', 'fgrep', 'zgrep',
 ]);
 
+/** Commands whose arguments, however they expand, name no file to read or write and nothing to run. */
+const EXPANSION_SAFE: ReadonlySet<string> = new Set(['test', '[', '[[', 'cd', 'seq', 'sleep', 'true', 'false', ':', 'basename', 'dirname', 'expr', 'id', 'groups', 'which', 'type', 'pwd', 'printenv', 'uname', 'nproc', 'ls']);
+
 /** Literal arguments only (no `$` or backticks), as Claude Code requires for echo. */
 const LITERAL_ONLY: ReadonlySet<string> = new Set(['echo', 'printf']);
 
@@ -247,6 +250,11 @@ export function isReadOnlyArgv(argv: readonly Word[], depth = 0): boolean {
   const name = baseName(head.value);
   const args = values(argv.slice(1));
   if (LITERAL_ONLY.has(name)) return args !== undefined && !(name === 'printf' && args[0] === '-v');
+  // An argument that is an expansion may become several words, options
+  // included (`x='5 .env'; head -n $x f`, `sort -k {1,--compress-program=sh}`),
+  // whatever position it stands in: only commands whose options can neither
+  // name a file nor run anything take one and stay read-only.
+  if (args === undefined && !EXPANSION_SAFE.has(name)) return false;
   if (PLAIN.has(name)) return true;
   if (NO_ARGS_ONLY.has(name)) return argv.length === 1;
   if (name === 'command') return argv.slice(1).some((w) => w.value === '-v' || w.value === '-V');

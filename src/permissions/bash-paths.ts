@@ -145,6 +145,10 @@ export function resolveWord(w: Word, cwd: string): string[] | undefined {
     // reach). Too many to judge: not fixed.
     const matches = expandGlob(path.resolve(cwd, v));
     if (matches === undefined) return undefined;
+    // A pattern that starts with its glob passes names as written: one that
+    // starts with `-` is an option to the command (`sort *` beside a file named
+    // `--compress-program=sh`). Not a path whose reach is known.
+    if (/^[*?[]/.test(v) && matches.some((m) => path.relative(cwd, m).startsWith('-'))) return undefined;
     const at = v.search(/[*?[]/);
     const head = v.slice(0, at);
     const dir = head.endsWith('/') ? head : path.dirname(head || '.');
@@ -156,6 +160,21 @@ export function resolveWord(w: Word, cwd: string): string[] | undefined {
   if (!hasDotDot(v)) return [textual];
   const physical = physicalPath(path.isAbsolute(v) ? v : `${cwd}/${v}`);
   return physical === textual ? [textual] : [textual, physical];
+}
+
+/**
+ * Whether a glob word could hand the command an option: bash passes the names
+ * a pattern that starts with its glob matches as they are, and a file named
+ * `--compress-program=sh` beside `sort *` is an option to sort. Judged in each
+ * directory the command may run in; too many names to judge counts as may.
+ */
+export function globMayBeOption(w: Word, dirs: readonly string[]): boolean {
+  if (!w.literal || !w.glob || !/^[*?[]/.test(w.value)) return false;
+  for (const cwd of dirs) {
+    const matches = expandGlob(path.resolve(cwd, w.value));
+    if (matches === undefined || matches.some((m) => path.relative(cwd, m).startsWith('-'))) return true;
+  }
+  return false;
 }
 
 /** At most this many names per glob, and directories read to expand one, before its reach counts as unknown. */

@@ -40,7 +40,7 @@ import { allowCandidates, compileBashRule, denyCandidates, withoutGitGlobals, ty
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
-import { commandPaths, innermostOf, pathUses, workingDirs, type PathUse } from './bash-paths.js';
+import { commandPaths, globMayBeOption, innermostOf, pathUses, workingDirs, type PathUse } from './bash-paths.js';
 import { protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
 import { PATH_RULE_TOOLS } from './rule-index.js';
@@ -97,15 +97,26 @@ function isEditDenyActive(ctx: BashPermissionContext): boolean {
  * it reads files no argument names (an option not modelled, a list of names,
  * what xargs supplies).
  */
-function readsProvablyAllowed(cmd: SimpleCommand, readDenyActive: boolean): boolean {
+function readsProvablyAllowed(cmd: SimpleCommand, readDenyActive: boolean, dirs: readonly string[]): boolean {
   const p = commandPaths(cmd);
   if (p.opaque.length > 0) return false;
+  if (globsMayBeOptions(cmd, dirs)) return false;
   if (!readDenyActive) return true;
   if (p.recursive) return false;
   return p.reads.every((w) => w.literal && !w.glob);
 }
 
-function acceptEditsAllows(cmd: SimpleCommand): boolean {
+/** Whether a glob among the command's arguments could expand to an option (before a `--`). */
+function globsMayBeOptions(cmd: SimpleCommand, dirs: readonly string[]): boolean {
+  for (const w of innermostOf(cmd).argv.slice(1)) {
+    if (w.literal && w.value === '--') return false;
+    if (globMayBeOption(w, dirs)) return true;
+  }
+  return false;
+}
+
+function acceptEditsAllows(cmd: SimpleCommand, dirs: readonly string[]): boolean {
+  if (globsMayBeOptions(cmd, dirs)) return false;
   if (!cmd.assignments.every((a) => SAFE_ENV_VARS.has(a.name))) return false;
   const { stages } = unwrapStages(cmd.argv, true);
   const argv = stages[stages.length - 1]!;
@@ -377,8 +388,8 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       if (!byRule.includes(rule.raw)) byRule.push(rule.raw);
       continue;
     }
-    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive)) continue;
-    if (q.mode === 'acceptEdits' && acceptEditsAllows(cmd)) {
+    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs)) continue;
+    if (q.mode === 'acceptEdits' && acceptEditsAllows(cmd, cwds.dirs)) {
       byMode = true;
       continue;
     }

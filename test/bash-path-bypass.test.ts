@@ -983,3 +983,41 @@ describe('words that become several when the command runs (third review G1, G2)'
     expect((await open.check('git diff main..feature')).behavior).toBe('allow');
   });
 });
+
+describe('fourth review: readers of directories and git elsewhere (H1, H2, H3)', () => {
+  it('grep -d recurse is -r: it asks under Read deny rules', async () => {
+    const env = secretsEnv();
+    for (const cmd of ['grep -d recurse API .', 'grep -drecurse TOP .', 'grep --directories=recurse -h . .', 'grep --dir=rec API .', 'egrep -d recurse API .']) {
+      expect((await env.check(cmd)).behavior, cmd).not.toBe('allow');
+    }
+    expect((await env.check('grep -d skip API notes.txt')).behavior).toBe('allow');
+  });
+
+  it('diff given directories reads what they hold: it is not auto-allowed under Read deny rules', async () => {
+    const env = secretsEnv();
+    fs.mkdirSync(path.join(env.ws, 'other'));
+    fs.writeFileSync(path.join(env.ws, 'other', '.env'), '');
+    for (const cmd of ['diff -N other .', 'diff --new-file . other', 'diff . other', 'diff -q other .']) {
+      expect((await env.check(cmd)).behavior, cmd).not.toBe('allow');
+    }
+    fs.writeFileSync(path.join(env.ws, 'b.txt'), 'b\n');
+    expect((await env.check('diff notes.txt b.txt')).behavior).toBe('allow');
+  });
+
+  it('git run elsewhere (-C, --git-dir, --work-tree) is not read-only, nor git in a directory laid out as a repository', async () => {
+    const env = ruleEnv({});
+    for (const cmd of ['git -C fx status --short', 'git --git-dir=fx status', 'git --work-tree=.. status', 'git -C /tmp status']) {
+      expect((await env.check(cmd)).behavior, cmd).not.toBe('allow');
+    }
+    expect((await env.check('git status --short')).behavior).toBe('allow');
+    // A planted repository layout (its config is an ordinary file) where git would run.
+    const fx = path.join(env.ws, 'fx');
+    fs.mkdirSync(path.join(fx, 'objects'), { recursive: true });
+    fs.mkdirSync(path.join(fx, 'refs'));
+    fs.writeFileSync(path.join(fx, 'HEAD'), 'ref: refs/heads/main\n');
+    fs.writeFileSync(path.join(fx, 'config'), '[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "id > /tmp/pw; false"\n');
+    env.ctx.session.cwd = fx;
+    expect((await env.check('git status --short')).behavior).not.toBe('allow');
+    expect((await env.check('ls')).behavior).toBe('allow');
+  });
+});

@@ -38,7 +38,6 @@ const READ_ONLY = [
   'git branch',
   'git branch -a --list "feat*"',
   'git remote -v',
-  'git -C sub status',
   'git --no-pager log',
   'git config --get user.name',
   'git stash list',
@@ -191,6 +190,9 @@ const NOT_READ_ONLY = [
   'ps -F e -p 1',
   'ps -F e ax',
   'ps -L e',
+  // git run elsewhere may obey that repository's config (fourth review H3).
+  'git -C sub status',
+  'git --git-dir=x/.git log',
 ];
 
 describe('read-only commands', () => {

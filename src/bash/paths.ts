@@ -579,6 +579,13 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
     if ((name === 'grep' || name === 'egrep' || name === 'fgrep' || name === 'zgrep' || name === 'diff') && given('-r', '-R', '--recursive', '--dereference-recursive')) {
       out.recursive = true;
     }
+    // grep -d recurse (--directories=recurse, or any value but read and skip) is -r.
+    if ((name === 'grep' || name === 'egrep' || name === 'fgrep' || name === 'zgrep') && options.some((o) => (o.name === '-d' || o.name === '--directories') && !(o.value?.literal && (o.value.value === 'read' || o.value.value === 'skip')))) {
+      out.recursive = true;
+    }
+    // diff given a directory compares the files inside it, and prints whole those on one side only (-N):
+    // a directory operand reads what it holds. Which operand is a directory is not known here: as a reader of trees.
+    if (name === 'diff' && given('-N', '--new-file', '--unidirectional-new-file')) out.recursive = true;
     return out;
   }
   if (spec.kind === 'write') {

@@ -197,8 +197,9 @@ function gitReadOnly(args: readonly string[]): boolean {
   // Global options: -C dir, --no-pager, --git-dir=…, --work-tree=…; `-c` can set a pager or an external diff: never.
   while (i < args.length && args[i]!.startsWith('-')) {
     const a = args[i]!;
-    if (a === '-C') i += 2;
-    else if (a === '--no-pager' || a === '--paginate' || a === '-P' || a.startsWith('--git-dir=') || a.startsWith('--work-tree=') || a === '--no-optional-locks') i += 1;
+    // -C, --git-dir and --work-tree run git elsewhere, where a repository's own
+    // config (core.fsmonitor, a pager, a diff driver) can run a program: as a cd would, they ask.
+    if (a === '--no-pager' || a === '--paginate' || a === '-P' || a === '--no-optional-locks') i += 1;
     else return false;
   }
   const verb = args[i];

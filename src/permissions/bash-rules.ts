@@ -33,6 +33,8 @@
  * Safety asks come before the working-directory ask, which
  * bypassPermissions lets through.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { analyseBash, analyseBashSync } from '../bash/parser.js';
 import { ACCEPT_EDITS_COMMANDS, commandName, pathArgs } from '../bash/paths.js';
 import { isReadOnlyCommand } from '../bash/read-only.js';
@@ -40,7 +42,7 @@ import { allowCandidates, compileBashRule, denyCandidates, withoutGitGlobals, ty
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
-import { commandPaths, globMayBeOption, innermostOf, pathUses, workingDirs, type PathUse } from './bash-paths.js';
+import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, workingDirs, type PathUse } from './bash-paths.js';
 import { protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
 import { PATH_RULE_TOOLS } from './rule-index.js';
@@ -102,6 +104,7 @@ function readsProvablyAllowed(cmd: SimpleCommand, readDenyActive: boolean, dirs:
   if (p.opaque.length > 0) return false;
   if (globsMayBeOptions(cmd, dirs)) return false;
   if (!readDenyActive) return true;
+  if (diffReadsDirectory(cmd, dirs)) return false;
   if (p.recursive) return false;
   return p.reads.every((w) => w.literal && !w.glob);
 }
@@ -111,6 +114,41 @@ function globsMayBeOptions(cmd: SimpleCommand, dirs: readonly string[]): boolean
   for (const w of innermostOf(cmd).argv.slice(1)) {
     if (w.literal && w.value === '--') return false;
     if (globMayBeOption(w, dirs)) return true;
+  }
+  return false;
+}
+
+/** diff given a directory reads the files inside it (those of the same name on both sides, or all with -N). */
+function diffReadsDirectory(cmd: SimpleCommand, dirs: readonly string[]): boolean {
+  if (commandName(innermostOf(cmd).argv) !== 'diff') return false;
+  for (const w of commandPaths(cmd).reads) {
+    for (const d of dirs) {
+      for (const abs of resolveWord(w, d) ?? []) {
+        try {
+          if (fs.statSync(abs).isDirectory()) return true;
+        } catch {
+          /* not there: nothing read */
+        }
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * Whether git would run in a directory laid out as a repository that is not
+ * a `.git` (HEAD, objects and refs beside each other, between where it runs
+ * and the workspace root): its `config` is an ordinary file there, and git
+ * obeys it (core.fsmonitor runs a program on `git status`).
+ */
+function gitInPlantedRepository(cmd: SimpleCommand, dirs: readonly string[], root: string): boolean {
+  if (commandName(innermostOf(cmd).argv) !== 'git') return false;
+  for (const start of dirs) {
+    for (let d = start; ; d = path.dirname(d)) {
+      if (fs.existsSync(path.join(d, '.git'))) break;
+      if (['HEAD', 'objects', 'refs'].every((n) => fs.existsSync(path.join(d, n)))) return true;
+      if (d === root || path.dirname(d) === d || !d.startsWith(root)) break;
+    }
   }
   return false;
 }
@@ -388,7 +426,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       if (!byRule.includes(rule.raw)) byRule.push(rule.raw);
       continue;
     }
-    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs)) continue;
+    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs) && !gitInPlantedRepository(cmd, cwds.dirs, ctx.workspace.root)) continue;
     if (q.mode === 'acceptEdits' && acceptEditsAllows(cmd, cwds.dirs)) {
       byMode = true;
       continue;

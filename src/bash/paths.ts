@@ -13,6 +13,7 @@
  */
 import { rsyncPaths, scpPaths, tarPaths, unzipPaths, zipPaths } from './archive-paths.js';
 import type { Word } from './types.js';
+import { resolveLong } from './wrappers.js';
 
 export interface PathArgs {
   reads: Word[];
@@ -399,17 +400,6 @@ interface Option {
   word: Word;
 }
 
-/** getopt_long: an exact name, else the one known name the given one is a prefix of. */
-function resolveLong(name: string, table: ReadonlyMap<string, Arity>): string | undefined {
-  if (table.has(name)) return name;
-  let found: string | undefined;
-  for (const k of table.keys()) {
-    if (!k.startsWith(name)) continue;
-    if (found !== undefined) return undefined;
-    found = k;
-  }
-  return found;
-}
 
 function attached(w: Word, at: number): Word {
   return { ...w, raw: w.value.slice(at), value: w.value.slice(at) };

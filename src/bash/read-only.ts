@@ -9,7 +9,7 @@
  */
 import type { BashAnalysis, Redirect, SimpleCommand, Word } from './types.js';
 import { gitReadsFiles, pathArgs } from './paths.js';
-import { SAFE_ENV_VARS, unwrapStages } from './wrappers.js';
+import { resolveLong, SAFE_ENV_VARS, unwrapStages } from './wrappers.js';
 
 /** Read-only whatever their arguments. */
 const PLAIN: ReadonlySet<string> = new Set([
@@ -103,7 +103,7 @@ function positionals(args: readonly string[]): string[] {
 
 /** sed's long options that neither write nor run anything, beside --expression (judged by its script). */
 const SED_SAFE_LONG = ['--quiet', '--silent', '--debug', '--posix', '--regexp-extended', '--separate', '--sandbox', '--unbuffered', '--null-data', '--zero-terminated', '--line-length'];
-const SED_LONG = [...SED_SAFE_LONG, '--expression', '--file', '--in-place', '--follow-symlinks', '--help', '--version'];
+const SED_LONG: ReadonlySet<string> = new Set([...SED_SAFE_LONG, '--expression', '--file', '--in-place', '--follow-symlinks', '--help', '--version']);
 
 function sedReadOnly(args: readonly string[]): boolean {
   if (hasFlag(args, 'if', ['--in-place', '--file'])) return false;
@@ -116,9 +116,8 @@ function sedReadOnly(args: readonly string[]): boolean {
       // Resolved as getopt_long does: an exact name, else the one option it is a prefix of.
       const eq = a.indexOf('=');
       const given = eq === -1 ? a : a.slice(0, eq);
-      const candidates = SED_LONG.includes(given) ? [given] : SED_LONG.filter((l) => l.startsWith(given));
-      if (candidates.length !== 1) return false;
-      const name = candidates[0]!;
+      const name = resolveLong(given, SED_LONG);
+      if (name === undefined) return false;
       if (name === '--expression') {
         hasE = true;
         const s = eq === -1 ? args[++i] : a.slice(eq + 1);

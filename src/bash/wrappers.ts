@@ -319,8 +319,8 @@ function parallelRest(argv: readonly Word[], at: number): StripResult {
   return { argv: [...cmd, ...args] };
 }
 
-/** getopt_long accepts any unambiguous prefix of a long option. */
-function resolveLong(name: string, known: ReadonlyMap<string, string>): string | undefined {
+/** getopt_long (and git) accept an exact name, else any unambiguous prefix of a long option. */
+export function resolveLong(name: string, known: { has(name: string): boolean; keys(): Iterable<string> }): string | undefined {
   if (known.has(name)) return name;
   let found: string | undefined;
   for (const k of known.keys()) {

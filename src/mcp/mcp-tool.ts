@@ -10,6 +10,7 @@
  * The tool's own permission opinion is `passthrough`, as for Claude Code's
  * MCP tools: rules (`mcp__srv`, `mcp__srv__tool`), modes and approvers decide.
  */
+import { contentText } from '../tool/content-text.js';
 import type { Tool as McpToolDef, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { mcpToolName } from '../pool/mcp-names.js';
 import { buildTool, summariseInput } from '../tool/build-tool.js';
@@ -68,7 +69,7 @@ export function buildMcpTool(
     isDestructive: () => destructive,
     toAutoClassifierInput: (input: ToolInput) => `${toolName} ${summariseInput(input, 1000)}`,
     renderToolResultMessage: (output: McpOutput) =>
-      summariseInput(typeof output.content === 'string' ? output.content : output.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n')),
+      summariseInput(contentText(output.content)),
     mapToolResultToToolResultBlockParam: outputToBlock,
     call: async (input, ctx, _canUseTool, _parent, onProgress) => {
       const result = await caller.call(toolName, input, ctx.signal, onProgress);

@@ -27,6 +27,7 @@ import { callTool } from './step6-call.js';
 import { appendText, hasPostHooks, postHooks } from './step7-post-hooks.js';
 import type { Call, FinishedCall, PipelineDeps, PreParsed, QueuedCall, StepName, ToolUse } from './types.js';
 import { messages } from '../permissions/messages.js';
+import { contentText } from '../tool/content-text.js';
 import { lazyChild } from '../observability/logging.js';
 
 export interface RunOptions {
@@ -213,21 +214,19 @@ async function steps(
   // 7. PostToolUse / PostToolUseFailure hooks.
   t = performance.now();
   let result: FinishedCall;
-  if (out.ok && out.errorClass !== null && hasPostHooks(deps, true, tool.name)) {
+  if (out.ok && out.errorClass !== null) {
     // A failure the tool reported in its result (a non-zero exit, an MCP
     // isError): Claude Code throws there, so the failure hooks run, not PostToolUse.
-    let { block } = await postHooks(
-      { call: allowed, toolName: tool.name, input: allowed.input, block: out.block, response: blockText(out.block), failed: true, interrupted: false },
-      deps,
-      session,
-      abort.signal,
-    );
-    for (const c of additionalContext) block = appendText(block, c);
-    result = finished(allowed, 'failed', block, out.errorClass, out.resultId !== null ? { resultId: out.resultId } : undefined);
-  } else if (out.ok && out.errorClass !== null) {
     let block = out.block;
-    for (const c of additionalContext) block = appendText(block, c);
-    result = finished(allowed, 'failed', block, out.errorClass, out.resultId !== null ? { resultId: out.resultId } : undefined);
+    if (hasPostHooks(deps, true, tool.name)) {
+      ({ block } = await postHooks(
+        { call: allowed, toolName: tool.name, input: allowed.input, block, response: contentText(block.content), failed: true, interrupted: false },
+        deps,
+        session,
+        abort.signal,
+      ));
+    }
+    result = finished(allowed, 'failed', withText(block, additionalContext), out.errorClass, out.resultId !== null ? { resultId: out.resultId } : undefined);
   } else if (out.ok) {
     let block = out.block;
     let resultId = out.resultId;
@@ -242,8 +241,7 @@ async function steps(
       // An MCP tool's output replaced by a hook (updatedMCPToolOutput).
       if (post.replacedResultId !== undefined) resultId = post.replacedResultId;
     }
-    for (const c of additionalContext) block = appendText(block, c);
-    result = finished(allowed, 'succeeded', block, null, resultId !== null ? { resultId } : undefined);
+    result = finished(allowed, 'succeeded', withText(block, additionalContext), null, resultId !== null ? { resultId } : undefined);
   } else if (hasPostHooks(deps, true, tool.name)) {
     // Failure hooks still run after a cancel, bounded by their own timeouts.
     const hookSignal = out.errorClass === 'cancelled' ? new AbortController().signal : abort.signal;
@@ -269,16 +267,13 @@ async function steps(
   return result;
 }
 
-/** The call with the PreToolUse hooks' additionalContext appended to its result. */
-function withContext(f: FinishedCall, context: readonly string[]): FinishedCall {
-  if (context.length === 0) return f;
-  let block = f.block;
+/** The block with the PreToolUse hooks' additionalContext appended. */
+function withText(block: FinishedCall['block'], context: readonly string[]): FinishedCall['block'] {
   for (const c of context) block = appendText(block, c);
-  return refinished(f, { block });
+  return block;
 }
 
-/** A result block's text (a failure hook's `error`). */
-function blockText(block: FinishedCall['block']): string {
-  if (typeof block.content === 'string') return block.content;
-  return block.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n');
+/** The call with the PreToolUse hooks' additionalContext appended to its result. */
+function withContext(f: FinishedCall, context: readonly string[]): FinishedCall {
+  return context.length === 0 ? f : refinished(f, { block: withText(f.block, context) });
 }

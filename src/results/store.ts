@@ -67,7 +67,12 @@ export class ResultWriter {
     // characters held back, so that a secret split between two writes is
     // seen whole.
     if (mask && this.buf.length >= CHUNK_CHARS + MASK_CARRY) this.buf = mask(this.buf);
-    while (this.buf.length >= CHUNK_CHARS + (mask ? MASK_CARRY : 0)) {
+    this.flushChunks(CHUNK_CHARS + (mask ? MASK_CARRY : 0));
+  }
+
+  /** Stores whole chunks while the buffer holds at least `atLeast` characters. */
+  private flushChunks(atLeast: number): void {
+    while (this.buf.length >= atLeast) {
       let cut = CHUNK_CHARS;
       // Never split a surrogate pair across chunks (byte offsets stay exact).
       const c = this.buf.charCodeAt(cut - 1);
@@ -89,13 +94,7 @@ export class ResultWriter {
   finish(): ResultMeta {
     if (!this.done) {
       if (this.buf.length > 0 && this.store.mask) this.buf = this.store.mask(this.buf);
-      while (this.buf.length > CHUNK_CHARS) {
-        let cut = CHUNK_CHARS;
-        const c = this.buf.charCodeAt(cut - 1);
-        if (c >= 0xd800 && c <= 0xdbff) cut -= 1;
-        this.flushChunk(this.buf.slice(0, cut));
-        this.buf = this.buf.slice(cut);
-      }
+      this.flushChunks(CHUNK_CHARS + 1);
       if (this.buf.length > 0) this.flushChunk(this.buf);
       this.buf = '';
       this.done = true;

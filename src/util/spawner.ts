@@ -9,10 +9,10 @@
  * command's pipes over.
  *
  * The helper is shared by the services of this process (counted with
- * acquire/release), started as soon as the first one is created (while this
- * process is still small, so that fork is cheap too), and again when a
- * command needs it after it died: the commands it was running then fail with
- * a spawn error, and their groups are killed.
+ * acquire/release) and started by the first command that needs it (a
+ * service that never runs one, `toolexec tools` or `check`, starts none), and
+ * again after it died: the commands it was running then fail with a spawn
+ * error, and their groups are killed.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
@@ -56,7 +56,6 @@ let helper: Helper | undefined;
 /** A service that wants its commands started by the helper says so, and says when it is done. */
 export function acquireSpawnHelper(): () => void {
   users += 1;
-  if (!helper || helper.dead) helper = new Helper();
   let released = false;
   return () => {
     if (released) return;

@@ -3,6 +3,7 @@
  * decision and its chain, hooks' messages, result preview, audit rows),
  * POST /executions/:id/cancel.
  */
+import { contentText } from '../../tool/content-text.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ToolexecError } from '../../errors.js';
@@ -38,10 +39,7 @@ function json<T>(s: string | null, fallback: T): T {
 
 export function previewOf(block: ToolResultBlock | null): string | null {
   if (!block) return null;
-  const text =
-    typeof block.content === 'string'
-      ? block.content
-      : block.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n');
+  const text = contentText(block.content);
   return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text;
 }
 

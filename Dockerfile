@@ -4,15 +4,17 @@
 # on the production ones only, as a non-root user.
 #
 #   docker build -t toolexec .
-#   docker run --init -p 127.0.0.1:8787:8787 -e TOOLEXEC_TOKEN="$(openssl rand -hex 24)" \
+#   docker run -p 127.0.0.1:8787:8787 -e TOOLEXEC_TOKEN="$(openssl rand -hex 24)" \
 #     -v "$PWD:/workspace" -v toolexec-data:/data toolexec
 #
 # Listening on 0.0.0.0 needs a token (TOOLEXEC_TOKEN or server.tokens): the
 # service refuses to start without one. Policy comes from a configuration
 # file (TOOLEXEC_CONFIG, e.g. mounted at /etc/toolexec/toolexec.json); where
 # things live (bind address, port, workspace, database) comes from CMD.
-# `--init` (compose: `init: true`) reaps the orphans that commands run by Bash
-# may leave behind; node itself gets SIGTERM directly (exec form below).
+# tini starts the service (ENTRYPOINT below): it reaps the orphans that
+# commands run by Bash leave behind (`setsid cmd &`, daemons), which node as
+# PID 1 would leave as zombies, and passes SIGTERM on to node. `-s` makes it
+# the subreaper even when it is not PID 1 (`docker run --init` adds another).
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 
@@ -44,13 +46,13 @@ RUN npm ci --omit=dev --ignore-scripts \
  && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
-# ripgrep: Grep's engine. bubblewrap: the optional Bash sandbox
+# tini: the init process (see the top). ripgrep: Grep's engine. bubblewrap: the optional Bash sandbox
 # (bash.sandbox.mode "auto"/"bubblewrap"; it needs user namespaces, which
 # many container runtimes withhold). Add what your agents' commands and
 # hooks need, e.g. --build-arg EXTRA_APT_PACKAGES="git python3".
 ARG EXTRA_APT_PACKAGES=""
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates ripgrep bubblewrap ${EXTRA_APT_PACKAGES} \
+ && apt-get install -y --no-install-recommends ca-certificates tini ripgrep bubblewrap ${EXTRA_APT_PACKAGES} \
  && rm -rf /var/lib/apt/lists/* \
  && mkdir -p /data /workspace \
  && chown node:node /data /workspace
@@ -67,5 +69,5 @@ VOLUME ["/data"]
 EXPOSE 8787
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "/app/dist/cli.js", "health"]
-ENTRYPOINT ["node", "/app/dist/cli.js"]
+ENTRYPOINT ["/usr/bin/tini", "-s", "--", "node", "/app/dist/cli.js"]
 CMD ["serve", "--host", "0.0.0.0", "--port", "8787", "--workspace", "/workspace", "--data-dir", "/data"]

@@ -68,7 +68,7 @@ describe('Dockerfile', () => {
     // The compilers live in the toolchain stage only; the runtime copies the compiled node_modules.
     expect(runs('toolchain')).toMatch(/python3 make g\+\+/);
     expect(runs('runtime')).not.toMatch(/g\+\+|make|python3/);
-    expect(runs('runtime')).toMatch(/--no-install-recommends ca-certificates ripgrep bubblewrap/);
+    expect(runs('runtime')).toMatch(/--no-install-recommends ca-certificates tini ripgrep bubblewrap/);
   });
 
   it('rebuilds exactly the packages package.json allows install scripts for', () => {
@@ -86,7 +86,8 @@ describe('Dockerfile', () => {
     expect(JSON.parse(last(runtime, 'VOLUME')!.rest)).toEqual(['/data']);
     expect(last(runtime, 'EXPOSE')!.rest).toBe('8787');
     const cmd = startCommand();
-    expect(cmd.slice(0, 3)).toEqual(['node', '/app/dist/cli.js', 'serve']);
+    // Under tini, installed by the runtime stage: it reaps what Bash commands leave behind.
+    expect(cmd.slice(0, 6)).toEqual(['/usr/bin/tini', '-s', '--', 'node', '/app/dist/cli.js', 'serve']);
     expect(optionValue(cmd, '--host')).toBe('0.0.0.0');
     expect(optionValue(cmd, '--port')).toBe(last(runtime, 'EXPOSE')!.rest);
     expect(optionValue(cmd, '--data-dir')).toBe('/data');
@@ -140,8 +141,8 @@ describe('the image, reproduced outside Docker', () => {
     for (const [k, v] of Object.entries(envOf(runtime, df))) env[k] = map(v);
     return { ...env, ...extra };
   };
-  /** An exec-form command with `node` as this Node. */
-  const command = (argv: string[]): string[] => argv.map((a, i) => (i === 0 && a === 'node' ? process.execPath : map(a)));
+  /** An exec-form command with `node` as this Node (tini is this machine's: CI installs it). */
+  const command = (argv: string[]): string[] => argv.map((a) => (a === 'node' ? process.execPath : map(a)));
 
   beforeAll(async () => {
     root = tmpDir('toolexec-image-');
@@ -208,6 +209,46 @@ describe('the image, reproduced outside Docker', () => {
     expect(after.code).toBe(1);
   });
 
+  it('reaps what a Bash command leaves behind: an orphan goes to tini, which waits for it', async () => {
+    const cfg = path.join(root, 'bash-allowed.json');
+    fs.writeFileSync(cfg, JSON.stringify({ permissions: { allow: ['Bash'] } }));
+    const [cmd, ...args] = command(startCommand());
+    const p = await freePort();
+    args[args.indexOf('--port') + 1] = String(p);
+    const proc: Proc = spawnBin(args, { command: [cmd!], cwd: app, env: imageEnv({ TOOLEXEC_TOKEN: TOKEN, TOOLEXEC_CONFIG: cfg }) });
+    const tini = proc.child.pid!;
+    const childrenOf = (pid: number): number[] =>
+      fs
+        .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
+    try {
+      await proc.waitFor(/listening on http:\/\/0\.0\.0\.0:\d+/);
+      const res = await fetch(`http://127.0.0.1:${p}/execute`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        // A new session escapes the call's process group: once bash exits, the sleep is an orphan.
+        body: JSON.stringify({ tool_uses: [{ type: 'tool_use', id: 'toolu_orphan', name: 'Bash', input: { command: 'setsid sleep 0.5 </dev/null >/dev/null 2>&1 & echo $!' } }] }),
+      });
+      const body = (await res.json()) as { tool_results: Array<{ content: string; is_error?: boolean }> };
+      expect(body.tool_results[0]!.is_error ?? false).toBe(false);
+      const orphan = Number(body.tool_results[0]!.content.trim());
+      expect(orphan).toBeGreaterThan(1);
+      // Reparented to the subreaper (tini), not to the host's init.
+      expect(childrenOf(tini)).toContain(orphan);
+      // Once it exits, tini waits for it: no zombie left in the process table.
+      for (let i = 0; i < 100 && fs.existsSync(`/proc/${orphan}`); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(fs.existsSync(`/proc/${orphan}`)).toBe(false);
+      expect(childrenOf(tini)).not.toContain(orphan);
+    } finally {
+      proc.child.kill('SIGTERM');
+    }
+    // tini passes SIGTERM on and exits with node's code.
+    expect(await proc.exited).toBe(0);
+  });
+
   it('runs the compose pair: the example MCP server by its own command, and toolexec with the compose configuration', async () => {
     const everything = compose.services.everything!;
     const context = path.join(ROOT, typeof everything.build === 'string' ? everything.build : everything.build!.context);
@@ -264,10 +305,10 @@ describe('docker-compose.yml', () => {
   const toolexec = compose.services.toolexec!;
   const cmd = startCommand();
 
-  it('builds toolexec from this Dockerfile, with an init process, publishing the image port on loopback only', () => {
+  it('builds toolexec from this Dockerfile, whose image brings its own init process, publishing the image port on loopback only', () => {
     expect(toolexec.build).toEqual({ context: '.', dockerfile: 'Dockerfile' });
     expect(fs.existsSync(path.join(ROOT, 'Dockerfile'))).toBe(true);
-    expect(toolexec.init).toBe(true);
+    expect(cmd.slice(0, 3)).toEqual(['/usr/bin/tini', '-s', '--']);
     expect(toolexec.ports).toEqual([`127.0.0.1:8787:${optionValue(cmd, '--port')}`]);
   });
 

@@ -384,6 +384,34 @@ describe('matchers, `if`, de-duplication', () => {
     expect(await ran('mcp__other__do', { value: 'v' })).toEqual([]);
   });
 
+  it('`if` names one tool, as in Claude Code (prepareIfConditionMatcher compares the rule\u2019s tool with tool_name): Edit(…) does not run for Write, Read(…) not for Grep or Glob', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const hook = (label: string, cond: string) => ({ type: 'command' as const, command: script(dir, `${label}.sh`, `cat >/dev/null; echo "${label}" >> ${log}`), if: cond });
+    t = await makeApp({
+      permissions: { allow: ['Read', 'Edit', 'Write', 'Grep', 'Glob'] },
+      hooks: {
+        PreToolUse: [
+          { matcher: 'Edit|Write|NotebookEdit', hooks: [hook('edit', 'Edit(src/**)'), hook('write', 'Write(src/**)')] },
+          { matcher: 'Read|Grep|Glob', hooks: [hook('read', 'Read(src/**)')] },
+        ],
+      },
+    });
+    const ws = t.workspace;
+    fs.mkdirSync(path.join(ws, 'src'));
+    fs.writeFileSync(path.join(ws, 'src', 'a.ts'), 'x\n');
+    const ran = async (name: string, input: Record<string, unknown>): Promise<string[]> => {
+      fs.rmSync(log, { force: true });
+      await run(t!, name, input);
+      return fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').sort() : [];
+    };
+    expect(await ran('Read', { file_path: path.join(ws, 'src', 'a.ts') })).toEqual(['read']);
+    expect(await ran('Grep', { pattern: 'x', path: path.join(ws, 'src') })).toEqual([]);
+    expect(await ran('Glob', { pattern: '*.ts', path: path.join(ws, 'src') })).toEqual([]);
+    expect(await ran('Edit', { file_path: path.join(ws, 'src', 'a.ts'), old_string: 'x', new_string: 'y' })).toEqual(['edit']);
+    expect(await ran('Write', { file_path: path.join(ws, 'src', 'x.ts'), content: 'n' })).toEqual(['write']);
+  });
+
   it('identical hooks run once (across groups); the same command with another `if` is another hook', async () => {
     const dir = tmpDir();
     const log = path.join(dir, 'log');

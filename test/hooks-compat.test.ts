@@ -11,6 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { HooksConfig } from '../src/config/schema.js';
 import { cleanupTmp, makeApp, probeTool, tmpDir, type TestApp } from './helpers.js';
@@ -156,7 +157,7 @@ describe('scripts in the style of Claude Code’s hooks documentation', () => {
     expect(t.app.toolexec.audit.query({ limit: 3 }).map((a) => a.reason_type)).toEqual(['headless', 'hook', 'hook']);
   });
 
-  it('PermissionRequest updatedPermissions: addRules becomes a session rule, setMode the session’s mode; stdin carries the suggested rule as permission_suggestions', async () => {
+  it('PermissionRequest updatedPermissions: addRules becomes a session rule, setMode the session’s mode (a settings-file destination is applied to the session only, said in the chain and the log); stdin carries the suggested rule as permission_suggestions', async () => {
     const dir = tmpDir();
     const stdin = path.join(dir, 'stdin.json');
     const out = path.join(dir, 'out.json');
@@ -180,10 +181,19 @@ describe('scripts in the style of Claude Code’s hooks documentation', () => {
     );
     // Answers once per session, as a hook that approves and remembers would be needed only once.
     const hook = script(dir, 'pr.sh', `cat > ${stdin}; cat ${out}`);
-    t = await makeApp({ hooks: { PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook, once: true }] }] } });
+    const logged: string[] = [];
+    const logStream = new Writable({
+      write(chunk: Buffer | string, _enc, cb) {
+        logged.push(String(chunk));
+        cb();
+      },
+    });
+    t = await makeApp({ hooks: { PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook, once: true }] }] } }, { logger: undefined, logStream });
     const first = await run(t, 'Bash', { command: 'touch a' });
     expect(first.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'hook' } } });
-    expect(first.chain).toContainEqual({ layer: 'hooks', outcome: 'allow', detail: 'PermissionRequest updatedPermissions: session allow rule Bash(touch:*) (for localSettings)' });
+    expect(first.chain).toContainEqual({ layer: 'hooks', outcome: 'allow', detail: 'PermissionRequest updatedPermissions: session allow rule Bash(touch:*) (destination localSettings: applied to this session only, no settings file written)' });
+    const warned = logged.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => Array.isArray(l.not_written));
+    expect(warned).toEqual([expect.objectContaining({ session_id: 's', hook, not_written: [{ destination: 'localSettings', update: 'allow Bash(touch:*)' }] })]);
     expect(first.chain).toContainEqual({ layer: 'hooks', outcome: 'allow', detail: 'PermissionRequest updatedPermissions: session mode acceptEdits' });
     const ignored = first.messages.filter((m) => m.kind === 'non_blocking_error').map((m) => m.text);
     expect(ignored).toHaveLength(3);

@@ -346,6 +346,32 @@ describe('matchers, `if`, de-duplication', () => {
     expect(count()).toBe(2);
   });
 
+  it('matchers written with a retired tool name (KillShell, BashOutputTool, Task) still match the renamed tool, exact, in a list or as a regex, as Claude Code\u2019s matchesPattern does', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const hook = (label: string) => script(dir, `${label}.sh`, `cat >/dev/null; echo "${label}" >> ${log}`);
+    const groups: Array<[string, string]> = [
+      ['KillShell', 'exact'],
+      ['Read|BashOutputTool', 'list'],
+      ['^Task$', 'regex'],
+      ['^TaskStop$', 'current'],
+    ];
+    const tools = ['TaskStop', 'TaskOutput', 'Agent', 'Read'].map((name) => probeTool({ name, permission: 'allow' }));
+    t = await makeApp(
+      { hooks: { PreToolUse: groups.map(([matcher, label]) => ({ matcher, hooks: [{ type: 'command' as const, command: hook(label) }] })) } },
+      { builtins: tools },
+    );
+    const ran = async (tool: string) => {
+      fs.rmSync(log, { force: true });
+      expect((await run(t!, tool, { value: 'v' })).exec.status).toBe('succeeded');
+      return fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').sort() : [];
+    };
+    expect(await ran('TaskStop')).toEqual(['current', 'exact']);
+    expect(await ran('TaskOutput')).toEqual(['list']);
+    expect(await ran('Agent')).toEqual(['regex']);
+    expect(await ran('Read')).toEqual(['list']);
+  });
+
   it('`if` narrows by content for every tool, as that tool\'s permission rules match: paths, domains, MCP servers', async () => {
     const dir = tmpDir();
     const log = path.join(dir, 'log');

@@ -11,6 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { HooksConfig } from '../src/config/schema.js';
 import { cleanupTmp, makeApp, probeTool, tmpDir, type TestApp } from './helpers.js';
@@ -156,7 +157,7 @@ describe('scripts in the style of Claude Code’s hooks documentation', () => {
     expect(t.app.toolexec.audit.query({ limit: 3 }).map((a) => a.reason_type)).toEqual(['headless', 'hook', 'hook']);
   });
 
-  it('PermissionRequest updatedPermissions: addRules becomes a session rule, setMode the session’s mode; stdin carries the suggested rule as permission_suggestions', async () => {
+  it('PermissionRequest updatedPermissions: addRules becomes a session rule, setMode the session’s mode (a settings-file destination is applied to the session only, said in the chain and the log); stdin carries the suggested rule as permission_suggestions', async () => {
     const dir = tmpDir();
     const stdin = path.join(dir, 'stdin.json');
     const out = path.join(dir, 'out.json');
@@ -180,10 +181,19 @@ describe('scripts in the style of Claude Code’s hooks documentation', () => {
     );
     // Answers once per session, as a hook that approves and remembers would be needed only once.
     const hook = script(dir, 'pr.sh', `cat > ${stdin}; cat ${out}`);
-    t = await makeApp({ hooks: { PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook, once: true }] }] } });
+    const logged: string[] = [];
+    const logStream = new Writable({
+      write(chunk: Buffer | string, _enc, cb) {
+        logged.push(String(chunk));
+        cb();
+      },
+    });
+    t = await makeApp({ hooks: { PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook, once: true }] }] } }, { logger: undefined, logStream });
     const first = await run(t, 'Bash', { command: 'touch a' });
     expect(first.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'hook' } } });
-    expect(first.chain).toContainEqual({ layer: 'hooks', outcome: 'allow', detail: 'PermissionRequest updatedPermissions: session allow rule Bash(touch:*) (for localSettings)' });
+    expect(first.chain).toContainEqual({ layer: 'hooks', outcome: 'allow', detail: 'PermissionRequest updatedPermissions: session allow rule Bash(touch:*) (destination localSettings: applied to this session only, no settings file written)' });
+    const warned = logged.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => Array.isArray(l.not_written));
+    expect(warned).toEqual([expect.objectContaining({ session_id: 's', hook, not_written: [{ destination: 'localSettings', update: 'allow Bash(touch:*)' }] })]);
     expect(first.chain).toContainEqual({ layer: 'hooks', outcome: 'allow', detail: 'PermissionRequest updatedPermissions: session mode acceptEdits' });
     const ignored = first.messages.filter((m) => m.kind === 'non_blocking_error').map((m) => m.text);
     expect(ignored).toHaveLength(3);
@@ -336,6 +346,32 @@ describe('matchers, `if`, de-duplication', () => {
     expect(count()).toBe(2);
   });
 
+  it('matchers written with a retired tool name (KillShell, BashOutputTool, Task) still match the renamed tool, exact, in a list or as a regex, as Claude Code\u2019s matchesPattern does', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const hook = (label: string) => script(dir, `${label}.sh`, `cat >/dev/null; echo "${label}" >> ${log}`);
+    const groups: Array<[string, string]> = [
+      ['KillShell', 'exact'],
+      ['Read|BashOutputTool', 'list'],
+      ['^Task$', 'regex'],
+      ['^TaskStop$', 'current'],
+    ];
+    const tools = ['TaskStop', 'TaskOutput', 'Agent', 'Read'].map((name) => probeTool({ name, permission: 'allow' }));
+    t = await makeApp(
+      { hooks: { PreToolUse: groups.map(([matcher, label]) => ({ matcher, hooks: [{ type: 'command' as const, command: hook(label) }] })) } },
+      { builtins: tools },
+    );
+    const ran = async (tool: string) => {
+      fs.rmSync(log, { force: true });
+      expect((await run(t!, tool, { value: 'v' })).exec.status).toBe('succeeded');
+      return fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').sort() : [];
+    };
+    expect(await ran('TaskStop')).toEqual(['current', 'exact']);
+    expect(await ran('TaskOutput')).toEqual(['list']);
+    expect(await ran('Agent')).toEqual(['regex']);
+    expect(await ran('Read')).toEqual(['list']);
+  });
+
   it('`if` narrows by content for every tool, as that tool\'s permission rules match: paths, domains, MCP servers', async () => {
     const dir = tmpDir();
     const log = path.join(dir, 'log');
@@ -382,6 +418,34 @@ describe('matchers, `if`, de-duplication', () => {
     expect(await ran('WebFetch', { url: 'https://example.org/x', prompt: 'p' })).toEqual([]);
     expect(await ran('mcp__srv__do', { value: 'v' })).toEqual(['srv']);
     expect(await ran('mcp__other__do', { value: 'v' })).toEqual([]);
+  });
+
+  it('`if` names one tool, as in Claude Code (prepareIfConditionMatcher compares the rule\u2019s tool with tool_name): Edit(…) does not run for Write, Read(…) not for Grep or Glob', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const hook = (label: string, cond: string) => ({ type: 'command' as const, command: script(dir, `${label}.sh`, `cat >/dev/null; echo "${label}" >> ${log}`), if: cond });
+    t = await makeApp({
+      permissions: { allow: ['Read', 'Edit', 'Write', 'Grep', 'Glob'] },
+      hooks: {
+        PreToolUse: [
+          { matcher: 'Edit|Write|NotebookEdit', hooks: [hook('edit', 'Edit(src/**)'), hook('write', 'Write(src/**)')] },
+          { matcher: 'Read|Grep|Glob', hooks: [hook('read', 'Read(src/**)')] },
+        ],
+      },
+    });
+    const ws = t.workspace;
+    fs.mkdirSync(path.join(ws, 'src'));
+    fs.writeFileSync(path.join(ws, 'src', 'a.ts'), 'x\n');
+    const ran = async (name: string, input: Record<string, unknown>): Promise<string[]> => {
+      fs.rmSync(log, { force: true });
+      await run(t!, name, input);
+      return fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').sort() : [];
+    };
+    expect(await ran('Read', { file_path: path.join(ws, 'src', 'a.ts') })).toEqual(['read']);
+    expect(await ran('Grep', { pattern: 'x', path: path.join(ws, 'src') })).toEqual([]);
+    expect(await ran('Glob', { pattern: '*.ts', path: path.join(ws, 'src') })).toEqual([]);
+    expect(await ran('Edit', { file_path: path.join(ws, 'src', 'a.ts'), old_string: 'x', new_string: 'y' })).toEqual(['edit']);
+    expect(await ran('Write', { file_path: path.join(ws, 'src', 'x.ts'), content: 'n' })).toEqual(['write']);
   });
 
   it('identical hooks run once (across groups); the same command with another `if` is another hook', async () => {

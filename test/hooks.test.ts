@@ -309,6 +309,30 @@ describe('PostToolUse', () => {
     expect(fs.readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l))).toEqual([[f, 'first\nsecond'], ['notes.txt']]);
   });
 
+  it('an empty Read reaches PostToolUse as Claude Code\u2019s {type: "text", file} (a script keyed on type sees a text read), and the model gets the warning', async () => {
+    const dir = tmpDir();
+    const out = path.join(dir, 'seen.jsonl');
+    const reader = `let s='';process.stdin.on('data',(c)=>s+=c).on('end',()=>{const r=JSON.parse(s).tool_response;` +
+      `require('fs').appendFileSync(${JSON.stringify(out)}, JSON.stringify({type: r.type, file: r.file}) + '\\n');});`;
+    const hook = script(dir, 'post.sh', `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}`);
+    t = await makeApp({ permissions: { allow: ['Read'] }, hooks: { PostToolUse: [{ matcher: 'Read', hooks: [{ type: 'command', command: hook }] }] } });
+    const empty = path.join(t.workspace, 'empty.txt');
+    fs.writeFileSync(empty, '');
+    const short = path.join(t.workspace, 'short.txt');
+    fs.writeFileSync(short, 'a\nb\n');
+    const r = await execute(t.app, { tool_uses: [use('Read', { file_path: empty }), use('Read', { file_path: short, offset: 5 })] });
+    expect(r.body.tool_results.map((b) => textOf(b.content))).toEqual([
+      '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>',
+      '<system-reminder>Warning: the file exists but is shorter than the provided offset (5). The file has 2 lines.</system-reminder>',
+    ]);
+    const seen = fs.readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(seen).toEqual(expect.arrayContaining([
+      { type: 'text', file: { filePath: empty, content: '', numLines: 0, startLine: 1, totalLines: 0 } },
+      { type: 'text', file: { filePath: short, content: '', numLines: 0, startLine: 5, totalLines: 2 } },
+    ]));
+    expect(seen).toHaveLength(2);
+  });
+
   it('a PreToolUse additionalContext reaches the model also when the call is denied or fails', async () => {
     const dir = tmpDir();
     const ctx = script(dir, 'ctx.sh', `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"USE pnpm NOT npm"}}'`);

@@ -253,6 +253,27 @@ describe('calls', () => {
     expect(read.messages).toContainEqual(expect.objectContaining({ kind: 'non_blocking_error', text: expect.stringContaining('applies to MCP tools only') }));
   });
 
+  it('updatedMCPToolOutput on the failure path (PostToolUseFailure) is ignored, as in Claude Code, with a message; its additionalContext still reaches the model', async () => {
+    const dir = tmpDir();
+    const hook = printing(dir, 'fail', {
+      hookSpecificOutput: { hookEventName: 'PostToolUseFailure', updatedMCPToolOutput: 'HIDDEN', additionalContext: 'retry with a reason' },
+    });
+    t = await makeMcpApp({
+      mcpServers: { fx: fixtureStdio() },
+      permissions: { allow: ['mcp__fx'] },
+      hooks: { PostToolUseFailure: [{ matcher: 'mcp__fx__fail', hooks: [{ type: 'command', command: hook }] }] },
+    });
+    await waitConnected(t.app, ['fx']);
+    const r = await run(t, 'mcp__fx__fail', { why: 'disk full' });
+    expect(r.exec).toMatchObject({ status: 'failed' });
+    expect(r.text).toContain('it failed: disk full');
+    expect(r.text).toContain('retry with a reason');
+    expect(r.text).not.toContain('HIDDEN');
+    expect(r.messages).toContainEqual(
+      expect.objectContaining({ event: 'PostToolUseFailure', kind: 'non_blocking_error', text: expect.stringContaining('updatedMCPToolOutput applies to PostToolUse only') }),
+    );
+  });
+
   it('maps annotations, defers MCP tools unless alwaysLoad, and passes search hints on', async () => {
     t = await makeMcpApp({ mcpServers: { fx: fixtureStdio(), loaded: { ...fixtureStdio('--tools=echo'), alwaysLoad: true } } });
     await waitConnected(t.app, ['fx', 'loaded']);

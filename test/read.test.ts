@@ -185,7 +185,10 @@ describe('Read: the output hooks receive (tool_response)', () => {
   it('gives an empty file and an offset past the end an empty file object', async () => {
     const root = tmpDir();
     const e = write(path.join(root, 'empty.txt'), '');
-    expect((await read({ file_path: e }, root)).data.file).toEqual({ filePath: e, content: '', numLines: 0, startLine: 1, totalLines: 0 });
+    const empty = await read({ file_path: e }, root);
+    // Claude Code's type for it: a text read (FileReadTool), whose model-facing text is the warning.
+    expect(empty.data.type).toBe('text');
+    expect(empty.data.file).toEqual({ filePath: e, content: '', numLines: 0, startLine: 1, totalLines: 0 });
     const s = write(path.join(root, 's.txt'), lines(3));
     expect((await read({ file_path: s, offset: 9 }, root)).data.file).toEqual({ filePath: s, content: '', numLines: 0, startLine: 9, totalLines: 3 });
   });

@@ -246,6 +246,10 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
         );
       }
     }
+    if (event === 'PostToolUseFailure' && h.updatedMCPToolOutput !== undefined) {
+      // Claude Code's PostToolUseFailure takes additionalContext only (Docs: Hooks reference, PostToolUseFailure decision control).
+      msg('non_blocking_error', 'hookSpecificOutput.updatedMCPToolOutput applies to PostToolUse only; after a failure the error the model gets is unchanged');
+    }
     if (h.additionalContext) {
       j.additionalContext = h.additionalContext;
       msg('additional_context', h.additionalContext);

@@ -3,8 +3,10 @@
  * way a permission rule of that tool matches it (Claude Code's per-tool
  * preparePermissionMatcher):
  *
- *   - the rule's tool must be the call's tool; `mcp__srv` and `mcp__srv__*`
- *     name every tool of that server, as whole-tool rules do;
+ *   - the rule's tool must be the call's tool, as in Claude Code's
+ *     prepareIfConditionMatcher: unlike an Edit permission rule, `Edit(…)`
+ *     does not cover Write, nor `Read(…)` Grep and Glob; `mcp__srv` and
+ *     `mcp__srv__*` name every tool of that server, as whole-tool rules do;
  *   - a rule without content (`Read`, `Read(*)`) matches every call of it;
  *   - Bash: any subcommand matches (bash-rules.ts bashIfMatches);
  *   - Read, Edit, Write, NotebookEdit: the file's path (resolved from the

@@ -8,7 +8,8 @@
  *       → rules of this session (toolexec writes no settings file: the
  *         destinations session, cliArg, localSettings, projectSettings and
  *         userSettings all become session rules, remembered as an approver's
- *         `remember: "session"` is)
+ *         `remember: "session"` is; a settings-file destination is named in
+ *         what is applied and listed in `notWritten`)
  *   setMode {mode, destination} → this session's mode (bypassPermissions only
  *       where the configuration allows it)
  *   replaceRules, removeRules, addDirectories, removeDirectories, and other
@@ -21,6 +22,22 @@ import type { RememberInput } from './rule-store.js';
 
 /** Destinations toolexec maps to the session. */
 const SESSION_DESTINATIONS: ReadonlySet<string> = new Set(['session', 'cliArg', 'localSettings', 'projectSettings', 'userSettings']);
+/**
+ * Destinations that are settings files in Claude Code (.claude/settings.local.json,
+ * .claude/settings.json, ~/.claude/settings.json). toolexec is a shared service:
+ * a hook's answer about one session must not rewrite a project's or a user's
+ * settings for every later session and for Claude Code itself, so such an
+ * update lives as long as the session, and is reported as not written.
+ */
+const SETTINGS_FILES: ReadonlySet<string> = new Set(['localSettings', 'projectSettings', 'userSettings']);
+
+/** How an applied update names its destination. */
+function where(destination: string): string {
+  if (destination === 'session') return '';
+  return SETTINGS_FILES.has(destination)
+    ? ` (destination ${destination}: applied to this session only, no settings file written)`
+    : ` (destination ${destination}: applied to this session only)`;
+}
 
 const RuleValue = z.looseObject({ toolName: z.string().min(1), ruleContent: z.string().optional() });
 
@@ -63,10 +80,12 @@ export interface UpdateReport {
   applied: string[];
   /** What was not, and why. */
   ignored: string[];
+  /** Updates applied to the session although their destination is a settings file, which toolexec does not write. */
+  notWritten: Array<{ destination: string; update: string }>;
 }
 
 export function applyPermissionUpdates(updates: readonly unknown[], target: UpdateTarget): UpdateReport {
-  const report: UpdateReport = { applied: [], ignored: [] };
+  const report: UpdateReport = { applied: [], ignored: [], notWritten: [] };
   updates.forEach((u, i) => {
     const at = `updatedPermissions[${i}]`;
     const type = typeof u === 'object' && u !== null ? (u as { type?: unknown }).type : undefined;
@@ -89,7 +108,8 @@ export function applyPermissionUpdates(updates: readonly unknown[], target: Upda
         const rule = ruleString(r);
         try {
           target.remember({ behavior: p.data.behavior, rule, scope: 'session', sessionId: target.sessionId, createdBy: target.createdBy });
-          report.applied.push(`session ${p.data.behavior} rule ${rule}${p.data.destination === 'session' ? '' : ` (for ${p.data.destination})`}`);
+          report.applied.push(`session ${p.data.behavior} rule ${rule}${where(p.data.destination)}`);
+          if (SETTINGS_FILES.has(p.data.destination)) report.notWritten.push({ destination: p.data.destination, update: `${p.data.behavior} ${rule}` });
         } catch (e) {
           report.ignored.push(`${at}: rule ${JSON.stringify(rule)}: ${(e as Error).message}; ignored`);
         }
@@ -112,7 +132,8 @@ export function applyPermissionUpdates(updates: readonly unknown[], target: Upda
         return;
       }
       if (target.mode !== mode.data) target.setMode(mode.data);
-      report.applied.push(`session mode ${mode.data}`);
+      report.applied.push(`session mode ${mode.data}${where(p.data.destination)}`);
+      if (SETTINGS_FILES.has(p.data.destination)) report.notWritten.push({ destination: p.data.destination, update: `defaultMode ${mode.data}` });
       return;
     }
     const shown = typeof type === 'string' ? `"${type.slice(0, 40)}"` : 'without a type';

@@ -300,4 +300,10 @@ function applyHookUpdates(updates: readonly unknown[], hook: string, call: Parse
   for (const a of report.applied) d.chain.push({ layer: 'hooks', outcome: 'allow', detail: `PermissionRequest updatedPermissions: ${a}` });
   for (const text of report.ignored) call.hookMessages.push({ event: 'PermissionRequest', hook, kind: 'non_blocking_error', text });
   if (report.applied.length > 0) deps.log.info({ session_id: session.id, hook, applied: report.applied }, 'a PermissionRequest hook updated the session’s permissions');
+  if (report.notWritten.length > 0) {
+    deps.log.warn(
+      { session_id: session.id, hook, not_written: report.notWritten },
+      'a PermissionRequest hook asked for updates to settings files; they hold for this session only (toolexec writes no settings file)',
+    );
+  }
 }

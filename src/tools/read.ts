@@ -85,8 +85,17 @@ export interface NotebookCellSource {
  * (a slice of the file's text when the read was whole).
  */
 export type ReadOutput =
-  | { type: 'text'; filePath: string; content: string; numLines: number; startLine: number; totalLines: number | null; file: ReadTextFile }
-  | { type: 'empty'; filePath: string; message: string; file: ReadTextFile }
+  | {
+      type: 'text';
+      filePath: string;
+      content: string;
+      numLines: number;
+      startLine: number;
+      totalLines: number | null;
+      file: ReadTextFile;
+      /** An empty read (an empty file, an offset past the end): what the model gets instead of the empty content. */
+      warning?: string;
+    }
   | {
       type: 'image';
       filePath: string;
@@ -97,9 +106,15 @@ export type ReadOutput =
     }
   | { type: 'notebook'; filePath: string; cells: string; file: { filePath: string; cells: NotebookCellSource[] } };
 
-/** An empty read (an empty file, an offset past the end) in Claude Code's shape. */
-function emptyFile(filePath: string, startLine: number, totalLines: number | null): ReadTextFile {
-  return { filePath, content: '', numLines: 0, startLine, totalLines };
+/**
+ * An empty read (an empty file, an offset past the end). Claude Code answers
+ * it as a text read with empty content, `{type: "text", file}`, and gives the
+ * model a warning instead (FileReadTool's mapToolResultToToolResultBlockParam):
+ * hooks keyed on `tool_response.type` see a text read.
+ */
+function emptyRead(filePath: string, startLine: number, totalLines: number | null, warning: string): ReadOutput {
+  const file: ReadTextFile = { filePath, content: '', numLines: 0, startLine, totalLines };
+  return { type: 'text', filePath, content: '', numLines: 0, startLine, totalLines, file, warning };
 }
 
 function numbered(lines: readonly string[], startLine: number): string {
@@ -248,15 +263,14 @@ async function readResult(input: ReadInput, ctx: ToolContext): Promise<ReadOutpu
   const r = ctx.results.readLines(id, start, limit);
   if (!r) throw new ToolError(`No stored result ${input.file_path}`, 'not_found');
   if (r.lines.length === 0) {
-    return {
-      type: 'empty',
-      filePath: input.file_path,
-      file: emptyFile(input.file_path, start + 1, r.totalLines),
-      message:
-        r.totalLines === 0
-          ? '<system-reminder>Warning: the stored result is empty.</system-reminder>'
-          : `<system-reminder>Warning: the stored result is shorter than the provided offset (${input.offset}). It has ${r.totalLines} lines.</system-reminder>`,
-    };
+    return emptyRead(
+      input.file_path,
+      start + 1,
+      r.totalLines,
+      r.totalLines === 0
+        ? '<system-reminder>Warning: the stored result is empty.</system-reminder>'
+        : `<system-reminder>Warning: the stored result is shorter than the provided offset (${input.offset}). It has ${r.totalLines} lines.</system-reminder>`,
+    );
   }
   const content = numbered(r.lines, start + 1);
   const tokens = estimateTokens(content);
@@ -328,20 +342,15 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
     }
     if (whole !== undefined && whole.length === 0) {
       ctx.session.fileState.set(key, { content: '', timestamp, offset: undefined, limit: undefined, isPartialView: false });
-      return {
-        type: 'empty',
-        filePath: abs,
-        message: '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>',
-        file: emptyFile(abs, start + 1, 0),
-      };
+      return emptyRead(abs, start + 1, 0, '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>');
     }
     if (window.length === 0) {
-      return {
-        type: 'empty',
-        filePath: abs,
-        message: `<system-reminder>Warning: the file exists but is shorter than the provided offset (${input.offset}). The file has ${totalLines ?? 'fewer'} lines.</system-reminder>`,
-        file: emptyFile(abs, start + 1, totalLines),
-      };
+      return emptyRead(
+        abs,
+        start + 1,
+        totalLines,
+        `<system-reminder>Warning: the file exists but is shorter than the provided offset (${input.offset}). The file has ${totalLines ?? 'fewer'} lines.</system-reminder>`,
+      );
     }
     const content = numbered(window, start + 1);
     const tokens = estimateTokens(content);
@@ -391,7 +400,13 @@ export const readTool = buildTool({
   renderToolUseMessage: (input) => `Read(${input.file_path})`,
   getToolUseSummary: (input) => input.file_path,
   renderToolResultMessage: (out) =>
-    out.type === 'text' ? `Read ${out.numLines} lines` : out.type === 'image' ? `Read image (${out.bytes} bytes)` : out.type === 'notebook' ? 'Read notebook' : 'Empty',
+    out.type === 'text'
+      ? out.warning !== undefined
+        ? 'Empty'
+        : `Read ${out.numLines} lines`
+      : out.type === 'image'
+        ? `Read image (${out.bytes} bytes)`
+        : 'Read notebook',
   toAutoClassifierInput: (input) => input.file_path,
   mapToolResultToToolResultBlockParam: (out, toolUseId): ToolResultBlock => {
     switch (out.type) {
@@ -401,10 +416,8 @@ export const readTool = buildTool({
       }
       case 'notebook':
         return { type: 'tool_result', tool_use_id: toolUseId, content: out.cells };
-      case 'empty':
-        return { type: 'tool_result', tool_use_id: toolUseId, content: out.message };
       default:
-        return { type: 'tool_result', tool_use_id: toolUseId, content: out.content };
+        return { type: 'tool_result', tool_use_id: toolUseId, content: out.warning ?? out.content };
     }
   },
 });

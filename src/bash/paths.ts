@@ -14,6 +14,7 @@
 import { rsyncPaths, scpPaths, tarPaths, unzipPaths, zipPaths } from './archive-paths.js';
 import type { Word } from './types.js';
 import { resolveLong } from './wrappers.js';
+import { awkProgramFiles, sedScriptFiles } from './script-files.js';
 
 export interface PathArgs {
   reads: Word[];
@@ -545,6 +546,7 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
       out.opaque.push(o.word);
     }
   }
+  if (name === 'sed' || name === 'awk') scriptPaths(name, options, positionals, out);
   // strings and other binutils read more options from `@file`.
   if (name === 'strings') for (const w of positionals) if (!w.literal || w.value.startsWith('@')) out.opaque.push(w);
   // jq's modules (`import`, `include`, -L) are files too.
@@ -595,6 +597,33 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
   // mv moves whole trees; cp -r/-R/-a copies them: every file below a source is read.
   if (name === 'mv' || (name === 'cp' && given('-r', '-R', '-a', '--recursive', '--archive'))) out.recursive = sources.length > 0;
   return out;
+}
+
+/**
+ * The files a sed script or an awk program names in its text (script-files.ts).
+ * A script read from a file (`-f`) cannot be seen: opaque, unless the
+ * command runs sandboxed (`--sandbox`: no files but its operands, no programs).
+ */
+function scriptPaths(name: 'sed' | 'awk', options: readonly Option[], positionals: readonly Word[], out: PathArgs): void {
+  if (options.some((o) => o.name === '--sandbox')) return;
+  const fromFile = name === 'sed' ? ['-f', '--file'] : ['-f', '--file', '-E', '--exec', '-i', '--include'];
+  const inline = name === 'sed' ? ['-e', '--expression'] : ['-e', '--source'];
+  const file = options.find((o) => fromFile.includes(o.name));
+  if (file) {
+    out.opaque.push(file.word);
+    return;
+  }
+  const given = options.filter((o) => inline.includes(o.name));
+  const parts = given.length > 0 ? given.flatMap((o) => (o.value ? [o.value] : [])) : positionals.slice(0, 1);
+  // An expansion is opaque already (pathArgs).
+  if (parts.length === 0 || parts.some((w) => !w.literal)) return;
+  const script = parts.map((w) => w.value).join('\n');
+  const found = name === 'sed' ? sedScriptFiles(script) : awkProgramFiles(script);
+  const at = parts[0]!;
+  const word = (v: string): Word => ({ raw: v, value: v, literal: true, glob: false, tilde: false });
+  out.reads.push(...found.reads.map(word));
+  out.writes.push(...found.writes.map(word));
+  if (found.opaque) out.opaque.push(at);
 }
 
 /** The options of xxd (its own parser: single-dash long names, any prefix of them, values attached or not). */

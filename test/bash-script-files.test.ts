@@ -1,0 +1,138 @@
+/**
+ * Files named inside sed scripts and awk programs (src/bash/script-files.ts):
+ * with `Bash(sed:*)` or `Bash(awk:*)` allowed, `sed 'r .env' x` and awk's
+ * `getline < ".env"` read a file that a Read deny rule names, and `s///w`
+ * writes one an Edit deny rule names, though no argument names it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initBashParser } from '../src/bash/parser.js';
+import { awkProgramFiles, sedScriptFiles } from '../src/bash/script-files.js';
+import { cleanupTmp, execute, makeApp, textOf, use } from './helpers.js';
+import { ruleEnv } from './helpers-bash.js';
+
+beforeAll(async () => {
+  await initBashParser();
+});
+afterAll(cleanupTmp);
+
+describe('sed scripts', () => {
+  it('finds the files of r, R, w, W and of the w flag of s, wherever the command stands', () => {
+    expect(sedScriptFiles('r .env')).toEqual({ reads: ['.env'], writes: [], opaque: false });
+    expect(sedScriptFiles('1R  /etc/shadow')).toEqual({ reads: ['/etc/shadow'], writes: [], opaque: false });
+    expect(sedScriptFiles('/x/,$w out.txt')).toEqual({ reads: [], writes: ['out.txt'], opaque: false });
+    expect(sedScriptFiles('s/a/b/gw out')).toEqual({ reads: [], writes: ['out'], opaque: false });
+    expect(sedScriptFiles('s|a/b|c|2w out')).toEqual({ reads: [], writes: ['out'], opaque: false });
+    expect(sedScriptFiles('p\nr a b')).toEqual({ reads: ['a b'], writes: [], opaque: false });
+    expect(sedScriptFiles('/k/{p;r .env\n}')).toEqual({ reads: ['.env'], writes: [], opaque: false });
+    expect(sedScriptFiles('0~3!W log')).toEqual({ reads: [], writes: ['log'], opaque: false });
+    // GNU sed's special files are not files.
+    expect(sedScriptFiles('w /dev/stdout')).toEqual({ reads: [], writes: [], opaque: false });
+  });
+
+  it('reads no file from what only looks like a command: regexes, replacements, texts, labels', () => {
+    for (const s of [
+      's/r .env/w out/',
+      'y/rw/wr/',
+      ':a;N;$!ba;s/\\n/ /g',
+      '/r .env/d',
+      '\\%w out%p',
+      '/a/I,+2{s|a|b|g;p}',
+      '1i\\\nr .env',
+      '$a w out',
+      'bend;:end',
+      '# r .env',
+      's/a/b/3;q5',
+      '=;l 40;F;z',
+    ]) {
+      expect(sedScriptFiles(s), s).toEqual({ reads: [], writes: [], opaque: false });
+    }
+  });
+
+  it('is opaque where it runs a program or is not understood', () => {
+    for (const s of ['e id', '1e', 's/x/id/e', 's/x/y', 'y/ab/c', '/unterminated', 'v 4.2;p', 'k', '\\\nfoo']) {
+      expect(sedScriptFiles(s).opaque, s).toBe(true);
+    }
+  });
+});
+
+describe('awk programs', () => {
+  it('is opaque where the program redirects, pipes, runs a command or loads code', () => {
+    for (const p of [
+      'BEGIN { while ((getline l < ".env") > 0) print l }',
+      '{ print > "out" }',
+      '{ printf "%s", $0 >> "out" }',
+      '{ print | "sh" }',
+      'BEGIN { "cat .env" | getline x; print x }',
+      'BEGIN { system("id") }',
+      '@include "lib.awk"',
+      'BEGIN { print |& "cmd" }',
+    ]) {
+      expect(awkProgramFiles(p).opaque, p).toBe(true);
+    }
+  });
+
+  it('leaves comparisons and logical operators alone', () => {
+    for (const p of ['{ print $1 }', '$3 > 100', 'a || b { n++ } END { print n }', 'NR > 1 && $2 ~ /x/']) {
+      expect(awkProgramFiles(p).opaque, p).toBe(false);
+    }
+  });
+});
+
+describe('rules', () => {
+  const env = () => ruleEnv({ allow: ['Bash(sed:*)', 'Bash(awk:*)'], deny: ['Read(./.env)', 'Edit(./out)'] });
+
+  it('a Read deny rule holds against a file read by the script', async () => {
+    const e = env();
+    for (const cmd of ["sed 'r .env' notes.txt", "sed -n '1R .env' notes.txt", "sed -e p -e 'r .env' notes.txt", "sed --expression='$r ./.env' notes.txt"]) {
+      expect(await e.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
+    }
+  });
+
+  it('an Edit deny rule holds against a file written by the script', async () => {
+    const e = env();
+    for (const cmd of ["sed 's/a/b/w out' notes.txt", "sed -n '/x/w out' notes.txt"]) {
+      expect(await e.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Edit(./out)' });
+    }
+    // Outside the workspace: not the rule's to allow.
+    expect((await e.check("sed 's/a/b/w /etc/cron.d/job' notes.txt")).behavior).toBe('ask');
+  });
+
+  it('a script from a file, a program that runs one, or an awk program that redirects asks while Read deny rules exist', async () => {
+    const e = env();
+    for (const cmd of [
+      'sed -f script.sed notes.txt',
+      "sed 's/x/id/e' notes.txt",
+      "awk 'BEGIN { while ((getline l < \".env\") > 0) print l }'",
+      "awk '{ print > \"o\" }' notes.txt",
+      'awk -f prog.awk notes.txt',
+    ]) {
+      expect((await e.check(cmd)).behavior, cmd).toBe('ask');
+    }
+  });
+
+  it('plain scripts and programs stay allowed by the rule, and --sandbox scripts too', async () => {
+    const e = env();
+    for (const cmd of ["sed -n 's/a/b/p' notes.txt", "sed ':a;N;$!ba;s/\\n/ /g' notes.txt", "awk '$3 > 100 { print $1 }' notes.txt", "sed --sandbox 's/a/b/' notes.txt"]) {
+      expect((await e.check(cmd)).behavior, cmd).toBe('allow');
+    }
+  });
+});
+
+describe('end to end', () => {
+  it('POST /execute: sed allowed by a rule does not print a denied file through `r`', async () => {
+    const t = await makeApp({ permissions: { allow: ['Bash(sed:*)'], deny: ['Read(./.env)'] } });
+    try {
+      fs.writeFileSync(path.join(t.workspace, '.env'), 'API_KEY=sk-live-123\n');
+      fs.writeFileSync(path.join(t.workspace, 'notes.txt'), 'hello\n');
+      const { status, body } = await execute(t.app, { tool_uses: [use('Bash', { command: "sed 'r .env' notes.txt" })] });
+      expect(status).toBe(200);
+      const text = textOf(body.tool_results[0]!.content);
+      expect(text).not.toContain('sk-live-123');
+      expect(body.executions[0]!.decision).toMatchObject({ behavior: 'deny', reason: { type: 'rule', detail: 'Read(./.env)' } });
+    } finally {
+      await t.close();
+    }
+  });
+});

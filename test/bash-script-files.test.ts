@@ -90,6 +90,14 @@ describe('rules', () => {
     }
   });
 
+  it('gawk, mawk and gsed are judged as awk and sed', async () => {
+    const e = ruleEnv({ allow: ['Bash(gawk:*)', 'Bash(mawk:*)', 'Bash(gsed:*)'], deny: ['Read(./.env)'] });
+    expect(await e.check("gsed 'r .env' notes.txt")).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
+    expect(await e.check("gawk '{ print }' .env")).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
+    expect((await e.check("mawk 'BEGIN { getline l < \".env\"; print l }'")).behavior).toBe('ask');
+    expect((await e.check("gawk '{ print $1 }' notes.txt")).behavior).toBe('allow');
+  });
+
   it('an Edit deny rule holds against a file written by the script', async () => {
     const e = env();
     for (const cmd of ["sed 's/a/b/w out' notes.txt", "sed -n '/x/w out' notes.txt"]) {

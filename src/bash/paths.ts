@@ -388,8 +388,16 @@ export function commandName(argv: readonly Word[]): string | undefined {
   return h.value.includes('/') ? h.value.slice(h.value.lastIndexOf('/') + 1) : h.value;
 }
 
+/** Other names of a modelled program (the implementations `awk` may be). */
+const ALIASES: Readonly<Record<string, string>> = { gawk: 'awk', mawk: 'awk', nawk: 'awk', gsed: 'sed' };
+
+function modelName(name: string | undefined): string | undefined {
+  return name !== undefined && Object.hasOwn(ALIASES, name) ? ALIASES[name] : name;
+}
+
 /** Whether a command has a model of the files its arguments name here. */
-export function hasPathModel(name: string): boolean {
+export function hasPathModel(command: string): boolean {
+  const name = modelName(command)!;
   return Object.hasOwn(SPECS, name) || Object.hasOwn(ARCHIVERS, name) || ['cd', 'pushd', 'find', 'dd', 'git'].includes(name);
 }
 
@@ -491,7 +499,7 @@ export function gitReadsFiles(verb: string | undefined, a: string): boolean {
 /** The paths an (unwrapped) argv reads and writes. */
 export function pathArgs(argv: readonly Word[]): PathArgs {
   const out: PathArgs = { reads: [], writes: [], recursive: false, opaque: [] };
-  const name = commandName(argv);
+  const name = modelName(commandName(argv));
   if (name === undefined) return out;
   const args = argv.slice(1);
   if (name === 'cd' || name === 'pushd') {

@@ -1021,3 +1021,26 @@ describe('fourth review: readers of directories and git elsewhere (H1, H2, H3)',
     expect((await env.check('ls')).behavior).toBe('allow');
   });
 });
+
+describe('fifth review: the read-only option tables, command by command (S1…)', () => {
+  it('S1: `command NAME … -v` runs NAME: only command\'s own -v/-V describe (command rm -v f removed f in default and plan mode)', async () => {
+    for (const mode of ['default', 'plan'] as const) {
+      const env = ruleEnv({ mode });
+      fs.writeFileSync(path.join(env.ws, 'notes.txt'), 'n\n');
+      for (const cmd of ['command rm -v notes.txt', 'command cp -V notes.txt x', 'command -p rm -v notes.txt', 'command -- rm -v notes.txt']) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).not.toBe('allow');
+      }
+      for (const cmd of ['command -v rm', 'command -V ls', 'command -pv rm', 'command -p -v rm']) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).toBe('allow');
+      }
+    }
+  });
+
+  it('S1 end to end: the file survives `command rm -v`', async () => {
+    t = await makeApp({ permissions: { headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
+    const r = await run(t, 'Bash', { command: 'command rm -v victim' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+  });
+});

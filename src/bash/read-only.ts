@@ -243,6 +243,19 @@ function ghReadOnly(args: readonly string[]): boolean {
   return verb !== undefined && verbs.has(verb) && !hasFlag(args, '', ['--web']);
 }
 
+/**
+ * `command -v NAME` and `command -V NAME` only describe NAME; `command rm -v f`
+ * runs `rm -v f`. Only command's own options (before the name) count.
+ */
+function commandDescribes(words: readonly Word[]): boolean {
+  let describes = false;
+  for (const w of words) {
+    if (!w.literal || !/^-[pvV]+$/.test(w.value)) break;
+    if (/[vV]/.test(w.value)) describes = true;
+  }
+  return describes;
+}
+
 /** Whether one argv (already unwrapped) only reads. */
 export function isReadOnlyArgv(argv: readonly Word[], depth = 0): boolean {
   const head = argv[0];
@@ -257,7 +270,7 @@ export function isReadOnlyArgv(argv: readonly Word[], depth = 0): boolean {
   if (args === undefined && !EXPANSION_SAFE.has(name)) return false;
   if (PLAIN.has(name)) return true;
   if (NO_ARGS_ONLY.has(name)) return argv.length === 1;
-  if (name === 'command') return argv.slice(1).some((w) => w.value === '-v' || w.value === '-V');
+  if (name === 'command') return commandDescribes(argv.slice(1));
   const a = args ?? argv.slice(1).map((w) => w.value);
   switch (name) {
     case 'ps':

@@ -1044,3 +1044,24 @@ describe('fifth review: the read-only option tables, command by command (S1…)'
     expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
   });
 });
+
+describe('fifth review: files a safe wrapper writes (S2)', () => {
+  it('/usr/bin/time -o FILE (or \\time, "time") writes FILE: not read-only in default and plan mode', async () => {
+    for (const mode of ['default', 'plan'] as const) {
+      const env = ruleEnv({ mode });
+      fs.writeFileSync(path.join(env.ws, 'notes.txt'), 'n\n');
+      for (const cmd of ['/usr/bin/time -o notes.txt ls', '\\time -o notes.txt ls', '"time" --output=notes.txt ls', '/usr/bin/time -ao notes.txt ls', 'timeout 5 /usr/bin/time -o notes.txt ls']) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).not.toBe('allow');
+      }
+      expect((await env.check('time -p ls')).behavior).toBe('allow');
+    }
+  });
+
+  it('end to end: the file is not truncated', async () => {
+    t = await makeApp({ permissions: { headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, 'victim'), 'keep');
+    const r = await run(t, 'Bash', { command: '/usr/bin/time -o victim ls' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(fs.readFileSync(path.join(t.workspace, 'victim'), 'utf8')).toBe('keep');
+  });
+});

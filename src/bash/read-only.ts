@@ -9,7 +9,7 @@
  */
 import type { BashAnalysis, Redirect, SimpleCommand, Word } from './types.js';
 import { gitReadsFiles, pathArgs } from './paths.js';
-import { resolveLong, SAFE_ENV_VARS, unwrapStages } from './wrappers.js';
+import { resolveLong, SAFE_ENV_VARS, unwrapStages, wrapperOutputs } from './wrappers.js';
 
 /** Read-only whatever their arguments. */
 const PLAIN: ReadonlySet<string> = new Set([
@@ -322,6 +322,8 @@ export function isReadOnlyCommand(cmd: SimpleCommand): boolean {
   }
   if (!cmd.assignments.every((a) => SAFE_ENV_VARS.has(a.name))) return false;
   const { stages } = unwrapStages(cmd.argv, true);
+  // A wrapper that writes a file of its own (`/usr/bin/time -o FILE ls`, `\time --output=FILE ls`) is not read-only.
+  if (wrapperOutputs(stages).length > 0) return false;
   return isReadOnlyArgv(stages[stages.length - 1]!);
 }
 

@@ -1065,3 +1065,26 @@ describe('fifth review: files a safe wrapper writes (S2)', () => {
     expect(fs.readFileSync(path.join(t.workspace, 'victim'), 'utf8')).toBe('keep');
   });
 });
+
+describe("fifth review: sed's line length taken for its script (S3)", () => {
+  it("sed -l VALUE / --line-length VALUE: the script is the next operand (`sed -n -l p 'w f'` wrote f)", async () => {
+    for (const mode of ['default', 'plan'] as const) {
+      const env = ruleEnv({ mode });
+      fs.writeFileSync(path.join(env.ws, 'notes.txt'), 'n\n');
+      for (const cmd of ["sed -n -l p 'w pwn' notes.txt", "sed -n --line-length p 'w pwn' notes.txt", "sed -nl p 'w pwn' notes.txt", "sed -n --line-len p '1e touch pwn' notes.txt", "sed -V p 'w pwn' notes.txt", "sed -es/a/b/w\\ pwn notes.txt"]) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).not.toBe('allow');
+      }
+      for (const cmd of ["sed -n -l 5 p notes.txt", "sed -nl5 -e p notes.txt", "sed -ne 's/a/b/p' notes.txt", "sed -es/a/b/ notes.txt", "sed -n -- p notes.txt"]) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).toBe('allow');
+      }
+    }
+  });
+
+  it('end to end: no file is written', async () => {
+    t = await makeApp({ permissions: { headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, 'notes.txt'), 'n\n');
+    const r = await run(t, 'Bash', { command: "sed -n -l p 'w pwn' notes.txt" });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(fs.existsSync(path.join(t.workspace, 'pwn'))).toBe(false);
+  });
+});

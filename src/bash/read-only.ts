@@ -105,13 +105,20 @@ function positionals(args: readonly string[]): string[] {
 const SED_SAFE_LONG = ['--quiet', '--silent', '--debug', '--posix', '--regexp-extended', '--separate', '--sandbox', '--unbuffered', '--null-data', '--zero-terminated', '--line-length'];
 const SED_LONG: ReadonlySet<string> = new Set([...SED_SAFE_LONG, '--expression', '--file', '--in-place', '--follow-symlinks', '--help', '--version']);
 
+/** sed's short options without a value (-i and -f are refused before; -e and -l take one; others, as -V, are not modelled). */
+const SED_SHORT_FLAGS = 'bsnrzuE';
+
 function sedReadOnly(args: readonly string[]): boolean {
   if (hasFlag(args, 'if', ['--in-place', '--file'])) return false;
   const scripts: string[] = [];
+  const operands: string[] = [];
   let hasE = false;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '--') break;
+    if (a === '--') {
+      operands.push(...args.slice(i + 1));
+      break;
+    }
     if (a.startsWith('--')) {
       // Resolved as getopt_long does: an exact name, else the one option it is a prefix of.
       const eq = a.indexOf('=');
@@ -125,20 +132,27 @@ function sedReadOnly(args: readonly string[]): boolean {
         scripts.push(s);
       } else if (!SED_SAFE_LONG.includes(name)) return false;
       else if (name === '--line-length' && eq === -1) i++;
-    } else if (/^-[a-zA-Z]+$/.test(a) && a.includes('e')) {
-      // `-ne script`; a script glued after `e` (`-es/a/b/`) is not modelled.
-      if (!a.endsWith('e')) return false;
-      hasE = true;
-      const s = args[i + 1];
-      if (s === undefined) return false;
-      scripts.push(s);
-      i++;
-    }
+    } else if (a.startsWith('-') && a.length > 1) {
+      // A cluster (`-ne script`, `-nl 5`): -e and -l take the rest of the word, else the next word
+      // (`sed -l p 'w f'` has the line length p and the script `w f`).
+      for (let j = 1; j < a.length; j++) {
+        const c = a[j]!;
+        if (c === 'e' || c === 'l') {
+          const v = j < a.length - 1 ? a.slice(j + 1) : args[++i];
+          if (v === undefined) return false;
+          if (c === 'e') {
+            hasE = true;
+            scripts.push(v);
+          }
+          break;
+        }
+        if (!SED_SHORT_FLAGS.includes(c)) return false;
+      }
+    } else operands.push(a);
   }
   if (!hasE) {
-    const p = positionals(args);
-    if (p.length === 0) return false;
-    scripts.push(p[0]!);
+    if (operands.length === 0) return false;
+    scripts.push(operands[0]!);
   }
   return scripts.every((s) => SAFE_SED_SCRIPT.test(s));
 }

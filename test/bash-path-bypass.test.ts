@@ -1088,3 +1088,24 @@ describe("fifth review: sed's line length taken for its script (S3)", () => {
     expect(fs.existsSync(path.join(t.workspace, 'pwn'))).toBe(false);
   });
 });
+
+describe('fifth review: xargs adds options to a command whose check depends on them (S4)', () => {
+  it('echo axeww | xargs ps (environments), xargs sort/date/git/sed/find are not read-only; xargs echo is (cat and grep stay read-only, their files unknown)', async () => {
+    for (const mode of ['default', 'plan'] as const) {
+      const env = ruleEnv({ mode });
+      for (const cmd of ['echo axeww | xargs ps', "printf 'axeww' | xargs -0 ps", 'echo --compress-program=sh | xargs sort', 'echo 0101000020 | xargs date', 'echo -- | xargs -I{} git log {}', 'echo w | xargs sed -n', 'echo -delete | xargs find .']) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).not.toBe('allow');
+      }
+      for (const cmd of ['echo a | xargs echo', 'echo a | xargs', 'echo a | xargs -n1 echo']) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).toBe('allow');
+      }
+    }
+  });
+
+  it('end to end: another process\u2019s environment is not shown', async () => {
+    t = await makeApp({ permissions: { headless: 'deny' } });
+    const r = await run(t, 'Bash', { command: 'echo axeww | xargs ps' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(r.text).not.toMatch(/PATH=/);
+  });
+});

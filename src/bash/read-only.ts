@@ -317,7 +317,12 @@ export function isReadOnlyArgv(argv: readonly Word[], depth = 0): boolean {
       const { stages } = unwrapStages(argv, false);
       const inner = stages[1];
       // Without a command xargs runs echo.
-      return inner === undefined ? true : isReadOnlyArgv(inner, depth + 1);
+      if (inner === undefined) return true;
+      // xargs adds the words it reads (or puts them where -I says), options among them: `echo axeww | xargs ps`
+      // shows environments, `xargs sort` may be given --compress-program. Only a command read-only whatever its arguments.
+      const innerName = inner[0]?.literal ? baseName(inner[0].value) : undefined;
+      if (innerName === undefined || !(PLAIN.has(innerName) || LITERAL_ONLY.has(innerName))) return false;
+      return isReadOnlyArgv(inner, depth + 1);
     }
     default:
       return false;

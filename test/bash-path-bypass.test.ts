@@ -1109,3 +1109,28 @@ describe('fifth review: xargs adds options to a command whose check depends on t
     expect(r.text).not.toMatch(/PATH=/);
   });
 });
+
+describe("fifth review: git's file options abbreviated (S5)", () => {
+  it('git config --fil=F --list, git blame --cont=F, --ignore-revs-f, --pathspec-from-f read files no rule sees: not read-only, an unknown read under Read deny rules', async () => {
+    const open = ruleEnv({});
+    for (const cmd of ['git config --fil=/etc/passwd --list', 'git config --fi /etc/passwd -l', 'git config --bl=HEAD:x --list', 'git blame --cont=/etc/passwd notes.txt', 'git blame --ignore-revs-f=/etc/passwd notes.txt', 'git log --pathspec-from-f=/etc/passwd', 'git diff --orderf=/etc/passwd', 'git ls-files --exclude-fr=/etc/passwd -o -i', 'git log --outp=x']) {
+      expect((await open.check(cmd)).behavior, cmd).not.toBe('allow');
+    }
+    const env = secretsEnv();
+    for (const cmd of ['git config --fil=secrets/key.txt --list', 'git config --fil secrets/key.txt --get core.token']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    for (const cmd of ['git log --oneline -3', 'git config --get user.name', 'git log --follow notes.txt', 'git status --untracked-files=no']) {
+      expect((await open.check(cmd)).behavior, cmd).toBe('allow');
+    }
+  });
+
+  it('end to end: a Read-denied file in git-config form is not printed', async () => {
+    t = await makeApp({ permissions: { deny: ['Read(./secrets/**)'], headless: 'deny' } });
+    fs.mkdirSync(path.join(t.workspace, 'secrets'));
+    fs.writeFileSync(path.join(t.workspace, 'secrets', 'creds.ini'), '[core]\n\ttoken = TOPSECRET9\n');
+    const r = await run(t, 'Bash', { command: 'git config --fil=secrets/creds.ini --list' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(r.text).not.toContain('TOPSECRET9');
+  });
+});

@@ -476,11 +476,17 @@ export function hiddenNames(raw: string): Word {
 }
 
 /** git options (of the read verbs) that read files outside git's own object store and index. */
-const GIT_FILE_OPTIONS = /^(--no-index|--untracked|--contents|--pathspec-from-file|--exclude-from|--exclude-per-directory|--ignore-revs-file|--file|--blob|--orderfile|--output)(=|$)/;
+const GIT_FILE_OPTIONS = ['--no-index', '--untracked', '--contents', '--pathspec-from-file', '--exclude-from', '--exclude-per-directory', '--ignore-revs-file', '--file', '--blob', '--orderfile', '--output'];
 
-/** Whether a git argument reads a file that git does not track (see GIT_FILE_OPTIONS; also `-O<orderfile>`, `-f <file>`). */
+/**
+ * Whether a git argument reads a file that git does not track (see GIT_FILE_OPTIONS; also `-O<orderfile>`, `-f <file>`).
+ * git's parse-options accepts any unambiguous prefix of a long option (`git config --fil=F --list`, `git blame --cont=F`).
+ */
 export function gitReadsFiles(verb: string | undefined, a: string): boolean {
-  if (GIT_FILE_OPTIONS.test(a)) return true;
+  if (a.startsWith('--')) {
+    const name = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
+    if (GIT_FILE_OPTIONS.some((o) => o === name || (name.length > 2 && o.startsWith(name)))) return true;
+  }
   if (a.startsWith('-O') && !a.startsWith('--')) return true;
   if ((verb === 'grep' || verb === 'config') && /^-[A-Za-z]*f/.test(a) && !a.startsWith('--')) return true;
   if (verb === 'blame' && /^-[A-Za-z]*S/.test(a) && !a.startsWith('--')) return true;

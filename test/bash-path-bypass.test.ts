@@ -1134,3 +1134,24 @@ describe("fifth review: git's file options abbreviated (S5)", () => {
     expect(r.text).not.toContain('TOPSECRET9');
   });
 });
+
+describe('fifth review: strings expands @file in any word (S6)', () => {
+  it('strings -s @.env f printed .env as the separator: an unknown read under Read deny rules', async () => {
+    for (const mode of ['default', 'plan'] as const) {
+      const env = secretsEnv({ mode });
+      for (const cmd of ['strings -s @.env notes.txt', 'strings --output-separator @.env notes.txt', 'strings -n 4 -s @secrets/key.txt notes.txt', 'strings -e @.env notes.txt']) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).not.toBe('allow');
+      }
+      expect((await env.check('strings -n 8 -s , notes.txt')).behavior).toBe('allow');
+    }
+  });
+
+  it('end to end: the denied file is not printed', async () => {
+    t = await makeApp({ permissions: { deny: ['Read(./.env)'], headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'API_KEY=ENVSECRET2\n');
+    fs.writeFileSync(path.join(t.workspace, 'notes.txt'), 'notes notes\n');
+    const r = await run(t, 'Bash', { command: 'strings -s @.env notes.txt' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(r.text).not.toContain('ENVSECRET2');
+  });
+});

@@ -551,8 +551,8 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
       out.opaque.push(o.word);
     }
   }
-  // strings and other binutils read more options from `@file`.
-  if (name === 'strings') for (const w of positionals) if (!w.literal || w.value.startsWith('@')) out.opaque.push(w);
+  // strings and other binutils read more options from `@file`, wherever the word stands (an option's value too: `strings -s @.env f`).
+  if (name === 'strings') for (const w of args) if (!w.literal || w.value.startsWith('@')) out.opaque.push(w);
   // jq's modules (`import`, `include`, -L) are files too.
   if (name === 'jq') for (const w of args) if (!w.literal || /\b(import|include)\b/.test(w.value)) out.opaque.push(w);
   let skip = spec.skip;

@@ -1155,3 +1155,26 @@ describe('fifth review: strings expands @file in any word (S6)', () => {
     expect(r.text).not.toContain('ENVSECRET2');
   });
 });
+
+describe("fifth review: xxd's long-name spellings (S7)", () => {
+  it('xxd -skip 0 .env (or -lenx, -colsy) took .env for the output file: the Read deny rule did not hold in bypassPermissions', async () => {
+    for (const mode of ['bypassPermissions', 'default', 'acceptEdits'] as const) {
+      const env = secretsEnv({ mode });
+      for (const cmd of ['xxd -skip 0 .env', 'xxd -lenx 100 .env', 'xxd -colsy 4 .env', 'xxd -seekz 0 secrets/key.txt']) {
+        expect(['ask', 'deny'], `${mode}: ${cmd}`).toContain((await env.check(cmd)).behavior);
+      }
+    }
+    const env = secretsEnv();
+    for (const cmd of ['xxd -s 0 notes.txt', 'xxd -seek 0 notes.txt', 'xxd -skip 0 notes.txt', 'xxd -s+2 notes.txt', 'xxd -c 0x10 notes.txt', 'xxd -l64 notes.txt']) {
+      expect((await env.check(cmd)).behavior, cmd).toBe('allow');
+    }
+  });
+
+  it('end to end in bypassPermissions: the denied file is not dumped', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'], headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'API_KEY=ENVSECRET2\n');
+    const r = await run(t, 'Bash', { command: 'xxd -skip 0 .env' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(r.text).not.toContain('ENVSECRE');
+  });
+});

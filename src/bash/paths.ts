@@ -623,8 +623,10 @@ function xxdPaths(args: readonly Word[]): PathArgs {
     }
     if (XXD_FLAG.test(v)) continue;
     if (XXD_VALUE.has(v[1]!)) {
-      // `-s 10`, `-seek 10`, `-s10`, `-s+10`, `-s -10`.
-      if (v.length === 2 || /^-(cols|groupsize|len|name|offset|seek)$/.test(v)) i++;
+      // `-s 10`, `-seek 10`, `-s10`, `-s+10`, `-s -10`. xxd also takes the next word for any word that starts
+      // like a long name (`-skip`, `-lenx`, `-colsy`): a spelling other than these is not guessed.
+      if (v.length === 2 || /^-(cols|groupsize|len|name|offset|seek|skip)$/.test(v)) i++;
+      else if (!/^-[a-zA-Z][+-]?(0[xX][0-9a-fA-F]+|\d+)$/.test(v)) out.opaque.push(w);
       continue;
     }
     out.opaque.push(w);

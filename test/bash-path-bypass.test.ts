@@ -1021,3 +1021,160 @@ describe('fourth review: readers of directories and git elsewhere (H1, H2, H3)',
     expect((await env.check('ls')).behavior).toBe('allow');
   });
 });
+
+describe('fifth review: the read-only option tables, command by command (S1…)', () => {
+  it('S1: `command NAME … -v` runs NAME: only command\'s own -v/-V describe (command rm -v f removed f in default and plan mode)', async () => {
+    for (const mode of ['default', 'plan'] as const) {
+      const env = ruleEnv({ mode });
+      fs.writeFileSync(path.join(env.ws, 'notes.txt'), 'n\n');
+      for (const cmd of ['command rm -v notes.txt', 'command cp -V notes.txt x', 'command -p rm -v notes.txt', 'command -- rm -v notes.txt']) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).not.toBe('allow');
+      }
+      for (const cmd of ['command -v rm', 'command -V ls', 'command -pv rm', 'command -p -v rm']) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).toBe('allow');
+      }
+    }
+  });
+
+  it('S1 end to end: the file survives `command rm -v`', async () => {
+    t = await makeApp({ permissions: { headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
+    const r = await run(t, 'Bash', { command: 'command rm -v victim' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+  });
+});
+
+describe('fifth review: files a safe wrapper writes (S2)', () => {
+  it('/usr/bin/time -o FILE (or \\time, "time") writes FILE: not read-only in default and plan mode', async () => {
+    for (const mode of ['default', 'plan'] as const) {
+      const env = ruleEnv({ mode });
+      fs.writeFileSync(path.join(env.ws, 'notes.txt'), 'n\n');
+      for (const cmd of ['/usr/bin/time -o notes.txt ls', '\\time -o notes.txt ls', '"time" --output=notes.txt ls', '/usr/bin/time -ao notes.txt ls', 'timeout 5 /usr/bin/time -o notes.txt ls']) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).not.toBe('allow');
+      }
+      expect((await env.check('time -p ls')).behavior).toBe('allow');
+    }
+  });
+
+  it('end to end: the file is not truncated', async () => {
+    t = await makeApp({ permissions: { headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, 'victim'), 'keep');
+    const r = await run(t, 'Bash', { command: '/usr/bin/time -o victim ls' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(fs.readFileSync(path.join(t.workspace, 'victim'), 'utf8')).toBe('keep');
+  });
+});
+
+describe("fifth review: sed's line length taken for its script (S3)", () => {
+  it("sed -l VALUE / --line-length VALUE: the script is the next operand (`sed -n -l p 'w f'` wrote f)", async () => {
+    for (const mode of ['default', 'plan'] as const) {
+      const env = ruleEnv({ mode });
+      fs.writeFileSync(path.join(env.ws, 'notes.txt'), 'n\n');
+      for (const cmd of ["sed -n -l p 'w pwn' notes.txt", "sed -n --line-length p 'w pwn' notes.txt", "sed -nl p 'w pwn' notes.txt", "sed -n --line-len p '1e touch pwn' notes.txt", "sed -V p 'w pwn' notes.txt", "sed -es/a/b/w\\ pwn notes.txt"]) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).not.toBe('allow');
+      }
+      for (const cmd of ["sed -n -l 5 p notes.txt", "sed -nl5 -e p notes.txt", "sed -ne 's/a/b/p' notes.txt", "sed -es/a/b/ notes.txt", "sed -n -- p notes.txt"]) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).toBe('allow');
+      }
+    }
+  });
+
+  it('end to end: no file is written', async () => {
+    t = await makeApp({ permissions: { headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, 'notes.txt'), 'n\n');
+    const r = await run(t, 'Bash', { command: "sed -n -l p 'w pwn' notes.txt" });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(fs.existsSync(path.join(t.workspace, 'pwn'))).toBe(false);
+  });
+});
+
+describe('fifth review: xargs adds options to a command whose check depends on them (S4)', () => {
+  it('echo axeww | xargs ps (environments), xargs sort/date/git/sed/find are not read-only; xargs echo is (cat and grep stay read-only, their files unknown)', async () => {
+    for (const mode of ['default', 'plan'] as const) {
+      const env = ruleEnv({ mode });
+      for (const cmd of ['echo axeww | xargs ps', "printf 'axeww' | xargs -0 ps", 'echo --compress-program=sh | xargs sort', 'echo 0101000020 | xargs date', 'echo -- | xargs -I{} git log {}', 'echo w | xargs sed -n', 'echo -delete | xargs find .']) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).not.toBe('allow');
+      }
+      for (const cmd of ['echo a | xargs echo', 'echo a | xargs', 'echo a | xargs -n1 echo']) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).toBe('allow');
+      }
+    }
+  });
+
+  it('end to end: another process\u2019s environment is not shown', async () => {
+    t = await makeApp({ permissions: { headless: 'deny' } });
+    const r = await run(t, 'Bash', { command: 'echo axeww | xargs ps' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(r.text).not.toMatch(/PATH=/);
+  });
+});
+
+describe("fifth review: git's file options abbreviated (S5)", () => {
+  it('git config --fil=F --list, git blame --cont=F, --ignore-revs-f, --pathspec-from-f read files no rule sees: not read-only, an unknown read under Read deny rules', async () => {
+    const open = ruleEnv({});
+    for (const cmd of ['git config --fil=/etc/passwd --list', 'git config --fi /etc/passwd -l', 'git config --bl=HEAD:x --list', 'git blame --cont=/etc/passwd notes.txt', 'git blame --ignore-revs-f=/etc/passwd notes.txt', 'git log --pathspec-from-f=/etc/passwd', 'git diff --orderf=/etc/passwd', 'git ls-files --exclude-fr=/etc/passwd -o -i', 'git log --outp=x']) {
+      expect((await open.check(cmd)).behavior, cmd).not.toBe('allow');
+    }
+    const env = secretsEnv();
+    for (const cmd of ['git config --fil=secrets/key.txt --list', 'git config --fil secrets/key.txt --get core.token']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    for (const cmd of ['git log --oneline -3', 'git config --get user.name', 'git log --follow notes.txt', 'git status --untracked-files=no']) {
+      expect((await open.check(cmd)).behavior, cmd).toBe('allow');
+    }
+  });
+
+  it('end to end: a Read-denied file in git-config form is not printed', async () => {
+    t = await makeApp({ permissions: { deny: ['Read(./secrets/**)'], headless: 'deny' } });
+    fs.mkdirSync(path.join(t.workspace, 'secrets'));
+    fs.writeFileSync(path.join(t.workspace, 'secrets', 'creds.ini'), '[core]\n\ttoken = TOPSECRET9\n');
+    const r = await run(t, 'Bash', { command: 'git config --fil=secrets/creds.ini --list' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(r.text).not.toContain('TOPSECRET9');
+  });
+});
+
+describe('fifth review: strings expands @file in any word (S6)', () => {
+  it('strings -s @.env f printed .env as the separator: an unknown read under Read deny rules', async () => {
+    for (const mode of ['default', 'plan'] as const) {
+      const env = secretsEnv({ mode });
+      for (const cmd of ['strings -s @.env notes.txt', 'strings --output-separator @.env notes.txt', 'strings -n 4 -s @secrets/key.txt notes.txt', 'strings -e @.env notes.txt']) {
+        expect((await env.check(cmd)).behavior, `${mode}: ${cmd}`).not.toBe('allow');
+      }
+      expect((await env.check('strings -n 8 -s , notes.txt')).behavior).toBe('allow');
+    }
+  });
+
+  it('end to end: the denied file is not printed', async () => {
+    t = await makeApp({ permissions: { deny: ['Read(./.env)'], headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'API_KEY=ENVSECRET2\n');
+    fs.writeFileSync(path.join(t.workspace, 'notes.txt'), 'notes notes\n');
+    const r = await run(t, 'Bash', { command: 'strings -s @.env notes.txt' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(r.text).not.toContain('ENVSECRET2');
+  });
+});
+
+describe("fifth review: xxd's long-name spellings (S7)", () => {
+  it('xxd -skip 0 .env (or -lenx, -colsy) took .env for the output file: the Read deny rule did not hold in bypassPermissions', async () => {
+    for (const mode of ['bypassPermissions', 'default', 'acceptEdits'] as const) {
+      const env = secretsEnv({ mode });
+      for (const cmd of ['xxd -skip 0 .env', 'xxd -lenx 100 .env', 'xxd -colsy 4 .env', 'xxd -seekz 0 secrets/key.txt']) {
+        expect(['ask', 'deny'], `${mode}: ${cmd}`).toContain((await env.check(cmd)).behavior);
+      }
+    }
+    const env = secretsEnv();
+    for (const cmd of ['xxd -s 0 notes.txt', 'xxd -seek 0 notes.txt', 'xxd -skip 0 notes.txt', 'xxd -s+2 notes.txt', 'xxd -c 0x10 notes.txt', 'xxd -l64 notes.txt']) {
+      expect((await env.check(cmd)).behavior, cmd).toBe('allow');
+    }
+  });
+
+  it('end to end in bypassPermissions: the denied file is not dumped', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'], headless: 'deny' } });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'API_KEY=ENVSECRET2\n');
+    const r = await run(t, 'Bash', { command: 'xxd -skip 0 .env' });
+    expect(r.exec).toMatchObject({ status: 'denied' });
+    expect(r.text).not.toContain('ENVSECRE');
+  });
+});

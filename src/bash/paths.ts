@@ -485,11 +485,17 @@ export function hiddenNames(raw: string): Word {
 }
 
 /** git options (of the read verbs) that read files outside git's own object store and index. */
-const GIT_FILE_OPTIONS = /^(--no-index|--untracked|--contents|--pathspec-from-file|--exclude-from|--exclude-per-directory|--ignore-revs-file|--file|--blob|--orderfile|--output)(=|$)/;
+const GIT_FILE_OPTIONS = ['--no-index', '--untracked', '--contents', '--pathspec-from-file', '--exclude-from', '--exclude-per-directory', '--ignore-revs-file', '--file', '--blob', '--orderfile', '--output'];
 
-/** Whether a git argument reads a file that git does not track (see GIT_FILE_OPTIONS; also `-O<orderfile>`, `-f <file>`). */
+/**
+ * Whether a git argument reads a file that git does not track (see GIT_FILE_OPTIONS; also `-O<orderfile>`, `-f <file>`).
+ * git's parse-options accepts any unambiguous prefix of a long option (`git config --fil=F --list`, `git blame --cont=F`).
+ */
 export function gitReadsFiles(verb: string | undefined, a: string): boolean {
-  if (GIT_FILE_OPTIONS.test(a)) return true;
+  if (a.startsWith('--')) {
+    const name = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
+    if (GIT_FILE_OPTIONS.some((o) => o === name || (name.length > 2 && o.startsWith(name)))) return true;
+  }
   if (a.startsWith('-O') && !a.startsWith('--')) return true;
   if ((verb === 'grep' || verb === 'config') && /^-[A-Za-z]*f/.test(a) && !a.startsWith('--')) return true;
   if (verb === 'blame' && /^-[A-Za-z]*S/.test(a) && !a.startsWith('--')) return true;
@@ -555,8 +561,8 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
     }
   }
   if (name === 'sed' || name === 'awk') scriptPaths(name, options, positionals, out);
-  // strings and other binutils read more options from `@file`.
-  if (name === 'strings') for (const w of positionals) if (!w.literal || w.value.startsWith('@')) out.opaque.push(w);
+  // strings and other binutils read more options from `@file`, wherever the word stands (an option's value too: `strings -s @.env f`).
+  if (name === 'strings') for (const w of args) if (!w.literal || w.value.startsWith('@')) out.opaque.push(w);
   // jq's modules (`import`, `include`, -L) are files too.
   if (name === 'jq') for (const w of args) if (!w.literal || /\b(import|include)\b/.test(w.value)) out.opaque.push(w);
   let skip = spec.skip;
@@ -654,8 +660,10 @@ function xxdPaths(args: readonly Word[]): PathArgs {
     }
     if (XXD_FLAG.test(v)) continue;
     if (XXD_VALUE.has(v[1]!)) {
-      // `-s 10`, `-seek 10`, `-s10`, `-s+10`, `-s -10`.
-      if (v.length === 2 || /^-(cols|groupsize|len|name|offset|seek)$/.test(v)) i++;
+      // `-s 10`, `-seek 10`, `-s10`, `-s+10`, `-s -10`. xxd also takes the next word for any word that starts
+      // like a long name (`-skip`, `-lenx`, `-colsy`): a spelling other than these is not guessed.
+      if (v.length === 2 || /^-(cols|groupsize|len|name|offset|seek|skip)$/.test(v)) i++;
+      else if (!/^-[a-zA-Z][+-]?(0[xX][0-9a-fA-F]+|\d+)$/.test(v)) out.opaque.push(w);
       continue;
     }
     out.opaque.push(w);

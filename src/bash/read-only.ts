@@ -9,7 +9,7 @@
  */
 import type { BashAnalysis, Redirect, SimpleCommand, Word } from './types.js';
 import { gitReadsFiles, pathArgs } from './paths.js';
-import { resolveLong, SAFE_ENV_VARS, unwrapStages } from './wrappers.js';
+import { resolveLong, SAFE_ENV_VARS, unwrapStages, wrapperOutputs } from './wrappers.js';
 
 /** Read-only whatever their arguments. */
 const PLAIN: ReadonlySet<string> = new Set([
@@ -105,13 +105,20 @@ function positionals(args: readonly string[]): string[] {
 const SED_SAFE_LONG = ['--quiet', '--silent', '--debug', '--posix', '--regexp-extended', '--separate', '--sandbox', '--unbuffered', '--null-data', '--zero-terminated', '--line-length'];
 const SED_LONG: ReadonlySet<string> = new Set([...SED_SAFE_LONG, '--expression', '--file', '--in-place', '--follow-symlinks', '--help', '--version']);
 
+/** sed's short options without a value (-i and -f are refused before; -e and -l take one; others, as -V, are not modelled). */
+const SED_SHORT_FLAGS = 'bsnrzuE';
+
 function sedReadOnly(args: readonly string[]): boolean {
   if (hasFlag(args, 'if', ['--in-place', '--file'])) return false;
   const scripts: string[] = [];
+  const operands: string[] = [];
   let hasE = false;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '--') break;
+    if (a === '--') {
+      operands.push(...args.slice(i + 1));
+      break;
+    }
     if (a.startsWith('--')) {
       // Resolved as getopt_long does: an exact name, else the one option it is a prefix of.
       const eq = a.indexOf('=');
@@ -125,20 +132,27 @@ function sedReadOnly(args: readonly string[]): boolean {
         scripts.push(s);
       } else if (!SED_SAFE_LONG.includes(name)) return false;
       else if (name === '--line-length' && eq === -1) i++;
-    } else if (/^-[a-zA-Z]+$/.test(a) && a.includes('e')) {
-      // `-ne script`; a script glued after `e` (`-es/a/b/`) is not modelled.
-      if (!a.endsWith('e')) return false;
-      hasE = true;
-      const s = args[i + 1];
-      if (s === undefined) return false;
-      scripts.push(s);
-      i++;
-    }
+    } else if (a.startsWith('-') && a.length > 1) {
+      // A cluster (`-ne script`, `-nl 5`): -e and -l take the rest of the word, else the next word
+      // (`sed -l p 'w f'` has the line length p and the script `w f`).
+      for (let j = 1; j < a.length; j++) {
+        const c = a[j]!;
+        if (c === 'e' || c === 'l') {
+          const v = j < a.length - 1 ? a.slice(j + 1) : args[++i];
+          if (v === undefined) return false;
+          if (c === 'e') {
+            hasE = true;
+            scripts.push(v);
+          }
+          break;
+        }
+        if (!SED_SHORT_FLAGS.includes(c)) return false;
+      }
+    } else operands.push(a);
   }
   if (!hasE) {
-    const p = positionals(args);
-    if (p.length === 0) return false;
-    scripts.push(p[0]!);
+    if (operands.length === 0) return false;
+    scripts.push(operands[0]!);
   }
   return scripts.every((s) => SAFE_SED_SCRIPT.test(s));
 }
@@ -243,6 +257,19 @@ function ghReadOnly(args: readonly string[]): boolean {
   return verb !== undefined && verbs.has(verb) && !hasFlag(args, '', ['--web']);
 }
 
+/**
+ * `command -v NAME` and `command -V NAME` only describe NAME; `command rm -v f`
+ * runs `rm -v f`. Only command's own options (before the name) count.
+ */
+function commandDescribes(words: readonly Word[]): boolean {
+  let describes = false;
+  for (const w of words) {
+    if (!w.literal || !/^-[pvV]+$/.test(w.value)) break;
+    if (/[vV]/.test(w.value)) describes = true;
+  }
+  return describes;
+}
+
 /** Whether one argv (already unwrapped) only reads. */
 export function isReadOnlyArgv(argv: readonly Word[], depth = 0): boolean {
   const head = argv[0];
@@ -257,7 +284,7 @@ export function isReadOnlyArgv(argv: readonly Word[], depth = 0): boolean {
   if (args === undefined && !EXPANSION_SAFE.has(name)) return false;
   if (PLAIN.has(name)) return true;
   if (NO_ARGS_ONLY.has(name)) return argv.length === 1;
-  if (name === 'command') return argv.slice(1).some((w) => w.value === '-v' || w.value === '-V');
+  if (name === 'command') return commandDescribes(argv.slice(1));
   const a = args ?? argv.slice(1).map((w) => w.value);
   switch (name) {
     case 'ps':
@@ -290,7 +317,12 @@ export function isReadOnlyArgv(argv: readonly Word[], depth = 0): boolean {
       const { stages } = unwrapStages(argv, false);
       const inner = stages[1];
       // Without a command xargs runs echo.
-      return inner === undefined ? true : isReadOnlyArgv(inner, depth + 1);
+      if (inner === undefined) return true;
+      // xargs adds the words it reads (or puts them where -I says), options among them: `echo axeww | xargs ps`
+      // shows environments, `xargs sort` may be given --compress-program. Only a command read-only whatever its arguments.
+      const innerName = inner[0]?.literal ? baseName(inner[0].value) : undefined;
+      if (innerName === undefined || !(PLAIN.has(innerName) || LITERAL_ONLY.has(innerName))) return false;
+      return isReadOnlyArgv(inner, depth + 1);
     }
     default:
       return false;
@@ -309,6 +341,8 @@ export function isReadOnlyCommand(cmd: SimpleCommand): boolean {
   }
   if (!cmd.assignments.every((a) => SAFE_ENV_VARS.has(a.name))) return false;
   const { stages } = unwrapStages(cmd.argv, true);
+  // A wrapper that writes a file of its own (`/usr/bin/time -o FILE ls`, `\time --output=FILE ls`) is not read-only.
+  if (wrapperOutputs(stages).length > 0) return false;
   return isReadOnlyArgv(stages[stages.length - 1]!);
 }
 

@@ -1178,3 +1178,23 @@ describe("fifth review: xxd's long-name spellings (S7)", () => {
     expect(r.text).not.toContain('ENVSECRE');
   });
 });
+
+describe('fifth review, the low ones: sort -T, diff -x, column -T', () => {
+  it('sort -T DIR writes its temporary files there: not read-only, and DIR is judged as a write', async () => {
+    const env = secretsEnv();
+    for (const cmd of ['sort -T /tmp notes.txt', 'sort --temporary-directory=/tmp notes.txt', 'sort -rT /tmp notes.txt', 'sort --temp=/tmp notes.txt']) {
+      expect((await env.check(cmd)).behavior, cmd).not.toBe('allow');
+    }
+    expect((await env.check('sort -r notes.txt')).behavior).toBe('allow');
+    expect(pathArgs(literalWords('sort -T out notes.txt')).writes.map((w) => w.value)).toEqual(['out']);
+  });
+
+  it("diff -x PATTERN and column -T COLUMNS take a value, which is not a file read", () => {
+    expect(pathArgs(literalWords('diff -x *.o a b')).reads.map((w) => w.value)).toEqual(['a', 'b']);
+    expect(pathArgs(literalWords('column -t -T 2 f')).reads.map((w) => w.value)).toEqual(['f']);
+  });
+});
+
+function literalWords(cmd: string) {
+  return cmd.split(' ').map((v) => literalWord(v));
+}

@@ -139,7 +139,7 @@ const SPECS: Readonly<Record<string, Spec>> = {
   wc: READ({ short: 'clLmw', long: '--bytes --chars --lines --files0-from= --max-line-length --words --total= --debug', files: { '--files0-from': 'list' } }),
   stat: READ({ short: 'c:fLt', long: '--cached= --dereference --file-system --format= --printf= --terse' }),
   diff: READ({
-    short: `${DIGITS}abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:xX:yZ`,
+    short: `${DIGITS}abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:x:X:yZ`,
     long:
       '--brief --color=? --context=? --ed --exclude-from= --exclude= --expand-tabs --from-file= --to-file= --horizon-lines= --ifdef= ' +
       '--ignore-all-space --ignore-blank-lines --ignore-case --ignore-file-name-case --ignore-matching-lines= --ignore-space-change ' +
@@ -165,7 +165,7 @@ const SPECS: Readonly<Record<string, Spec>> = {
   paste: READ({ short: 'd:sz', long: '--serial --delimiters= --zero-terminated' }),
   join: READ({ short: 'a:e:i1:2:j:o:t:v:z', long: '--ignore-case --check-order --nocheck-order --zero-terminated --header' }),
   column: READ({
-    short: 'C:c:dE:eFH:hi:Jjl:LN:n:O:o:p:R:r:s:S:TtVW:x',
+    short: 'C:c:dE:eFH:hi:Jjl:LN:n:O:o:p:R:r:s:S:T:tVW:x',
     long:
       '--table --table-name= --table-order= --table-columns= --table-columns-limit= --table-noextreme= --table-noheadings ' +
       '--table-header-repeat --table-hide= --table-right= --table-truncate= --table-wrap= --keep-empty-lines --json --tree= ' +
@@ -255,7 +255,8 @@ const SPECS: Readonly<Record<string, Spec>> = {
       '--general-numeric-sort --human-numeric-sort --ignore-case --ignore-leading-blanks --ignore-nonprinting --key= --merge ' +
       '--month-sort --numeric-sort --output= --parallel= --random-sort --random-source= --reverse --sort= --stable ' +
       '--temporary-directory= --unique --version-sort --zero-terminated',
-    files: { '-o': 'write', '--output': 'write', '--files0-from': 'list', '--random-source': 'read' },
+    // -T: its temporary files are written in that directory.
+    files: { '-o': 'write', '--output': 'write', '--files0-from': 'list', '--random-source': 'read', '-T': 'write', '--temporary-directory': 'write' },
   }),
   uniq: READ({
     short: `${DIGITS}Dcdf:is:uw:z`,

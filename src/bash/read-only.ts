@@ -292,7 +292,8 @@ export function isReadOnlyArgv(argv: readonly Word[], depth = 0): boolean {
     case 'rg':
       return !hasFlag(a, '', ['--pre']);
     case 'sort':
-      return !hasFlag(a, 'o', ['--output', '--compress-program']);
+      // -T writes temporary files in a directory of its choosing.
+      return !hasFlag(a, 'oT', ['--output', '--compress-program', '--temporary-directory']);
     case 'uniq':
       // An option's value is not an output file (`uniq -f 1 f`, `xxd -l 64 f`): the path model tells them apart.
       return pathArgs(argv).writes.length === 0;

@@ -144,3 +144,19 @@ describe('end to end', () => {
     }
   });
 });
+
+describe('interpreters, editors and pagers', () => {
+  it("their literal arguments are judged against Read deny rules: Bash(perl:*) does not let `perl -ne print .env` past Read(./.env)", async () => {
+    const e = ruleEnv({ allow: ['Bash(perl:*)', 'Bash(python3:*)', 'Bash(node:*)', 'Bash(vim:*)', 'Bash(bash:*)'], deny: ['Read(./.env)', 'Read(./secrets/**)'] });
+    for (const cmd of ['perl -ne print .env', "python3 -c 'import sys; print(open(sys.argv[1]).read())' .env", 'python3 secrets/dump.py', 'node -e 1 ./.env', 'vim .env', 'bash .env', 'python3.12 x.py .env']) {
+      expect(await e.check(cmd), cmd).toMatchObject({ behavior: 'deny', type: 'rule' });
+    }
+  });
+
+  it('and against nothing else: code, words and files elsewhere stay with the allow rule', async () => {
+    const e = ruleEnv({ allow: ['Bash(python3:*)', 'Bash(node:*)'], deny: ['Read(./.env)'] });
+    for (const cmd of ["python3 -c 'print(1)'", 'python3 tool.py /var/log/syslog', 'node build.js --out .env.example', "node -e 'console.log(\"/etc/passwd\")'"]) {
+      expect((await e.check(cmd)).behavior, cmd).toBe('allow');
+    }
+  });
+});

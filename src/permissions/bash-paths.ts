@@ -247,6 +247,17 @@ export function workingDirs(a: BashAnalysis, sessionCwd: string, home: string): 
   return out;
 }
 
+/**
+ * Programs that read the files their arguments name, in ways no option table
+ * can list: interpreters (a script, or files the code opens), editors and
+ * pagers. Their literal arguments are judged against Read deny rules (and
+ * toolexec's own files) as reads, and against nothing else: `Bash(perl:*)`
+ * does not let `perl -ne print .env` past `Read(./.env)`, while an argument
+ * that is no file (code, a word) still asks for nothing. What their code
+ * opens by a name it builds is beyond any check (README, "What it does not do").
+ */
+const OPAQUE_READERS = /^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|Rscript|R|julia|bash|sh|dash|zsh|ksh|mksh|fish|csh|tcsh|vim|vi|nvim|view|vimdiff|nano|pico|emacs|ed|ex|most|pg|bat|batcat|xdg-open|open)$/;
+
 /** Devices a command may read or write without touching a file. */
 const DEVICES: ReadonlySet<string> = new Set(['/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/zero', '/dev/random', '/dev/urandom']);
 
@@ -298,6 +309,11 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     for (const w of p.opaque) if (!p.reads.includes(w)) add(w, 'read', { fallback, opaque: true });
     // Files a wrapper writes itself (`time -o`, `strace -o`, `script FILE`), where the shell runs it.
     for (const w of wrapperOutputs(stages)) add(w, 'write', { fallback });
+    // An interpreter's or an editor's arguments: judged against deny rules only (as fallback uses are).
+    const name = commandName(argv);
+    if (name !== undefined && !hasPathModel(name) && OPAQUE_READERS.test(name)) {
+      for (const w of argv.slice(1)) if (w.literal && !w.value.startsWith('-') && w.value.length <= 4096) add(w, 'read', { fallback: true });
+    }
     markThroughLinks(first);
     if (commandName(argv) === 'ln' && argv.some((w) => w.literal && (/^-[A-Za-z]*s[A-Za-z]*$/.test(w.value) || (w.value.startsWith('--sy') && '--symbolic'.startsWith(w.value))))) {
       const source = p.reads[p.reads.length - 1];

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { fileStateKey } from '../file-state/cache.js';
 import { assertRegularFile, decodeText, fileNotFoundMessage, formatFileSize } from '../file-state/text-file.js';
 import { ToolError } from '../pipeline/error-class.js';
-import { checkPathPermission } from '../permissions/filesystem.js';
+import { assertStillPermitted, checkPathPermission } from '../permissions/filesystem.js';
 import { estimateTokens } from '../pool/tokens.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ContentBlock, ToolContext, ToolResultBlock } from '../tool/types.js';
@@ -139,6 +139,22 @@ function openRegular(abs: string, cwd: string): { fd: number; stat: fs.Stats } {
     fs.closeSync(fd);
     throw e;
   }
+}
+
+/**
+ * Where an open descriptor really is (Linux's /proc/self/fd), or elsewhere
+ * the path resolved now. A file unlinked since it was opened has no path to
+ * judge: refused.
+ */
+function openedPath(fd: number, abs: string): string {
+  let p: string;
+  try {
+    p = fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return fs.realpathSync(abs);
+  }
+  if (p.endsWith(' (deleted)')) throw new ToolError(`${abs} was removed while it was being opened.`, 'io');
+  return p;
 }
 
 /** A NUL in the first 8 KB marks a binary file. */
@@ -272,6 +288,8 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
   const timestamp = Math.floor(stat.mtimeMs);
   const key = fileStateKey(ctx.workspace, abs);
   try {
+    // The permission check judged the path before; the file opened is judged now (a symlink may have moved).
+    assertStillPermitted('read', 'Read', openedPath(fd, abs), ctx);
     const media = IMAGE_TYPES[ext];
     if (media) {
       if (stat.size > MAX_IMAGE_BYTES) {

@@ -8,13 +8,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
+import { promisify } from 'node:util';
 import { z } from 'zod';
 import { fileStateKey } from '../file-state/cache.js';
 import { assertRegularFile, decodeText, fileNotFoundMessage, formatFileSize } from '../file-state/text-file.js';
 import { ToolError } from '../pipeline/error-class.js';
 import { assertStillPermitted, checkPathPermission } from '../permissions/filesystem.js';
-import { estimateTokens } from '../pool/tokens.js';
+import { estimateTokens, estimateTokensOfChars } from '../pool/tokens.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ContentBlock, ToolContext, ToolResultBlock } from '../tool/types.js';
 import { loadPrompt } from './prompt.js';
@@ -35,6 +36,8 @@ const IMAGE_TYPES: Readonly<Record<string, string>> = {
 };
 
 const RESULT_PREFIX = 'result://';
+
+const readAt = promisify(fs.read);
 
 export const ReadInput = z.strictObject({
   file_path: z.string().min(1).describe('The absolute path to the file to read, or a result://<id> reference'),
@@ -181,24 +184,50 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
+/**
+ * Lines [start, start + limit) of a file too large to read whole, read from
+ * the already-opened (regular, non-blocking) descriptor in chunks: the path is
+ * not opened twice, the descriptor stays this function's caller's to close,
+ * and memory holds the window only (lines before it are counted, not kept; a
+ * window that outgrows the token limit is refused as soon as it does).
+ */
 async function readWindowStreaming(fd: number, start: number, limit: number, signal: AbortSignal): Promise<string[]> {
-  // The already-opened (regular, non-blocking) descriptor: the path is not opened twice.
-  const stream = fs.createReadStream('', { fd, encoding: 'utf8', autoClose: false, start: 0 });
-  const rl = readline.createInterface({ input: stream, crlfDelay: Infinity });
+  const chunk = Buffer.alloc(64 * 1024);
+  const decoder = new StringDecoder('utf8');
   const out: string[] = [];
-  let n = 0;
-  try {
-    for await (const line of rl) {
-      if (signal.aborted) break;
-      if (n >= start) out.push(line);
-      n++;
-      if (out.length >= limit) break;
+  const push = (line: string): void => void out.push(line.endsWith('\r') ? line.slice(0, -1) : line);
+  let line = 0;
+  let current = '';
+  let held = 0;
+  let pos = 0;
+  for (;;) {
+    if (signal.aborted) return out;
+    const { bytesRead } = await readAt(fd, chunk, 0, chunk.length, pos);
+    const text = bytesRead === 0 ? decoder.end() : decoder.write(chunk.subarray(0, bytesRead));
+    pos += bytesRead;
+    let from = 0;
+    for (;;) {
+      const nl = text.indexOf('\n', from);
+      if (line >= start) {
+        const piece = nl === -1 ? text.slice(from) : text.slice(from, nl);
+        current += piece;
+        held += piece.length;
+        if (estimateTokensOfChars(held) > MAX_OUTPUT_TOKENS) throw tooManyTokens(estimateTokensOfChars(held));
+      }
+      if (nl === -1) break;
+      if (line >= start) {
+        push(current);
+        current = '';
+        if (out.length >= limit) return out;
+      }
+      line++;
+      from = nl + 1;
     }
-  } finally {
-    rl.close();
-    stream.destroy();
+    if (bytesRead === 0) {
+      if (line >= start && current.length > 0) push(current);
+      return out;
+    }
   }
-  return out;
 }
 
 function parseNotebook(text: string, abs: string): NotebookCellSource[] {

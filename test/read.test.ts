@@ -305,6 +305,29 @@ describe('Read: what it must refuse quickly', () => {
     expect(process.memoryUsage().rss - rss).toBeLessThan(200 * 1024 * 1024);
   });
 
+  it.skipIf(!fs.existsSync('/proc/self/pagemap'))('reads no more than a bounded amount of a file whose stat size says 0 (/proc/self/pagemap holds gigabytes): Read, Edit and Write refuse it', async () => {
+    t = await fileApp({ permissions: { allowBypass: true, defaultMode: 'bypassPermissions' } });
+    const rss = process.memoryUsage().rss;
+    const whole = await call(t, 'Read', { file_path: '/proc/self/pagemap' });
+    expect(whole).toMatchObject({ isError: true, errorClass: 'tool_error' });
+    expect(whole.text).toContain('exceeds maximum allowed size (256KB)');
+    for (const [name, input] of [
+      ['Read', { file_path: '/proc/self/pagemap', limit: 1 }],
+      ['Edit', { file_path: '/proc/self/pagemap', old_string: 'a', new_string: 'b' }],
+      ['Write', { file_path: '/proc/self/pagemap', content: 'x' }],
+    ] as const) {
+      const r = await call(t, name, input);
+      expect(r, name).toMatchObject({ isError: true, errorClass: 'io' });
+      expect(r.text).toContain('holds more than its size');
+    }
+    // An image name on such a file: refused alike.
+    fs.symlinkSync('/proc/self/pagemap', path.join(t.workspace, 'map.png'));
+    expect((await call(t, 'Read', { file_path: path.join(t.workspace, 'map.png') })).text).toContain('holds more than its size');
+    expect(process.memoryUsage().rss - rss).toBeLessThan(500 * 1024 * 1024);
+    // A small /proc file still reads.
+    expect((await call(t, 'Read', { file_path: '/proc/self/status' })).text).toContain('Name:');
+  });
+
   it('says a directory is a directory', async () => {
     t = await fileApp(READ_ALLOWED);
     fs.mkdirSync(path.join(t.workspace, 'd'));

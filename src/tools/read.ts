@@ -12,7 +12,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { promisify } from 'node:util';
 import { z } from 'zod';
 import { fileStateKey } from '../file-state/cache.js';
-import { assertRegularFile, decodeText, fileNotFoundMessage, formatFileSize } from '../file-state/text-file.js';
+import { assertRegularFile, decodeText, fileNotFoundMessage, formatFileSize, moreThanItsSize, readAtMost } from '../file-state/text-file.js';
 import { ToolError } from '../pipeline/error-class.js';
 import { assertStillPermitted, checkPathPermission } from '../permissions/filesystem.js';
 import { estimateTokens, estimateTokensOfChars } from '../pool/tokens.js';
@@ -324,7 +324,8 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
       if (stat.size > MAX_IMAGE_BYTES) {
         throw new ToolError(`Image ${abs} is ${stat.size} bytes; at most ${MAX_IMAGE_BYTES} bytes can be read.`, 'tool_error');
       }
-      const buf = fs.readFileSync(fd);
+      const buf = await readAtMost(fd, MAX_IMAGE_BYTES, stat.size);
+      if (buf.length > MAX_IMAGE_BYTES) throw moreThanItsSize(abs, stat.size);
       const base64 = buf.toString('base64');
       return {
         type: 'image',
@@ -348,7 +349,17 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
     let totalLines: number | null;
     let whole: string | undefined;
     if (stat.size <= WHOLE_READ_MAX_BYTES) {
-      const decoded = decodeText(fs.readFileSync(fd));
+      // stat.size bounds the read only for files that tell their size (a /proc file says 0).
+      const cap = input.limit === undefined ? MAX_OUTPUT_SIZE_BYTES : WHOLE_READ_MAX_BYTES;
+      const data = await readAtMost(fd, cap, stat.size);
+      if (data.length > WHOLE_READ_MAX_BYTES) throw moreThanItsSize(abs, stat.size);
+      if (data.length > MAX_OUTPUT_SIZE_BYTES && input.limit === undefined) {
+        throw new ToolError(
+          `File content (more than ${formatFileSize(MAX_OUTPUT_SIZE_BYTES)}) exceeds maximum allowed size (${formatFileSize(MAX_OUTPUT_SIZE_BYTES)}). Please use offset and limit parameters to read specific portions of the file, or use the Grep tool to search for specific content.`,
+          'tool_error',
+        );
+      }
+      const decoded = decodeText(data);
       if (decoded.encoding === 'utf8' && looksBinary(decoded.content)) {
         throw new ToolError(`${abs} appears to be a binary file; this tool cannot read binary files.`, 'tool_error');
       }

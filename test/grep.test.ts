@@ -316,3 +316,25 @@ describe('the engine setting', () => {
     }
   });
 });
+
+describe('files whose stat size says 0', () => {
+  it.skipIf(!fs.existsSync('/proc/self/pagemap'))('the JS engine reads no more of /proc/self/pagemap (gigabytes behind a size of 0) than its file size limit, then skips it', async () => {
+    const root = tmpDir();
+    const t = await grepApp(root, 'js', { permissions: { allowBypass: true, defaultMode: 'bypassPermissions' } });
+    try {
+      const rss = process.memoryUsage().rss;
+      const t0 = Date.now();
+      for (const output_mode of ['count', 'content']) {
+        const r = await runGrep(t.app, { pattern: 'zzz', path: '/proc/self/pagemap', output_mode });
+        expect(r.isError, r.text).toBe(false);
+        expect(r.text).toContain('No matches found');
+      }
+      expect(Date.now() - t0).toBeLessThan(9_000);
+      expect(process.memoryUsage().rss - rss).toBeLessThan(500 * 1024 * 1024);
+      // A small /proc file is still searched.
+      expect((await runGrep(t.app, { pattern: '^Name:', path: '/proc/self/status', output_mode: 'count' })).text).toContain('Found 1 total occurrence');
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -4,6 +4,7 @@
  * files, long lines, symlinks), Read deny rules, pagination, paths, errors,
  * permissions, large results, and the engine setting.
  */
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -334,6 +335,30 @@ describe('files whose stat size says 0', () => {
       // A small /proc file is still searched.
       expect((await runGrep(t.app, { pattern: '^Name:', path: '/proc/self/status', output_mode: 'count' })).text).toContain('Found 1 total occurrence');
     } finally {
+      await t.close();
+    }
+  });
+
+  it('the JS engine reads ignore files only when they are regular and small: a FIFO .ignore (which blocked the event loop) and a .rgignore symlinked to /dev/zero (which never ended) are passed over', async () => {
+    const root = tmpDir();
+    fs.writeFileSync(path.join(root, 'a.txt'), 'hello\n');
+    fs.mkdirSync(path.join(root, 'sub'));
+    fs.writeFileSync(path.join(root, 'sub', 'b.txt'), 'hello\n');
+    const fifo = path.join(root, 'sub', '.ignore');
+    execFileSync('mkfifo', [fifo]);
+    fs.symlinkSync('/dev/zero', path.join(root, '.rgignore'));
+    // A writer that lets a blocked reader go after 3 s, so that the test ends either way.
+    const writer = spawn('sh', ['-c', `sleep 3; echo '*.txt' > '${fifo}'`], { stdio: 'ignore' });
+    const t = await grepApp(root, 'js');
+    try {
+      const t0 = Date.now();
+      const r = await runGrep(t.app, { pattern: 'hello' });
+      expect(Date.now() - t0).toBeLessThan(2_000);
+      expect(r.isError, r.text).toBe(false);
+      expect(r.text).toContain('a.txt');
+      expect(r.text).toContain(path.join('sub', 'b.txt'));
+    } finally {
+      writer.kill('SIGKILL');
       await t.close();
     }
   });

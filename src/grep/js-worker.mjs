@@ -5,9 +5,8 @@
 // file it stores the file's index in shared memory, so the main thread knows
 // which one stalled without any message.
 
-import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { MAX_FILE_BYTES, decodeText, isBinaryHead, searchText } from './file-scan.mjs';
+import { MAX_FILE_BYTES, decodeText, isBinaryHead, readRegularFile, searchText } from './file-scan.mjs';
 
 /** @type {{ files: string[], line: string, whole: string | undefined, flags: string, mode: 'files' | 'count' | 'content', before: number, after: number, progress: SharedArrayBuffer }} */
 const job = workerData;
@@ -20,47 +19,15 @@ const spec = {
 };
 const current = new Int32Array(job.progress);
 
-/**
- * The bytes of an open file, or undefined once past MAX_FILE_BYTES (skipped,
- * as rg --max-filesize skips it): a file whose stat size says 0 but holds
- * gigabytes (/proc/self/pagemap) is not read without end. Past the stated
- * size it reads whole 64 KB blocks (some /proc files refuse odd lengths).
- * @param {number} fd
- * @param {number} size
- */
-function readBounded(fd, size) {
-  /** @type {Buffer[]} */
-  const chunks = [];
-  let total = 0;
-  while (total <= MAX_FILE_BYTES) {
-    const want = total === 0 && size > 0 ? size + 1 : 64 * 1024;
-    const buf = Buffer.allocUnsafe(want);
-    const n = fs.readSync(fd, buf, 0, want, total);
-    if (n === 0) return Buffer.concat(chunks, total);
-    chunks.push(n === want ? buf : buf.subarray(0, n));
-    total += n;
-  }
-  return undefined;
-}
-
 /** @param {string} file */
 function searchFile(file) {
-  let fd;
+  // Not regular, or over MAX_FILE_BYTES (also one whose stat size says 0, as /proc/self/pagemap's does): skipped, as rg --max-filesize skips it.
+  const buf = readRegularFile(file, MAX_FILE_BYTES);
+  if (buf === undefined || isBinaryHead(buf)) return undefined;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.size > MAX_FILE_BYTES) return undefined;
-    const buf = readBounded(fd, st.size);
-    if (buf === undefined || isBinaryHead(buf)) return undefined;
     return searchText(decodeText(buf), spec);
   } catch {
     return undefined;
-  } finally {
-    fs.closeSync(fd);
   }
 }
 

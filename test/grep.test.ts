@@ -362,4 +362,23 @@ describe('files whose stat size says 0', () => {
       await t.close();
     }
   });
+
+  it('rg runs with a bounded data segment: an .ignore symlinked to /dev/zero fails the search at once instead of growing rg until the host runs out of memory', async () => {
+    const root = tmpDir();
+    fs.writeFileSync(path.join(root, 'a.txt'), 'hello\n');
+    fs.symlinkSync('/dev/zero', path.join(root, '.ignore'));
+    const t = await grepApp(root, 'rg');
+    try {
+      const t0 = Date.now();
+      const r = await runGrep(t.app, { pattern: 'hello' });
+      expect(Date.now() - t0).toBeLessThan(8_000);
+      expect(r).toMatchObject({ isError: true, errorClass: 'tool_error' });
+      expect(r.text).toContain('ripgrep failed');
+      // Without it, the same search works.
+      fs.unlinkSync(path.join(root, '.ignore'));
+      expect((await runGrep(t.app, { pattern: 'hello' })).text).toContain('a.txt');
+    } finally {
+      await t.close();
+    }
+  });
 });

@@ -10,8 +10,8 @@ import { writeFileAtomic, writeTarget } from '../src/file-state/atomic-write.js'
 import { FileStateCache, freshness, type FileState } from '../src/file-state/cache.js';
 import { applyEditToFile, getSnippet, planEdit, structuredPatch } from '../src/file-state/edit-text.js';
 import { decodeText, detectLineEndings, encodeText, formatFileSize, readTextFile, sliceLines } from '../src/file-state/text-file.js';
-import { Workspace } from '../src/workspace.js';
 import { cleanupTmp, tmpDir } from './helpers.js';
+import { directContext } from './helpers-files.js';
 
 afterAll(cleanupTmp);
 
@@ -147,12 +147,12 @@ describe('atomic writes', () => {
     fs.symlinkSync('/etc/passwd', path.join(ws, 'pw'));
     fs.symlinkSync('loop-b', path.join(ws, 'loop-a'));
     fs.symlinkSync('loop-a', path.join(ws, 'loop-b'));
-    const w = new Workspace(ws);
-    expect(writeTarget(path.join(ws, 'l2'), w)).toBe(path.join(ws, 'd', 'real.txt'));
-    expect(() => writeTarget(path.join(ws, 'pw'), w)).toThrow(/Refusing to write/);
-    expect(() => writeTarget(path.join(ws, 'loop-a'), w)).toThrow(/Too many levels of symbolic links/);
+    const w = directContext({ root: ws });
+    expect(writeTarget(path.join(ws, 'l2'), w, 'Write')).toBe(path.join(ws, 'd', 'real.txt'));
+    expect(() => writeTarget(path.join(ws, 'pw'), w, 'Write')).toThrow(/Refusing to write/);
+    expect(() => writeTarget(path.join(ws, 'loop-a'), w, 'Write')).toThrow(/Too many levels of symbolic links/);
     // A path outside the workspace that the permission layer let through is written where it is.
-    expect(writeTarget(path.join(root, 'approved.txt'), w)).toBe(path.join(root, 'approved.txt'));
+    expect(writeTarget(path.join(root, 'approved.txt'), w, 'Write')).toBe(path.join(root, 'approved.txt'));
   });
 
   it('reads text files with their metadata and refuses non-regular files', async () => {

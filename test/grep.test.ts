@@ -4,6 +4,7 @@
  * files, long lines, symlinks), Read deny rules, pagination, paths, errors,
  * permissions, large results, and the engine setting.
  */
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -313,6 +314,71 @@ describe('the engine setting', () => {
     } finally {
       await auto.close();
       await strict.close();
+    }
+  });
+});
+
+describe('files whose stat size says 0', () => {
+  it.skipIf(!fs.existsSync('/proc/self/pagemap'))('the JS engine reads no more of /proc/self/pagemap (gigabytes behind a size of 0) than its file size limit, then skips it', async () => {
+    const root = tmpDir();
+    const t = await grepApp(root, 'js', { permissions: { allowBypass: true, defaultMode: 'bypassPermissions' } });
+    try {
+      const rss = process.memoryUsage().rss;
+      const t0 = Date.now();
+      for (const output_mode of ['count', 'content']) {
+        const r = await runGrep(t.app, { pattern: 'zzz', path: '/proc/self/pagemap', output_mode });
+        expect(r.isError, r.text).toBe(false);
+        expect(r.text).toContain('No matches found');
+      }
+      expect(Date.now() - t0).toBeLessThan(9_000);
+      expect(process.memoryUsage().rss - rss).toBeLessThan(500 * 1024 * 1024);
+      // A small /proc file is still searched.
+      expect((await runGrep(t.app, { pattern: '^Name:', path: '/proc/self/status', output_mode: 'count' })).text).toContain('Found 1 total occurrence');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('the JS engine reads ignore files only when they are regular and small: a FIFO .ignore (which blocked the event loop) and a .rgignore symlinked to /dev/zero (which never ended) are passed over', async () => {
+    const root = tmpDir();
+    fs.writeFileSync(path.join(root, 'a.txt'), 'hello\n');
+    fs.mkdirSync(path.join(root, 'sub'));
+    fs.writeFileSync(path.join(root, 'sub', 'b.txt'), 'hello\n');
+    const fifo = path.join(root, 'sub', '.ignore');
+    execFileSync('mkfifo', [fifo]);
+    fs.symlinkSync('/dev/zero', path.join(root, '.rgignore'));
+    // A writer that lets a blocked reader go after 3 s, so that the test ends either way.
+    const writer = spawn('sh', ['-c', `sleep 3; echo '*.txt' > '${fifo}'`], { stdio: 'ignore' });
+    const t = await grepApp(root, 'js');
+    try {
+      const t0 = Date.now();
+      const r = await runGrep(t.app, { pattern: 'hello' });
+      expect(Date.now() - t0).toBeLessThan(2_000);
+      expect(r.isError, r.text).toBe(false);
+      expect(r.text).toContain('a.txt');
+      expect(r.text).toContain(path.join('sub', 'b.txt'));
+    } finally {
+      writer.kill('SIGKILL');
+      await t.close();
+    }
+  });
+
+  it('rg runs with a bounded data segment: an .ignore symlinked to /dev/zero fails the search at once instead of growing rg until the host runs out of memory', async () => {
+    const root = tmpDir();
+    fs.writeFileSync(path.join(root, 'a.txt'), 'hello\n');
+    fs.symlinkSync('/dev/zero', path.join(root, '.ignore'));
+    const t = await grepApp(root, 'rg');
+    try {
+      const t0 = Date.now();
+      const r = await runGrep(t.app, { pattern: 'hello' });
+      expect(Date.now() - t0).toBeLessThan(8_000);
+      expect(r).toMatchObject({ isError: true, errorClass: 'tool_error' });
+      expect(r.text).toContain('ripgrep failed');
+      // Without it, the same search works.
+      fs.unlinkSync(path.join(root, '.ignore'));
+      expect((await runGrep(t.app, { pattern: 'hello' })).text).toContain('a.txt');
+    } finally {
+      await t.close();
     }
   });
 });

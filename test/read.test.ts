@@ -281,6 +281,56 @@ describe('Read: what it must refuse quickly', () => {
     expect(r.text).toContain('is not a regular file');
   });
 
+  it('reads windows of a file over 16 MB without closing its descriptor twice (the double close threw in the service and killed it)', async () => {
+    t = await fileApp(READ_ALLOWED);
+    // 17 MB: streamed, not read whole. CRLF ends and a last line without a newline, as the whole read gives them.
+    const f = write(path.join(t.workspace, 'big.log'), `${'x'.repeat(98)}\r\n`.repeat(170_000) + 'tail');
+    for (let i = 0; i < 20; i++) {
+      const r = await call(t, 'Read', { file_path: f, offset: 10 + i, limit: 2 });
+      expect(r.isError, r.text).toBe(false);
+      expect(r.text).toBe(`${String(10 + i).padStart(6)}\t${'x'.repeat(98)}\n${String(11 + i).padStart(6)}\t${'x'.repeat(98)}`);
+    }
+    expect((await call(t, 'Read', { file_path: f, offset: 170_001, limit: 5 })).text).toBe('170001\ttail');
+    expect((await t.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+  });
+
+  it('refuses a window whose one line is gigabytes long at once, holding no more than the token limit', async () => {
+    t = await fileApp(READ_ALLOWED);
+    // Sparse: text first (not binary by its head), then 1 GiB with no newline; a line reader held it all, past V8's string limit.
+    const f = write(path.join(t.workspace, 'one-line.log'), 'a'.repeat(8192));
+    fs.truncateSync(f, 1024 ** 3);
+    const rss = process.memoryUsage().rss;
+    const t0 = Date.now();
+    const r = await call(t, 'Read', { file_path: f, limit: 1 });
+    expect(r).toMatchObject({ isError: true, errorClass: 'tool_error' });
+    expect(r.text).toContain('exceeds maximum allowed tokens (25000)');
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(process.memoryUsage().rss - rss).toBeLessThan(200 * 1024 * 1024);
+  });
+
+  it.skipIf(!fs.existsSync('/proc/self/pagemap'))('reads no more than a bounded amount of a file whose stat size says 0 (/proc/self/pagemap holds gigabytes): Read, Edit and Write refuse it', async () => {
+    t = await fileApp({ permissions: { allowBypass: true, defaultMode: 'bypassPermissions' } });
+    const rss = process.memoryUsage().rss;
+    const whole = await call(t, 'Read', { file_path: '/proc/self/pagemap' });
+    expect(whole).toMatchObject({ isError: true, errorClass: 'tool_error' });
+    expect(whole.text).toContain('exceeds maximum allowed size (256KB)');
+    for (const [name, input] of [
+      ['Read', { file_path: '/proc/self/pagemap', limit: 1 }],
+      ['Edit', { file_path: '/proc/self/pagemap', old_string: 'a', new_string: 'b' }],
+      ['Write', { file_path: '/proc/self/pagemap', content: 'x' }],
+    ] as const) {
+      const r = await call(t, name, input);
+      expect(r, name).toMatchObject({ isError: true, errorClass: 'io' });
+      expect(r.text).toContain('holds more than its size');
+    }
+    // An image name on such a file: refused alike.
+    fs.symlinkSync('/proc/self/pagemap', path.join(t.workspace, 'map.png'));
+    expect((await call(t, 'Read', { file_path: path.join(t.workspace, 'map.png') })).text).toContain('holds more than its size');
+    expect(process.memoryUsage().rss - rss).toBeLessThan(500 * 1024 * 1024);
+    // A small /proc file still reads.
+    expect((await call(t, 'Read', { file_path: '/proc/self/status' })).text).toContain('Name:');
+  });
+
   it('says a directory is a directory', async () => {
     t = await fileApp(READ_ALLOWED);
     fs.mkdirSync(path.join(t.workspace, 'd'));

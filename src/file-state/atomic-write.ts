@@ -9,15 +9,19 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '../pipeline/error-class.js';
-import { resolveTarget, type Workspace } from '../workspace.js';
+import { assertStillPermitted } from '../permissions/filesystem.js';
+import type { ToolContext } from '../tool/types.js';
+import { resolveTarget } from '../workspace.js';
 
 /**
  * Where a write to `abs` (as the tool resolved it) must land. Refuses a path
  * that is spelt inside the working directories but leads outside through a
- * symlink; a path outside them was judged as such by the permission layer
+ * symlink, or that now leads where an Edit deny rule or toolexec's own files
+ * forbid; a path outside them was judged as such by the permission layer
  * (asked, or allowed by a rule) and is written where it leads.
  */
-export function writeTarget(abs: string, workspace: Workspace): string {
+export function writeTarget(abs: string, ctx: Pick<ToolContext, 'workspace' | 'permissions'>, toolName: string): string {
+  const { workspace } = ctx;
   let resolved: { target: string; viaSymlink: boolean };
   try {
     resolved = resolveTarget(abs);
@@ -32,6 +36,8 @@ export function writeTarget(abs: string, workspace: Workspace): string {
       'permission',
     );
   }
+  // The permission check judged the path before; where it leads now is judged again (a symlink may have moved).
+  assertStillPermitted('edit', toolName, target, ctx);
   return target;
 }
 

@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { ToolError } from '../pipeline/error-class.js';
 
 export type TextEncoding = 'utf8' | 'utf16le';
@@ -170,6 +171,37 @@ export function assertRegularFile(abs: string, st: fs.Stats): void {
   if (!st.isFile()) throw new ToolError(`${abs} is not a regular file (a FIFO, socket or device); it cannot be read or edited.`, 'io');
 }
 
+const readAt = promisify(fs.read);
+
+/**
+ * An open file from its start, read until its end or past `max` bytes (by
+ * less than 64 KB), so that a result longer than `max` says "more than max". A regular file whose size stat does
+ * not tell (/proc/self/pagemap says 0 and holds gigabytes) is never read
+ * without end. `sizeHint` (the size stat gave) sizes the first read.
+ */
+export async function readAtMost(fd: number, max: number, sizeHint = 0): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  while (total <= max) {
+    // Whole 64 KB reads past the stated size: some /proc files refuse reads of odd lengths.
+    const want = total === 0 && sizeHint > 0 ? Math.min(sizeHint, max) + 1 : 64 * 1024;
+    const buf = Buffer.allocUnsafe(want);
+    const { bytesRead } = await readAt(fd, buf, 0, want, total);
+    if (bytesRead === 0) break;
+    chunks.push(bytesRead === want ? buf : buf.subarray(0, bytesRead));
+    total += bytesRead;
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+}
+
+/** Bytes read beyond what stat said, at most: a file that holds more (a /proc file says 0) is refused. */
+export const UNSTATED_READ_MAX_BYTES = 16 * 1024 * 1024;
+
+/** The error for a file that held more than its stat size allowed for. */
+export function moreThanItsSize(abs: string, size: number): ToolError {
+  return new ToolError(`${abs} holds more than its size (${formatFileSize(size)}) says, as a /proc file does; it cannot be read or edited.`, 'io');
+}
+
 /**
  * The file's text and metadata, or undefined when it does not exist.
  * `maxBytes` refuses larger files before reading them.
@@ -186,7 +218,13 @@ export async function readTextFile(abs: string, maxBytes = Number.POSITIVE_INFIN
   try {
     const fst = await fh.stat();
     assertRegularFile(abs, fst);
-    const buf = await fh.readFile();
+    // Twice its stated size (a file may grow meanwhile), and past an empty stat 16 MB, at most.
+    const cap = Math.min(maxBytes, Math.max(2 * fst.size, UNSTATED_READ_MAX_BYTES));
+    const buf = await readAtMost(fh.fd, cap, fst.size);
+    if (buf.length > cap) {
+      if (cap === maxBytes) throw new ToolError(`File is too large (more than ${formatFileSize(maxBytes)}); at most ${formatFileSize(maxBytes)} can be handled.`, 'tool_error');
+      throw moreThanItsSize(abs, fst.size);
+    }
     const { content, encoding, bom } = decodeText(buf);
     return { content, encoding, bom, mtimeMs: fst.mtimeMs, mode: fst.mode & 0o7777, uid: fst.uid, gid: fst.gid, size: fst.size };
   } finally {

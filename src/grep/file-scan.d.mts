@@ -9,6 +9,7 @@ export declare const DISPLAY_MAX_CHARS: number;
 /** [line number (1-based), text as shown, whether the line matched] */
 export type ShownLine = [number, string, boolean];
 
+export declare function readRegularFile(file: string, max: number): Buffer | undefined;
 export declare function isBinaryHead(head: Uint8Array): boolean;
 export declare function decodeText(buf: Buffer): string;
 export declare function isLongLine(line: string): boolean;

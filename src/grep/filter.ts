@@ -27,6 +27,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { compileGlob, globSubject, IgnoreMatcher, parseIgnoreLine, type IgnoreGlob, type MatchResult } from './glob.js';
 import { FILE_TYPES } from './file-types.js';
+import { readRegularFile } from './file-scan.mjs';
 
 /** Directories never searched (version-control data, and toolexec's own). */
 export const EXCLUDED_DIRS: readonly string[] = ['.git', '.svn', '.hg', '.bzr', '.jj', '.sl', '.toolexec'];
@@ -103,13 +104,14 @@ export interface DirRules {
   readonly anyGit: boolean;
 }
 
+/** Ignore files larger than this are not read (nobody writes one; /dev/zero behind a symlink never ends). */
+const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
+
 function readIgnore(dir: string, name: string): IgnoreMatcher | undefined {
-  let text: string;
-  try {
-    text = fs.readFileSync(path.join(dir, name), 'utf8');
-  } catch {
-    return undefined;
-  }
+  // Read on the main thread: a FIFO or a device in its place (a symlink in a cloned repository) must neither block nor run on.
+  const buf = readRegularFile(path.join(dir, name), MAX_IGNORE_FILE_BYTES);
+  if (buf === undefined) return undefined;
+  const text = buf.toString('utf8');
   const m = IgnoreMatcher.fromText(dir, text);
   return m.empty ? undefined : m;
 }

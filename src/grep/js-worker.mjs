@@ -5,9 +5,8 @@
 // file it stores the file's index in shared memory, so the main thread knows
 // which one stalled without any message.
 
-import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { MAX_FILE_BYTES, decodeText, isBinaryHead, searchText } from './file-scan.mjs';
+import { MAX_FILE_BYTES, decodeText, isBinaryHead, readRegularFile, searchText } from './file-scan.mjs';
 
 /** @type {{ files: string[], line: string, whole: string | undefined, flags: string, mode: 'files' | 'count' | 'content', before: number, after: number, progress: SharedArrayBuffer }} */
 const job = workerData;
@@ -22,22 +21,13 @@ const current = new Int32Array(job.progress);
 
 /** @param {string} file */
 function searchFile(file) {
-  let fd;
+  // Not regular, or over MAX_FILE_BYTES (also one whose stat size says 0, as /proc/self/pagemap's does): skipped, as rg --max-filesize skips it.
+  const buf = readRegularFile(file, MAX_FILE_BYTES);
+  if (buf === undefined || isBinaryHead(buf)) return undefined;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.size > MAX_FILE_BYTES) return undefined;
-    const buf = fs.readFileSync(fd);
-    if (isBinaryHead(buf)) return undefined;
     return searchText(decodeText(buf), spec);
   } catch {
     return undefined;
-  } finally {
-    fs.closeSync(fd);
   }
 }
 

@@ -213,6 +213,13 @@ class Screen {
   }
 }
 
+/**
+ * rg's data segment, in KiB (sh's ulimit -d): an ignore file that never ends
+ * (.ignore a symlink to /dev/zero, as a cloned repository can carry) makes rg
+ * fail here instead of growing until the host runs out of memory.
+ */
+const RG_MAX_DATA_KIB = 2 * 1024 * 1024;
+
 async function runRg(
   q: SearchQuery,
   args: string[],
@@ -226,8 +233,8 @@ async function runRg(
   let stopped = false;
   try {
     const r = await runChild({
-      file: 'rg',
-      args,
+      file: 'sh',
+      args: ['-c', `ulimit -d ${RG_MAX_DATA_KIB} 2>/dev/null; exec rg "$@"`, 'rg', ...args],
       cwd,
       env: q.env,
       timeoutMs: limits.totalMs,
@@ -246,7 +253,12 @@ async function runRg(
     if (stopped) return;
     if (r.spawnError) throw new ToolError(`ripgrep (rg) could not be started: ${r.spawnError}`, 'internal');
     if (r.timedOut) throw new ToolError(`Grep timed out after ${limits.totalMs / 1000} s; narrow the search with path, glob or type.`, 'timeout');
+    if (r.exitCode === 127) throw new ToolError(`ripgrep (rg) could not be started: ${r.stderr.trim()}`, 'internal');
     if (r.exitCode === 2 && r.stderr.trim().length > 0) throw new ToolError(`ripgrep: ${r.stderr.trim()}`, 'tool_error');
+    // 0 found, 1 nothing found, 2 unreadable files passed over; anything else (out of memory) is no answer.
+    if (r.exitCode !== 0 && r.exitCode !== 1 && r.exitCode !== 2) {
+      throw new ToolError(`ripgrep failed (${r.signal ?? `exit code ${r.exitCode}`})${r.stderr.trim() ? `: ${r.stderr.trim().slice(0, 500)}` : ''}`, 'tool_error');
+    }
   } finally {
     q.signal.removeEventListener('abort', onAbort);
   }

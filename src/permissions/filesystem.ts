@@ -13,6 +13,7 @@
  * symlink under an allowed directory cannot carry an allowance elsewhere.
  */
 import path from 'node:path';
+import { ToolError } from '../pipeline/error-class.js';
 import type { PermissionResult, ToolContext } from '../tool/types.js';
 import { messages } from './messages.js';
 
@@ -123,4 +124,22 @@ export const EDIT_DENIED_MESSAGE = 'File is in a directory that is denied by you
 /** Whether an Edit deny rule (covering Edit, Write and NotebookEdit) matches any spelling of the path. */
 export function isEditDenied(filePath: string, ctx: ToolContext): boolean {
   return ctx.permissions.pathRule('edit', 'deny', pathSpellings(filePath, ctx).all) !== undefined;
+}
+
+/**
+ * Judged again when the file is opened or written, on where it really is
+ * then: a deny rule or one of toolexec's own files. The permission check ran
+ * before (an approver may have taken minutes over it), and a symlink swapped
+ * since must not carry the call to a file that check would have denied.
+ * Throws a permission error.
+ */
+export function assertStillPermitted(kind: 'read' | 'edit', toolName: string, realPath: string, ctx: Pick<ToolContext, 'workspace' | 'permissions'>): void {
+  const folded = ctx.workspace.fold(realPath);
+  const all = folded === realPath ? [realPath] : [folded, realPath];
+  const deny = ctx.permissions.pathRule(kind, 'deny', all);
+  if (deny) {
+    throw new ToolError(`${messages.ruleDenied(toolName)} The path now leads to ${realPath}, which ${deny.raw} denies.`, 'permission');
+  }
+  const own = serviceFileReason(all, ctx);
+  if (own) throw new ToolError(serviceFileMessage(toolName, own), 'permission');
 }

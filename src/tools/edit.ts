@@ -113,7 +113,7 @@ async function run(input: EditInput, ctx: ToolContext): Promise<EditOutput> {
   const { file_path, old_string, new_string } = input;
   const replaceAll = input.replace_all ?? false;
   const abs = ctx.workspace.resolve(file_path, ctx.session.cwd);
-  const target = writeTarget(abs, ctx.workspace);
+  const target = writeTarget(abs, ctx, 'Edit');
   const key = fileStateKey(ctx.workspace, abs);
   // Checked again right before writing: the file may have changed since validation (a hook, another agent).
   const file = await readTextFile(target, MAX_EDIT_FILE_SIZE);

@@ -149,7 +149,7 @@ async function validate(input: NotebookEditInput, ctx: ToolContext): Promise<Val
 
 async function run(input: NotebookEditInput, ctx: ToolContext): Promise<NotebookEditOutput> {
   const abs = ctx.workspace.resolve(input.notebook_path, ctx.session.cwd);
-  const target = writeTarget(abs, ctx.workspace);
+  const target = writeTarget(abs, ctx, 'NotebookEdit');
   const key = fileStateKey(ctx.workspace, abs);
   const file = await readTextFile(target, MAX_EDIT_FILE_SIZE);
   if (!file) throw new ToolError('Notebook file does not exist.', 'not_found');

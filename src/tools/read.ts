@@ -8,13 +8,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
+import { promisify } from 'node:util';
 import { z } from 'zod';
 import { fileStateKey } from '../file-state/cache.js';
-import { assertRegularFile, decodeText, fileNotFoundMessage, formatFileSize } from '../file-state/text-file.js';
+import { assertRegularFile, decodeText, fileNotFoundMessage, formatFileSize, moreThanItsSize, readAtMost } from '../file-state/text-file.js';
 import { ToolError } from '../pipeline/error-class.js';
-import { checkPathPermission } from '../permissions/filesystem.js';
-import { estimateTokens } from '../pool/tokens.js';
+import { assertStillPermitted, checkPathPermission } from '../permissions/filesystem.js';
+import { estimateTokens, estimateTokensOfChars } from '../pool/tokens.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ContentBlock, ToolContext, ToolResultBlock } from '../tool/types.js';
 import { loadPrompt } from './prompt.js';
@@ -35,6 +36,8 @@ const IMAGE_TYPES: Readonly<Record<string, string>> = {
 };
 
 const RESULT_PREFIX = 'result://';
+
+const readAt = promisify(fs.read);
 
 export const ReadInput = z.strictObject({
   file_path: z.string().min(1).describe('The absolute path to the file to read, or a result://<id> reference'),
@@ -156,6 +159,22 @@ function openRegular(abs: string, cwd: string): { fd: number; stat: fs.Stats } {
   }
 }
 
+/**
+ * Where an open descriptor really is (Linux's /proc/self/fd), or elsewhere
+ * the path resolved now. A file unlinked since it was opened has no path to
+ * judge: refused.
+ */
+function openedPath(fd: number, abs: string): string {
+  let p: string;
+  try {
+    p = fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return fs.realpathSync(abs);
+  }
+  if (p.endsWith(' (deleted)')) throw new ToolError(`${abs} was removed while it was being opened.`, 'io');
+  return p;
+}
+
 /** A NUL in the first 8 KB marks a binary file. */
 function looksBinary(data: Buffer | string): boolean {
   const n = Math.min(data.length, 8192);
@@ -180,24 +199,50 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
+/**
+ * Lines [start, start + limit) of a file too large to read whole, read from
+ * the already-opened (regular, non-blocking) descriptor in chunks: the path is
+ * not opened twice, the descriptor stays this function's caller's to close,
+ * and memory holds the window only (lines before it are counted, not kept; a
+ * window that outgrows the token limit is refused as soon as it does).
+ */
 async function readWindowStreaming(fd: number, start: number, limit: number, signal: AbortSignal): Promise<string[]> {
-  // The already-opened (regular, non-blocking) descriptor: the path is not opened twice.
-  const stream = fs.createReadStream('', { fd, encoding: 'utf8', autoClose: false, start: 0 });
-  const rl = readline.createInterface({ input: stream, crlfDelay: Infinity });
+  const chunk = Buffer.alloc(64 * 1024);
+  const decoder = new StringDecoder('utf8');
   const out: string[] = [];
-  let n = 0;
-  try {
-    for await (const line of rl) {
-      if (signal.aborted) break;
-      if (n >= start) out.push(line);
-      n++;
-      if (out.length >= limit) break;
+  const push = (line: string): void => void out.push(line.endsWith('\r') ? line.slice(0, -1) : line);
+  let line = 0;
+  let current = '';
+  let held = 0;
+  let pos = 0;
+  for (;;) {
+    if (signal.aborted) return out;
+    const { bytesRead } = await readAt(fd, chunk, 0, chunk.length, pos);
+    const text = bytesRead === 0 ? decoder.end() : decoder.write(chunk.subarray(0, bytesRead));
+    pos += bytesRead;
+    let from = 0;
+    for (;;) {
+      const nl = text.indexOf('\n', from);
+      if (line >= start) {
+        const piece = nl === -1 ? text.slice(from) : text.slice(from, nl);
+        current += piece;
+        held += piece.length;
+        if (estimateTokensOfChars(held) > MAX_OUTPUT_TOKENS) throw tooManyTokens(estimateTokensOfChars(held));
+      }
+      if (nl === -1) break;
+      if (line >= start) {
+        push(current);
+        current = '';
+        if (out.length >= limit) return out;
+      }
+      line++;
+      from = nl + 1;
     }
-  } finally {
-    rl.close();
-    stream.destroy();
+    if (bytesRead === 0) {
+      if (line >= start && current.length > 0) push(current);
+      return out;
+    }
   }
-  return out;
 }
 
 function parseNotebook(text: string, abs: string): NotebookCellSource[] {
@@ -286,12 +331,15 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
   const timestamp = Math.floor(stat.mtimeMs);
   const key = fileStateKey(ctx.workspace, abs);
   try {
+    // The permission check judged the path before; the file opened is judged now (a symlink may have moved).
+    assertStillPermitted('read', 'Read', openedPath(fd, abs), ctx);
     const media = IMAGE_TYPES[ext];
     if (media) {
       if (stat.size > MAX_IMAGE_BYTES) {
         throw new ToolError(`Image ${abs} is ${stat.size} bytes; at most ${MAX_IMAGE_BYTES} bytes can be read.`, 'tool_error');
       }
-      const buf = fs.readFileSync(fd);
+      const buf = await readAtMost(fd, MAX_IMAGE_BYTES, stat.size);
+      if (buf.length > MAX_IMAGE_BYTES) throw moreThanItsSize(abs, stat.size);
       const base64 = buf.toString('base64');
       return {
         type: 'image',
@@ -315,7 +363,17 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
     let totalLines: number | null;
     let whole: string | undefined;
     if (stat.size <= WHOLE_READ_MAX_BYTES) {
-      const decoded = decodeText(fs.readFileSync(fd));
+      // stat.size bounds the read only for files that tell their size (a /proc file says 0).
+      const cap = input.limit === undefined ? MAX_OUTPUT_SIZE_BYTES : WHOLE_READ_MAX_BYTES;
+      const data = await readAtMost(fd, cap, stat.size);
+      if (data.length > WHOLE_READ_MAX_BYTES) throw moreThanItsSize(abs, stat.size);
+      if (data.length > MAX_OUTPUT_SIZE_BYTES && input.limit === undefined) {
+        throw new ToolError(
+          `File content (more than ${formatFileSize(MAX_OUTPUT_SIZE_BYTES)}) exceeds maximum allowed size (${formatFileSize(MAX_OUTPUT_SIZE_BYTES)}). Please use offset and limit parameters to read specific portions of the file, or use the Grep tool to search for specific content.`,
+          'tool_error',
+        );
+      }
+      const decoded = decodeText(data);
       if (decoded.encoding === 'utf8' && looksBinary(decoded.content)) {
         throw new ToolError(`${abs} appears to be a binary file; this tool cannot read binary files.`, 'tool_error');
       }

@@ -61,7 +61,7 @@ async function validate(input: WriteInput, ctx: ToolContext): Promise<Validation
 
 async function run(input: WriteInput, ctx: ToolContext): Promise<WriteOutput> {
   const abs = ctx.workspace.resolve(input.file_path, ctx.session.cwd);
-  const target = writeTarget(abs, ctx.workspace);
+  const target = writeTarget(abs, ctx, 'Write');
   const key = fileStateKey(ctx.workspace, abs);
   const st = await statIfExists(target);
   if (st) assertRegularFile(target, st);

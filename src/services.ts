@@ -38,7 +38,8 @@ import { builtinTools } from './tools/index.js';
 import { childEnvironment } from './util/env.js';
 import { acquireSpawnHelper } from './util/spawner.js';
 import { configSecrets, outputMasker, secretMasker } from './observability/logging.js';
-import { Workspace } from './workspace.js';
+import { realpathLoose, Workspace } from './workspace.js';
+import { scriptsRunByService } from './permissions/run-scripts.js';
 
 export interface ServiceOptions {
   config: Config;
@@ -110,7 +111,11 @@ export function createServices(opts: ServiceOptions): Services {
   const workspace = new Workspace(
     config.workspace.root,
     [...config.workspace.additionalDirectories, ...config.permissions.additionalDirectories],
-    { serviceFiles: { config: opts.configFiles, database: dbPath } },
+    {
+      serviceFiles: { config: opts.configFiles, database: dbPath },
+      // Hooks and stdio MCP servers run with the service's rights: changing their scripts asks a person.
+      runScripts: scriptsRunByService(config.hooks, config.mcpServers, realpathLoose(config.workspace.root)),
+    },
   );
   const db = openDatabase({ path: dbPath });
   const writer = new GroupCommitWriter(db);

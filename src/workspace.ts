@@ -84,6 +84,11 @@ export interface WorkspaceOptions {
    * tokens) and its database. No tool may read them (permissions/filesystem.ts).
    */
   serviceFiles?: ServiceFiles | undefined;
+  /**
+   * Scripts the service runs itself (hooks, stdio MCP servers;
+   * permissions/run-scripts.ts): changing one always asks a person.
+   */
+  runScripts?: { absolute: readonly string[]; relative: readonly string[] } | undefined;
 }
 
 export interface ServiceFiles {
@@ -125,6 +130,9 @@ export class Workspace {
   /** The service's own files and directories, folded, as given and where they really lead. */
   private readonly serviceFiles: ReadonlySet<string>;
   private readonly serviceDirs: readonly string[];
+  /** Scripts the service runs, folded, as given and where they really lead; and relative ones, as `/`-led suffixes. */
+  private readonly runScripts: ReadonlySet<string>;
+  private readonly runScriptSuffixes: readonly string[];
 
   constructor(root: string, additional: readonly string[] = [], opts: WorkspaceOptions = {}) {
     this.root = realpathLoose(root);
@@ -140,6 +148,23 @@ export class Workspace {
     const spelt = (ps: string[]): string[] => [...new Set(ps.flatMap((p) => [this.fold(p), this.fold(realpathLoose(p))]))];
     this.serviceFiles = new Set(spelt(svc.files));
     this.serviceDirs = spelt(svc.dirs).map(withSep);
+    this.runScripts = new Set(spelt([...(opts.runScripts?.absolute ?? [])]));
+    this.runScriptSuffixes = (opts.runScripts?.relative ?? []).map((r) => path.sep + this.fold(r));
+  }
+
+  /**
+   * Why writing an absolute path changes a script the service runs (a
+   * command hook, a stdio MCP server), or undefined. A relative script counts
+   * below any directory of the working directories (a hook runs in the
+   * session's).
+   */
+  runScriptReason(abs: string): string | undefined {
+    if (this.runScripts.size === 0 && this.runScriptSuffixes.length === 0) return undefined;
+    const f = this.fold(abs);
+    if (this.runScripts.has(f) || this.runScriptSuffixes.some((x) => f.endsWith(x) && this.containsCanonical(f))) {
+      return `${abs} is a script toolexec runs itself (a hook or an MCP server)`;
+    }
+    return undefined;
   }
 
   /** Whether the service has files of its own a tool must not read. */

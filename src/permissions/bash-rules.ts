@@ -178,9 +178,11 @@ function editAllowRule(u: PathUse, ctx: BashPermissionContext): PermissionRule |
 }
 
 /** Why a write is to a protected path: any place it may lead, or, when that is not known, the components it names. */
-function protectedWrite(u: PathUse, spellings: (abs: string) => string[]): { abs: string; why: string } | undefined {
+function protectedWrite(u: PathUse, spellings: (abs: string) => string[], ctx: BashPermissionContext): { abs: string; why: string } | undefined {
   for (const abs of u.abs) {
-    const why = spellings(abs).map(protectedPathReason).find((x) => x !== undefined);
+    const why = spellings(abs)
+      .map((p) => protectedPathReason(p) ?? ctx.workspace.runScriptReason(p))
+      .find((x) => x !== undefined);
     if (why) return { abs, why };
   }
   if (u.uncertain) {
@@ -274,7 +276,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   const modelled = uses.filter((u) => !u.fallback);
   for (const u of modelled) {
     if (u.kind !== 'write') continue;
-    const hit = protectedWrite(u, spellings);
+    const hit = protectedWrite(u, spellings, ctx);
     if (hit) {
       return { behavior: 'ask', message: `Bash wants to modify ${hit.abs}: ${hit.why}, which always needs a person's approval.`, type: 'safety', detail: hit.why };
     }

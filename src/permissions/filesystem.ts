@@ -91,7 +91,10 @@ export function checkPathPermission(
   const own = serviceFileReason(all, ctx);
   if (own) return { behavior: 'deny', message: serviceFileMessage(toolName, own), type: 'safety', detail: own };
   if (kind === 'edit') {
-    const why = protectedPathReason(canonical) ?? (all[1] ? protectedPathReason(all[1]) : undefined);
+    const why =
+      protectedPathReason(canonical) ??
+      (all[1] ? protectedPathReason(all[1]) : undefined) ??
+      all.map((p) => ctx.workspace.runScriptReason(p)).find((x) => x !== undefined);
     if (why) {
       return {
         behavior: 'ask',

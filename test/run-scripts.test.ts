@@ -1,0 +1,111 @@
+/**
+ * Scripts toolexec runs itself (command hooks, stdio MCP servers) are
+ * protected: in acceptEdits mode (or with an Edit allow rule) the agent could
+ * otherwise rewrite the PreToolUse hook that holds it to a policy, or the
+ * script of an MCP server, and have its own code run with the service's
+ * rights outside any sandbox. Writing one always asks, as `.git/` and
+ * `.claude/` do.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { initBashParser } from '../src/bash/parser.js';
+import { commandWords, scriptsRunByService } from '../src/permissions/run-scripts.js';
+import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
+import { run } from './helpers-hooks.js';
+
+beforeAll(async () => {
+  await initBashParser();
+});
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+describe('the scripts a configuration runs', () => {
+  it('reads them from hook commands and stdio MCP servers', () => {
+    const hook = (command: string) => ({ hooks: [{ type: 'command' as const, command }] });
+    const s = scriptsRunByService(
+      {
+        PreToolUse: [hook('./hooks/guard.sh'), hook('"$CLAUDE_PROJECT_DIR"/tools/check.py --strict'), hook('python3 -u tools/lint.py'), hook("bash -c 'echo hi'")],
+        PostToolUse: [hook('env A=1 B=2 ./post.sh && echo done'), hook('node ${CLAUDE_PROJECT_DIR}/h.mjs'), hook('jq -r .tool_name'), hook('/opt/hooks/audit')],
+      },
+      {
+        srv: { command: 'node', args: ['./mcp/server.js', '--port', '1'], cwd: 'services' },
+        bin: { command: './bin/mcp', args: [] },
+        remote: { type: 'http', url: 'http://127.0.0.1:1/mcp' },
+      },
+      '/ws',
+    );
+    expect(s.absolute.sort()).toEqual(['/opt/hooks/audit', '/ws/bin/mcp', '/ws/h.mjs', '/ws/services/mcp/server.js', '/ws/tools/check.py'].sort());
+    expect(s.relative.sort()).toEqual(['hooks/guard.sh', 'post.sh', 'tools/lint.py'].sort());
+  });
+
+  it('splits a command as the shell would, up to its first operator', () => {
+    expect(commandWords(`'my hooks'/a\\ b.sh "x y" z; rm -rf /`, '/p')).toEqual(['my hooks/a b.sh', 'x y', 'z']);
+    expect(commandWords('$CLAUDE_PROJECT_DIR/x|tee log', '/p')).toEqual(['/p/x']);
+  });
+});
+
+describe('writing them asks, in every mode that would otherwise allow it', () => {
+  const hooks = {
+    PreToolUse: [
+      { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/hooks/guard.sh' }] },
+      { matcher: 'Write', hooks: [{ type: 'command', command: 'sh tools/check.sh' }] },
+    ],
+  };
+
+  async function app(mode: 'acceptEdits' | 'bypassPermissions') {
+    t = await makeApp({ hooks, permissions: { defaultMode: mode, allowBypass: true, headless: 'deny', allow: ['Bash(echo:*)', 'Bash(rm:*)', 'Bash(cp:*)'] } });
+    fs.mkdirSync(path.join(t.workspace, 'hooks'));
+    fs.mkdirSync(path.join(t.workspace, 'tools'));
+    fs.mkdirSync(path.join(t.workspace, 'sub', 'tools'), { recursive: true });
+    fs.writeFileSync(path.join(t.workspace, 'hooks', 'guard.sh'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    fs.writeFileSync(path.join(t.workspace, 'tools', 'check.sh'), 'exit 0\n');
+    return t;
+  }
+
+  for (const mode of ['acceptEdits', 'bypassPermissions'] as const) {
+    it(`${mode}: Write, Edit and Bash leave the hook scripts alone; other files are written`, async () => {
+      const a = await app(mode);
+      const guard = path.join(a.workspace, 'hooks', 'guard.sh');
+      const attempts: Array<[string, Record<string, unknown>]> = [
+        ['Write', { file_path: guard, content: '#!/bin/sh\nexit 0 # mine now\n' }],
+        ['Write', { file_path: 'tools/check.sh', content: 'exit 0 # mine\n' }],
+        ['Edit', { file_path: guard, old_string: 'exit 0', new_string: 'exit 0 # mine now' }],
+        // A relative hook path is relative to the session's directory: any directory of the workspace.
+        ['Write', { file_path: 'sub/tools/check.sh', content: 'exit 0 # mine\n' }],
+        ['Bash', { command: 'echo "exit 0" > hooks/guard.sh' }],
+        ['Bash', { command: 'rm tools/check.sh' }],
+        ['Bash', { command: 'cp /dev/null hooks/guard.sh' }],
+      ];
+      // Write replaces only what was read (as in Claude Code).
+      for (const f of [guard, 'tools/check.sh']) expect((await run(a, 'Read', { file_path: f })).exec.status).toBe('succeeded');
+      for (const [tool, input] of attempts) {
+        const r = await run(a, tool, input);
+        expect(r.exec.status, `${tool} ${JSON.stringify(input)}`).toBe('denied');
+        // Asked (no approver here, so denied), and for that reason.
+        expect(r.chain.map((c) => c.detail).join('\n'), `${tool} ${JSON.stringify(input)}`).toMatch(/is a script toolexec runs itself \(a hook or an MCP server\)/);
+      }
+      expect(fs.readFileSync(guard, 'utf8')).toBe('#!/bin/sh\nexit 0\n');
+      expect(fs.readFileSync(path.join(a.workspace, 'tools', 'check.sh'), 'utf8')).toBe('exit 0\n');
+      expect(fs.existsSync(path.join(a.workspace, 'sub', 'tools', 'check.sh'))).toBe(false);
+      // Anything else is written as the mode allows.
+      const ok = await run(a, 'Write', { file_path: 'tools/notes.md', content: 'x\n' });
+      expect(ok.exec.status).toBe('succeeded');
+    });
+  }
+
+  it("a stdio MCP server's script is protected too", async () => {
+    t = await makeApp({
+      mcpServers: { local: { command: process.execPath, args: ['./mcp/server.mjs'] } },
+      permissions: { defaultMode: 'acceptEdits', headless: 'deny' },
+    });
+    const r = await run(t, 'Write', { file_path: 'mcp/server.mjs', content: 'process.exit(0)\n' });
+    expect(r.exec.status).toBe('denied');
+    expect(r.chain.map((c) => c.detail).join('\n')).toMatch(/mcp\/server\.mjs is a script toolexec runs itself/);
+    expect(fs.existsSync(path.join(t.workspace, 'mcp', 'server.mjs'))).toBe(false);
+  });
+});

@@ -338,3 +338,28 @@ describe('the README’s configuration section', () => {
     expect([...names].filter((n) => !readme.includes(`\`${n}\``))).toEqual([]);
   });
 });
+
+/** The README's synopsis of each command names exactly the options its --help lists. */
+describe('the README’s command line section', () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('\n## Command line\n'), readme.indexOf('\n## Security model'));
+  const synopsis = /```\n([\s\S]*?)\n```/.exec(section)?.[1] ?? '';
+  const flags = (text: string): string[] => [...new Set([...text.matchAll(/(?<![\w-])(--[a-z][a-z-]*|-[a-zA-Z])\b/g)].map((m) => m[1]!))].sort();
+  const config = /^CONFIG = (.*)$/m.exec(synopsis)?.[1] ?? '';
+
+  /** The synopsis lines of one command: its own line and the indented ones after it, CONFIG spelled out. */
+  function readmeFlags(command: string): string[] {
+    const lines = synopsis.split('\n');
+    const start = lines.findIndex((l) => l.startsWith(`toolexec ${command} `));
+    if (start < 0) return [];
+    let text = lines[start]!;
+    for (let i = start + 1; i < lines.length && /^\s+\S/.test(lines[i]!); i++) text += ` ${lines[i]}`;
+    return flags(text.replace(/\bCONFIG\b/g, config));
+  }
+
+  it.each(['serve', 'tools', 'check', 'exec', 'audit', 'health'])('`%s`: the same options as its --help', async (command) => {
+    const help = await cli([command, '--help']);
+    expect(config).toContain('--config');
+    expect(readmeFlags(command)).toEqual(flags(help.stdout));
+  });
+});

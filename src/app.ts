@@ -10,7 +10,7 @@ import { Config, type ConfigInput } from './config/schema.js';
 import { ToolexecError } from './errors.js';
 import { Authenticator, envToken } from './http/auth.js';
 import { installAuth } from './http/context.js';
-import { clientErrorHandler, frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH, wsClientErrorHandler } from './http/error-handler.js';
 import { installJsonParser } from './http/json-parser.js';
 import websocket from '@fastify/websocket';
 import { auditRoutes } from './http/routes/audit.js';
@@ -94,6 +94,7 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
   // First: its onRequest hook marks upgrade requests, so that a websocket
   // refused by a later hook (auth, shutdown) still has its socket closed.
   await app.register(websocket, { options: { maxPayload: MAX_WS_FRAME_BYTES } });
+  app.websocketServer.on('wsClientError', wsClientErrorHandler);
   installJsonParser(app, config.server.maxJsonDepth);
   installErrorHandling(app);
   // Synchronous (a throw is an error as in an async hook): an async hook costs a promise and a microtask turn per request.

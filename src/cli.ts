@@ -30,7 +30,8 @@ commands:
   audit     print (or follow) a running service's permission decisions
   health    exit 0 when a running service is alive (or ready)
 
-Run "toolexec <command> --help" for a command's options.
+Run "toolexec <command> --help" for a command's options, "toolexec --version"
+for the version.
 Environment: TOOLEXEC_CONFIG (configuration file), TOOLEXEC_URL (a running
 service, for exec/audit/health and tools/check), TOOLEXEC_TOKEN (its token).
 Exit codes: 0 ok, 1 failure, 2 bad usage or configuration.

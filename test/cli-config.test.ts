@@ -6,6 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { unknownKeys, unknownNestedKeys } from '../src/config/load.js';
+import { Config, UNRUN_HOOK_TYPES } from '../src/config/schema.js';
 import { cleanupTmp, tmpDir } from './helpers.js';
 import { BIN, ROOT, cleanEnv, cli, runBin } from './helpers-cli.js';
 
@@ -212,5 +215,151 @@ describe('configuration errors', () => {
     const stdin = await cli(['check', '--config', file, 'Read', '-'], { stdin: '{"file_path":"a.txt"}' });
     expect(stdin.code).toBe(0);
     expect(stdin.stdout).toContain('Read {"file_path":"a.txt"}');
+  });
+});
+
+/**
+ * What operators read against what the code accepts: the README's
+ * configuration example names every key the schema has (and only those), with
+ * the default the code uses wherever it shows one, and every environment
+ * variable the code reads.
+ */
+describe('the README’s configuration section', () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('\n## Configuration\n'), readme.indexOf('\n## Command line\n'));
+  const block = /```jsonc\n([\s\S]*?)\n```/.exec(section)?.[1] ?? '';
+
+  /** JSON with // comments, comments outside strings only (URLs hold "//"). */
+  function parseJsonc(text: string): unknown {
+    let out = '';
+    let inString = false;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i]!;
+      if (inString) {
+        out += c;
+        if (c === '\\') out += text[++i] ?? '';
+        else if (c === '"') inString = false;
+      } else if (c === '"') {
+        inString = true;
+        out += c;
+      } else if (c === '/' && text[i + 1] === '/') {
+        while (i < text.length && text[i] !== '\n') i++;
+        out += '\n';
+      } else out += c;
+    }
+    return JSON.parse(out);
+  }
+
+  type Seg = string; // a key, '*' (any key of a record) or '[]' (any element)
+  /** Every key path the schema accepts; records and arrays as '*' and '[]'. */
+  function schemaPaths(s: z.ZodType, prefix: Seg[] = []): Seg[][] {
+    const def = (s as unknown as { def: Record<string, unknown> & { type: string } }).def;
+    switch (def.type) {
+      case 'default':
+      case 'optional':
+      case 'prefault':
+      case 'nullable':
+        return schemaPaths(def.innerType as z.ZodType, prefix);
+      case 'object': {
+        const shape = def.shape as Record<string, z.ZodType>;
+        // Handlers toolexec accepts and never runs (prompt, agent, mcp_tool) need no example.
+        const type = shape.type && (shape.type as unknown as { def: { values?: unknown[] } }).def.values?.[0];
+        if (typeof type === 'string' && UNRUN_HOOK_TYPES.has(type)) return [];
+        return Object.entries(shape).flatMap(([k, v]) => [[...prefix, k], ...schemaPaths(v, [...prefix, k])]);
+      }
+      case 'record': {
+        const value = def.valueType as z.ZodType;
+        const inner = schemaPaths(value, [...prefix, '*']);
+        return inner;
+      }
+      case 'array':
+        return schemaPaths(def.element as z.ZodType, [...prefix, '[]']);
+      case 'union':
+        return (def.options as z.ZodType[]).flatMap((o) => schemaPaths(o, prefix));
+      default:
+        return [];
+    }
+  }
+
+  function holds(v: unknown, p: Seg[]): boolean {
+    if (p.length === 0) return v !== undefined;
+    const [head, ...rest] = p;
+    if (head === '[]') return Array.isArray(v) && v.some((e) => holds(e, rest));
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+    if (head === '*') return Object.values(v).some((e) => holds(e, rest));
+    return holds((v as Record<string, unknown>)[head!], rest);
+  }
+
+  function at(v: unknown, p: readonly string[]): unknown {
+    return p.reduce<unknown>((o, k) => (o !== null && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), v);
+  }
+
+  const example = parseJsonc(block) as Record<string, unknown>;
+
+  it('is a configuration the service accepts, with no unknown field', () => {
+    const parsed = Config.safeParse(example);
+    expect(parsed.success ? [] : parsed.error.issues).toEqual([]);
+    expect([...unknownKeys(example), ...unknownNestedKeys(example)]).toEqual([]);
+  });
+
+  it('shows every key the schema accepts', () => {
+    const missing = schemaPaths(Config)
+      .filter((p) => !holds(example, p))
+      .map((p) => p.join('.').replace(/\.\[\]/g, '[]'));
+    expect(missing).toEqual([]);
+  });
+
+  it('shows, for every key with a default, the default the code uses', () => {
+    // Optional sections (classifier) get their defaults once present.
+    const defaults = Config.parse({ classifier: { url: (example.classifier as { url: string }).url } }) as unknown;
+    const wrong: string[] = [];
+    for (const p of schemaPaths(Config)) {
+      if (p.includes('*') || p.includes('[]')) continue;
+      const shown = at(example, p);
+      const dflt = at(defaults, p);
+      // Scalars only: lists and maps in the example are examples (rules, tokens).
+      if (shown === null || typeof shown === 'object' || dflt === undefined) continue;
+      if (shown !== dflt) wrong.push(`${p.join('.')}: README ${JSON.stringify(shown)}, code ${JSON.stringify(dflt)}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('names every TOOLEXEC_* environment variable the code reads', () => {
+    const names = new Set<string>();
+    const walk = (dir: string): void => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const f = path.join(dir, e.name);
+        if (e.isDirectory()) walk(f);
+        else if (/\.(ts|mjs|js)$/.test(e.name)) for (const m of fs.readFileSync(f, 'utf8').matchAll(/\bTOOLEXEC_(?!ERR_)[A-Z][A-Z_]*[A-Z]\b/g)) names.add(m[0]);
+      }
+    };
+    walk(path.join(ROOT, 'src'));
+    expect(names.size).toBeGreaterThan(3);
+    expect([...names].filter((n) => !readme.includes(`\`${n}\``))).toEqual([]);
+  });
+});
+
+/** The README's synopsis of each command names exactly the options its --help lists. */
+describe('the README’s command line section', () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('\n## Command line\n'), readme.indexOf('\n## Security model'));
+  const synopsis = /```\n([\s\S]*?)\n```/.exec(section)?.[1] ?? '';
+  const flags = (text: string): string[] => [...new Set([...text.matchAll(/(?<![\w-])(--[a-z][a-z-]*|-[a-zA-Z])\b/g)].map((m) => m[1]!))].sort();
+  const config = /^CONFIG = (.*)$/m.exec(synopsis)?.[1] ?? '';
+
+  /** The synopsis lines of one command: its own line and the indented ones after it, CONFIG spelled out. */
+  function readmeFlags(command: string): string[] {
+    const lines = synopsis.split('\n');
+    const start = lines.findIndex((l) => l.startsWith(`toolexec ${command} `));
+    if (start < 0) return [];
+    let text = lines[start]!;
+    for (let i = start + 1; i < lines.length && /^\s+\S/.test(lines[i]!); i++) text += ` ${lines[i]}`;
+    return flags(text.replace(/\bCONFIG\b/g, config));
+  }
+
+  it.each(['serve', 'tools', 'check', 'exec', 'audit', 'health'])('`%s`: the same options as its --help', async (command) => {
+    const help = await cli([command, '--help']);
+    expect(config).toContain('--config');
+    expect(readmeFlags(command)).toEqual(flags(help.stdout));
   });
 });

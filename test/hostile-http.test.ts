@@ -409,6 +409,20 @@ describe('hostile HTTP clients: what the HTTP parser refuses before routing', ()
       code: 'TOOLEXEC_ERR_REQUEST_INVALID',
       message: /Content-Length|Transfer-Encoding/,
     },
+    // The websocket library's own refusals (text/html before this) are answered in the contract's shape too.
+    'a websocket upgrade without a Sec-WebSocket-Key': {
+      bytes: () => `GET /ws HTTP/1.1\r\n${host()}Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      status: 400,
+      code: 'TOOLEXEC_ERR_REQUEST_INVALID',
+      message: /Sec-WebSocket-Key/,
+    },
+    'a websocket upgrade with an unsupported Sec-WebSocket-Version': {
+      bytes: () =>
+        `GET /ws HTTP/1.1\r\n${host()}Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 99\r\n\r\n`,
+      status: 400,
+      code: 'TOOLEXEC_ERR_REQUEST_INVALID',
+      message: /Sec-WebSocket-Version/,
+    },
     'headers past the size limit': {
       bytes: () => `GET /tools/search?q=${'a'.repeat(100_000)} HTTP/1.1\r\n${host()}\r\n`,
       status: 431,

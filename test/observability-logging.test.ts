@@ -3,6 +3,7 @@
  * (configured tokens, values of variables `server.redact` names, its
  * patterns) never reach the output, whichever field or message carries them.
  */
+import fs from 'node:fs';
 import { Writable } from 'node:stream';
 import WebSocket from 'ws';
 import { z } from 'zod';
@@ -97,6 +98,12 @@ describe('logging', () => {
     const urls = lines.map((l) => (l.req as { url?: string } | undefined)?.url).filter((u): u is string => typeof u === 'string');
     expect(urls).toContain('/stats?token=[redacted]');
     expect(urls.some((u) => u.startsWith('/ws?token=[redacted]'))).toBe(true);
+    // The README names the fields operators filter on, as these lines have them.
+    const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const obs = readme.slice(readme.indexOf('\n## Observability\n'), readme.indexOf('\n## Benchmarks\n'));
+    const completed = lines.find((l) => l.msg === 'request completed');
+    expect(completed).toMatchObject({ reqId: expect.any(String), res: { statusCode: expect.any(Number) }, responseTime: expect.any(Number) });
+    for (const name of ['reqId', 'execution_id', 'tool', 'incoming request', 'request completed', 'responseTime']) expect(obs, name).toContain(name);
   });
 
   it('masks a secret in each form a JSON line can hold it', () => {

@@ -2,6 +2,7 @@
  * GET /metrics: Prometheus text from the app's own registry, open without a
  * token, with bounded labels; gauges read their sources at scrape time.
  */
+import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import WebSocket from 'ws';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -144,6 +145,27 @@ describe('GET /metrics', () => {
     for (const s of [s1, s2]) {
       expect(value(s, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
       expect(value(s, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
+    }
+  });
+});
+
+/** What operators build dashboards from: the README names every toolexec_* family /metrics exports, with its labels. */
+describe('the README’s metrics', () => {
+  it('are the toolexec_* families GET /metrics exports, with the labels their samples carry', async () => {
+    const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('\n## Observability\n'), readme.indexOf('\n## Benchmarks\n'));
+    const documented = new Map([...section.matchAll(/`(toolexec_[a-z_]+)(?:\{([a-z_,]*)\})?`/g)].map((m) => [m[1]!, (m[2] ?? '').split(',').filter(Boolean).sort()]));
+    const a = await makeMcpApp({ permissions: { allow: ['Probe'] }, mcpServers: { good: fixtureStdio() } }, { extraTools: [probeTool({})] });
+    apps.push(a);
+    await waitConnected(a.app, ['good']);
+    await execute(a.app, { tool_uses: [use('Probe', { value: 'a' })] });
+    const { text, samples } = await scrape(a.app);
+    const families = [...text.matchAll(/^# TYPE (toolexec_\w+) /gm)].map((m) => m[1]!);
+    expect([...documented.keys()].sort()).toEqual([...families].sort());
+    for (const family of families) {
+      const sample = samples.find((x) => x.name === family || x.name === `${family}_count`);
+      expect(sample, family).toBeDefined();
+      expect(Object.keys(sample!.labels).sort(), family).toEqual(documented.get(family));
     }
   });
 });

@@ -5,6 +5,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ToolexecError } from '../errors.js';
 
@@ -71,23 +72,48 @@ export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoExcep
       e = new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', known ?? `The request is not valid HTTP${reason ? `: ${reason}` : ''}`);
     }
     this.log.debug({ err: { code: err.code, message: err.message } }, `client error ${e.statusCode}`);
-    // As Node does: answer only when no response is under way on this socket
-    // (a response already started would be corrupted by another status line).
-    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (socket.writable && !inFlight?.headersSent) {
-      const body = JSON.stringify(e.toBody());
-      socket.write(
-        `HTTP/1.1 ${e.statusCode} ${STATUS_CODES[e.statusCode] ?? 'Error'}\r\n` +
-          `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-      );
-    }
-    socket.destroy();
+    answerRaw(socket, e);
   } catch {
     try {
       socket.destroy();
     } catch {
       /* nothing more to do */
     }
+  }
+}
+
+/**
+ * Writes an error in the contract's shape straight to a socket no response is
+ * using, then closes it: for requests refused before (or outside) Fastify's
+ * reply, where the stream cannot be trusted for another request.
+ */
+function answerRaw(socket: Duplex, e: ToolexecError, headers = ''): void {
+  // As Node does: answer only when no response is under way on this socket
+  // (a response already started would be corrupted by another status line).
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    const body = JSON.stringify(e.toBody());
+    socket.write(
+      `HTTP/1.1 ${e.statusCode} ${STATUS_CODES[e.statusCode] ?? 'Error'}\r\n` +
+        `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${headers}connection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/**
+ * The websocket server's 'wsClientError': an upgrade to /ws that passed auth
+ * but that the ws library refuses (no or a malformed Sec-WebSocket-Key, an
+ * unsupported Sec-WebSocket-Version, a bad subprotocol or extension header).
+ * Left to the library, it is answered with a text/html body; here it is a 400
+ * TOOLEXEC_ERR_REQUEST_INVALID like every other error, naming the header.
+ */
+export function wsClientErrorHandler(err: Error, socket: Duplex): void {
+  try {
+    const e = new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', `The websocket handshake is not valid: ${err.message}`);
+    answerRaw(socket, e, /Sec-WebSocket-Version/.test(err.message) ? 'sec-websocket-version: 13, 8\r\n' : '');
+  } catch {
+    socket.destroy();
   }
 }
 

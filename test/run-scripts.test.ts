@@ -52,8 +52,8 @@ describe('the scripts a configuration runs', () => {
 describe('writing them asks, in every mode that would otherwise allow it', () => {
   const hooks = {
     PreToolUse: [
-      { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/hooks/guard.sh' }] },
-      { matcher: 'Write', hooks: [{ type: 'command', command: 'sh tools/check.sh' }] },
+      { matcher: 'Bash', hooks: [{ type: 'command' as const, command: '"$CLAUDE_PROJECT_DIR"/hooks/guard.sh' }] },
+      { matcher: 'Write', hooks: [{ type: 'command' as const, command: 'sh tools/check.sh' }] },
     ],
   };
 

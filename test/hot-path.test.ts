@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AnthropicToolUse, ExecuteRequest, OpenAIFunctionCallItem, OpenAIToolCall, plainExecuteRequest, readToolUses } from '../src/http/tool-uses.js';
 import { CallAbort, CANCELLED } from '../src/pipeline/cancel.js';
-import { GroupCommitWriter, MultiRowWriter, openDatabase } from '../src/storage/db.js';
+import { commitWindowMs, GroupCommitWriter, MultiRowWriter, openDatabase } from '../src/storage/db.js';
 import { ExecutionLog } from '../src/storage/executions.js';
 
 describe('CallAbort', () => {
@@ -56,6 +56,11 @@ describe('CallAbort', () => {
 });
 
 describe('group commit', () => {
+  it('takes TOOLEXEC_COMMIT_WINDOW_MS from 0 to 1000 ms, and the default of 2 for anything else', () => {
+    expect([undefined, '', ' ', 'abc', '-1', '1e9', 'Infinity', 'NaN'].map(commitWindowMs)).toEqual([2, 2, 2, 2, 2, 2, 2, 2]);
+    expect(['0', '5', '0.5', '1000'].map(commitWindowMs)).toEqual([0, 5, 0.5, 1000]);
+  });
+
   const start = (log: ExecutionLog, id: string): void =>
     log.start({ id, sessionId: 's', toolUseId: id, tool: 'T', status: 'queued', inputDigest: 'd', input: '{}', actor: null, createdAt: Date.now() });
   const end = (log: ExecutionLog, id: string): Promise<void> =>

@@ -89,6 +89,12 @@ export function isConstraintError(e: unknown): boolean {
   return typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT');
 }
 
+/** The commit window from TOOLEXEC_COMMIT_WINDOW_MS: milliseconds from 0 to 1000, else the default of 2. */
+export function commitWindowMs(v: string | undefined): number {
+  const n = v === undefined || v.trim() === '' ? Number.NaN : Number(v);
+  return Number.isFinite(n) && n >= 0 && n <= 1000 ? n : 2;
+}
+
 /** Queues writes and commits them together; see the file comment. */
 export class GroupCommitWriter {
   private queue: Entry[] = [];
@@ -118,7 +124,7 @@ export class GroupCommitWriter {
    */
   constructor(
     db: Db,
-    private readonly windowMs = Number(process.env.TOOLEXEC_COMMIT_WINDOW_MS ?? 2),
+    private readonly windowMs = commitWindowMs(process.env.TOOLEXEC_COMMIT_WINDOW_MS),
   ) {
     this.runBatch = db.transaction((entries: Entry[]) => {
       const after: Array<() => void> = [];

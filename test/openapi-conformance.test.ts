@@ -44,8 +44,14 @@ class Raw {
 }
 
 /** Calls the API and checks the answer against the document. */
-async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: unknown; text: string; headers: Headers }> {
-  const res = await fetch(`${base}${url}`, {
+async function call(
+  method: string,
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  origin: string = base,
+): Promise<{ status: number; json: unknown; text: string; headers: Headers }> {
+  const res = await fetch(`${origin}${url}`, {
     method: method.toUpperCase(),
     headers: { authorization: `Bearer ${ADMIN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     body: body === undefined ? undefined : body instanceof Raw ? body.text : JSON.stringify(body),
@@ -257,6 +263,36 @@ describe('every operation, called for real', () => {
     const notAcceptable = await call('post', '/mcp', init, { accept: 'application/json' });
     expect(notAcceptable.status).toBe(406);
     expect(notAcceptable.json).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
+  });
+
+  it('every route documents 503 while shutting down (the probes apart), and every route that needs a token 429', async () => {
+    for (const [p, ops] of Object.entries(doc.paths)) {
+      for (const [m, op] of Object.entries(ops)) {
+        const codes = Object.keys(op.responses);
+        if (p !== '/healthz' && p !== '/readyz') expect(codes, `${m} ${p}`).toContain('503');
+        if ((op as { security?: unknown[] }).security?.length) expect(codes, `${m} ${p}`).toContain('429');
+      }
+    }
+    // Answered as documented, by an instance with a rate limit, then by one shutting down.
+    const limited = await makeApp({ server: { tokens: [{ name: 'admin', token: ADMIN, scopes: ['admin'] }], rateLimit: { max: 1, timeWindowMs: 60_000 } } });
+    try {
+      await limited.app.listen({ host: '127.0.0.1', port: 0 });
+      const origin = `http://127.0.0.1:${(limited.app.server.address() as { port: number }).port}`;
+      expect((await call('get', '/audit', undefined, {}, origin)).status).toBe(200);
+      const second = await call('get', '/executions', undefined, {}, origin);
+      expect(second.status).toBe(429);
+      expect(second.json).toMatchObject({ error: { code: 'TOOLEXEC_ERR_RATE_LIMITED' } });
+      expect((await call('patch', '/sessions/oa', { mode: 'plan' }, {}, origin)).status).toBe(429);
+      limited.app.toolexec.closing = true;
+      for (const [m, u] of [['get', '/tools'], ['get', '/openapi.json'], ['post', '/execute']] as const) {
+        const r = await call(m, u, m === 'post' ? { tool_uses: [] } : undefined, {}, origin);
+        expect(r.status, `${m} ${u}`).toBe(503);
+        expect(r.json).toMatchObject({ error: { code: 'TOOLEXEC_ERR_SHUTTING_DOWN' } });
+      }
+    } finally {
+      limited.app.toolexec.closing = false;
+      await limited.close();
+    }
   });
 
   it('operations: health, readiness, metrics, stats, docs, console, the websocket', async () => {

@@ -42,6 +42,10 @@ export const BODY_ERRORS = {
   415: err('The body is not application/json, its charset is not UTF-8, or it has a Content-Encoding (bodies are not decompressed)'),
 };
 const BODY_METHODS: ReadonlySet<Method> = new Set(['post', 'patch', 'delete']);
+/** What every route but the probes may be answered once a graceful shutdown has begun (app.ts). */
+const SHUTDOWN_ERROR = { 503: err('Shutting down: new requests are refused while running calls finish') };
+/** What every route that needs a token may be answered when server.rateLimit is set (per token). */
+const RATE_LIMITED = { 429: err('Rate limited (server.rateLimit): too many requests from this token in the window') };
 const rpcErr = (description: string) => ({ description: `${description} (JSON-RPC error)`, schema: S.JsonRpcError });
 
 /** What /mcp answers as the MCP SDK's transport does, beyond 400 and 404: JSON-RPC errors too. */
@@ -379,7 +383,12 @@ export function buildOpenApi(): Record<string, unknown> {
       }
     }
     const responses: Record<string, unknown> = {};
-    const all = BODY_METHODS.has(r.method) ? { ...BODY_ERRORS, ...r.responses } : r.responses;
+    // Statuses any such route may answer, unless the route documents them itself.
+    const all: RouteDoc['responses'] = {};
+    if (BODY_METHODS.has(r.method)) Object.assign(all, BODY_ERRORS);
+    if (r.scope !== null) Object.assign(all, RATE_LIMITED);
+    if (r.path !== '/healthz' && r.path !== '/readyz') Object.assign(all, SHUTDOWN_ERROR);
+    Object.assign(all, r.responses);
     for (const [status, resp] of Object.entries(all).sort(([a], [b]) => Number(a) - Number(b))) {
       const content = resp.schema
         ? { 'application/json': { schema: inline(resp.schema, 'output') } }

@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '../pipeline/error-class.js';
 import { runChild } from '../util/child.js';
-import { BINARY_SNIFF_BYTES, MAX_FILE_BYTES, MAX_LINE_BYTES, assembleLines, decodeText, isBinaryHead, isLongLine, splitLines } from './file-scan.mjs';
+import { BINARY_SNIFF_BYTES, MAX_FILE_BYTES, MAX_LINE_BYTES, assembleLines, decodeText, isBinaryHead, isLongLine, readRegularFile, splitLines } from './file-scan.mjs';
 import { overrideGlobs } from './filter.js';
 import { escapeGlobLiteral } from './glob.js';
 import type { EngineLimits, FileHit, HitSink, SearchQuery } from './types.js';
@@ -206,7 +206,9 @@ class Screen {
   hasLongLine(abs: string): boolean {
     try {
       if (fs.statSync(abs).size <= MAX_LINE_BYTES) return false;
-      return splitLines(decodeText(fs.readFileSync(abs))).some(isLongLine);
+      // Opened without blocking, regular files only, bounded: the file may have been swapped for a FIFO or a device since rg read it.
+      const buf = readRegularFile(abs, MAX_FILE_BYTES);
+      return buf !== undefined && splitLines(decodeText(buf)).some(isLongLine);
     } catch {
       return false;
     }

@@ -17,6 +17,7 @@ import { commandName, hasPathModel, hiddenNames, pathArgs, type PathArgs } from 
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { unwrapStages, wrapperOutputs } from '../bash/wrappers.js';
 import { expandHome, realpathLoose, resolveTarget } from '../workspace.js';
+import { INTERPRETER } from './run-scripts.js';
 
 export interface PathUse {
   word: Word;
@@ -256,7 +257,8 @@ export function workingDirs(a: BashAnalysis, sessionCwd: string, home: string): 
  * that is no file (code, a word) still asks for nothing. What their code
  * opens by a name it builds is beyond any check (README, "What it does not do").
  */
-const OPAQUE_READERS = /^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|Rscript|R|julia|bash|sh|dash|zsh|ksh|mksh|fish|csh|tcsh|vim|vi|nvim|view|vimdiff|nano|pico|emacs|ed|ex|most|pg|bat|batcat|xdg-open|open)$/;
+const EDITORS_AND_PAGERS = /^(vim|vi|nvim|view|vimdiff|nano|pico|emacs|ed|ex|most|pg|bat|batcat|xdg-open|open)$/;
+const opaqueReader = (name: string): boolean => INTERPRETER.test(name) || EDITORS_AND_PAGERS.test(name);
 
 /** Devices a command may read or write without touching a file. */
 const DEVICES: ReadonlySet<string> = new Set(['/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/zero', '/dev/random', '/dev/urandom']);
@@ -311,7 +313,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     for (const w of wrapperOutputs(stages)) add(w, 'write', { fallback });
     // An interpreter's or an editor's arguments: judged against deny rules only (as fallback uses are).
     const name = commandName(argv);
-    if (name !== undefined && !hasPathModel(name) && OPAQUE_READERS.test(name)) {
+    if (name !== undefined && !hasPathModel(name) && opaqueReader(name)) {
       for (const w of argv.slice(1)) if (w.literal && !w.value.startsWith('-') && w.value.length <= 4096) add(w, 'read', { fallback: true });
     }
     markThroughLinks(first);

@@ -25,8 +25,9 @@ export interface RunScripts {
   relative: string[];
 }
 
-/** Programs whose first operand is the script they run. */
-const INTERPRETER = /^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|bash|sh|dash|zsh|ksh|fish|tsx|ts-node)$/;
+/** Programs whose first operand is the script they run (also judged in permissions/bash-paths.ts). */
+export const INTERPRETER =
+  /^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|deno|bun|tsx|ts-node|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|Rscript|R|julia|bash|sh|dash|zsh|ksh|mksh|fish|csh|tcsh)$/;
 /** Options after which an interpreter runs code from its arguments rather than a file. */
 const INLINE = new Set(['-c', '-e', '--eval', '-p', '--print', '-m']);
 

@@ -435,3 +435,20 @@ describe("hooks' if conditions", () => {
     expect(bashAwareIfMatcher('Read(./x)', 'Read', { file_path: 'x' })).toBe(true);
   });
 });
+
+describe('parser differentials: where the grammar reads text differently from bash (sixth review)', () => {
+  it('single quotes inside a double-quoted ${…} (or a heredoc) do not quote: "${x-\'$(rm y)\'}" runs rm', async () => {
+    const env = ruleEnv({ allow: ['Bash(echo:*)', 'Bash(cat:*)'], deny: ['Bash(shutdown:*)'] });
+    for (const cmd of [`echo "\${x-'$(rm y)'}"`, `echo "\${x:='\`rm y\`'}"`, `echo "\${x:-$'$(rm y)'}"`, `echo "\${x:-'\${y:-$(rm y)}'}"`, `cat <<EOF\n\${x:-'$(rm y)'}\nEOF`]) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    // Where bash does quote (unquoted, a quoted heredoc) and where nothing is expanded, it stays allowed.
+    for (const cmd of [`echo \${x:-'$(rm y)'}`, `echo "\${x:-'plain'}"`, `cat <<'EOF'\n\${x:-'$(rm y)'}\nEOF`]) {
+      expect((await env.check(cmd)).behavior, cmd).toBe('allow');
+    }
+    const deny = ruleEnv({ allow: ['Bash(echo:*)'], deny: ['Bash(rm:*)'] });
+    expect(await deny.check(`echo "\${x-'$(rm y)'}"`)).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+    // Without any rule, the heredoc was auto-allowed as a read-only cat.
+    expect((await ruleEnv().check(`cat <<EOF\n\${x:-'$(touch y)'}\nEOF`)).behavior).not.toBe('allow');
+  });
+});

@@ -187,10 +187,18 @@ class Walker {
     for (const c of node.namedChildren) if (c) this.statement(c, origin, inherited, level);
   }
 
-  /** Looks inside a word or an expression for commands it runs (`$( )`, backticks, `<( )`). */
-  scan(node: Node, origin: CommandOrigin, level: number): void {
+  /**
+   * Looks inside a word or an expression for commands it runs (`$( )`,
+   * backticks, `<( )`). `doubleQuoted`: inside "…" or an unquoted heredoc body.
+   */
+  scan(node: Node, origin: CommandOrigin, level: number, doubleQuoted = false): void {
     if (!this.budget(level)) return;
     if (node.isError || node.isMissing) this.complex('the command does not parse');
+    // In "${x:-'…'}" (and in a heredoc body) bash keeps the single quotes as characters and expands
+    // what is between them: "${x-'$(rm y)'}" runs rm. The grammar reads a quoted string there.
+    if (doubleQuoted && (node.type === 'raw_string' || node.type === 'ansi_c_string') && /[$`]/.test(node.text)) {
+      this.complex('single quotes inside a double-quoted ${…} do not quote: what they hold is expanded');
+    }
     // ${x@P} expands the value as a prompt, which runs command substitutions in it.
     if (node.type === 'expansion' && /@\s*P\s*\}$/.test(node.text)) this.complex('a prompt expansion (${…@P}) can run commands');
     if (node.type === 'arithmetic_expansion') {
@@ -219,7 +227,8 @@ class Walker {
       }
       return;
     }
-    for (const c of node.namedChildren) if (c) this.scan(c, origin, level + 1);
+    const inQuotes = doubleQuoted || node.type === 'string' || node.type === 'heredoc_body';
+    for (const c of node.namedChildren) if (c) this.scan(c, origin, level + 1, inQuotes);
   }
 
   /** Arithmetic that refers to a variable: the variable's value is evaluated again, and a subscript in it runs commands. */

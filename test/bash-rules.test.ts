@@ -451,4 +451,13 @@ describe('parser differentials: where the grammar reads text differently from ba
     // Without any rule, the heredoc was auto-allowed as a read-only cat.
     expect((await ruleEnv().check(`cat <<EOF\n\${x:-'$(touch y)'}\nEOF`)).behavior).not.toBe('allow');
   });
+
+  it('digits right before < or > are a descriptor, not a word: git 0</dev/null push is a push', async () => {
+    const env = ruleEnv({ deny: ['Bash(git push:*)'], allow: ['Bash(git:*)'] });
+    for (const cmd of ['git 0</dev/null push origin', 'git 0>/dev/null push', 'git 2>&1 0</dev/null push', 'git 0<<<x push', 'git 0>&2 push']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Bash(git push:*)' });
+    }
+    // A number apart from the redirection is a word.
+    expect((await env.check('git 0 push')).behavior).toBe('allow');
+  });
 });

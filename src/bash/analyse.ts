@@ -344,6 +344,7 @@ class Walker {
         own.push(...r.redirects);
         argv.push(...r.extraArgs);
       } else if (field === 'argument') {
+        if (this.isDescriptorNumber(c)) continue;
         const tail = c.isNamed ? lineBreakTail(c) : undefined;
         if (tail && !broken) broken = { at: argv.length, tail };
         argv.push(wordOf(c));
@@ -366,6 +367,16 @@ class Walker {
     }
     // `! { rm x; }` is read by the grammar as a command named `{`: what follows is a command too.
     if (argv[0] && RESERVED.has(argv[0].raw)) this.derived(argv, level);
+  }
+
+  /**
+   * Digits written right before `<` or `>` are the descriptor of that
+   * redirection in bash (`git 0</dev/null push`), but the grammar reads `0`
+   * (and a number after another redirection, `a 2>&1 0<x b`) as a word of
+   * the command: it is not one.
+   */
+  private isDescriptorNumber(n: Node): boolean {
+    return /^[0-9]+$/.test(n.text) && (this.src[n.endIndex] === '<' || this.src[n.endIndex] === '>');
   }
 
   /** What wrappers, shells, eval, xargs and find -exec run. */
@@ -667,7 +678,7 @@ class Walker {
         case 'file_redirect': {
           const { redirect, destinations } = fileRedirect(n);
           for (const d of destinations) this.scan(d, origin, level);
-          for (const d of destinations.slice(1)) extraArgs.push(wordOf(d));
+          for (const d of destinations.slice(1)) if (!this.isDescriptorNumber(d)) extraArgs.push(wordOf(d));
           if (redirect.kind === 'file' && !redirect.target) this.complex('a redirection without a target');
           redirects.push(redirect);
           break;

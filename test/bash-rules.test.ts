@@ -454,10 +454,36 @@ describe('parser differentials: where the grammar reads text differently from ba
 
   it('digits right before < or > are a descriptor, not a word: git 0</dev/null push is a push', async () => {
     const env = ruleEnv({ deny: ['Bash(git push:*)'], allow: ['Bash(git:*)'] });
-    for (const cmd of ['git 0</dev/null push origin', 'git 0>/dev/null push', 'git 2>&1 0</dev/null push', 'git 0<<<x push', 'git 0>&2 push']) {
+    for (const cmd of ['git 0</dev/null push origin', 'git 0>/dev/null push', 'git 2>&1 0</dev/null push', 'git 0<<<x push', 'git 0>&2 push', 'git 0\\\n</dev/null push']) {
       expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Bash(git push:*)' });
     }
     // A number apart from the redirection is a word.
     expect((await env.check('git 0 push')).behavior).toBe('allow');
+  });
+
+  it('a carriage return, vertical tab or form feed is part of a word in bash, not blank space: echo a\r# $(rm x) runs rm', async () => {
+    const env = ruleEnv({ allow: ['Bash(echo:*)'], deny: ['Bash(rm:*)'] });
+    for (const sep of ['\r', '\v', '\f']) {
+      expect(await env.check(`echo a${sep}# $(rm x)`), JSON.stringify(sep)).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+      // With no rule at all it was auto-allowed as a read-only echo.
+      expect((await ruleEnv().check(`echo a${sep}# $(touch x)`)).behavior, JSON.stringify(sep)).not.toBe('allow');
+    }
+    // Inside quotes it is text in both.
+    expect((await env.check('echo "a\rb" \'c\rd\'')).behavior).toBe('allow');
+  });
+
+  it('bash joins continued lines inside "…" and unquoted heredocs before it reads them', async () => {
+    const env = ruleEnv({ allow: ['Bash(echo:*)', 'Bash(cat:*)'], deny: ['Bash(rm:*)'] });
+    for (const cmd of ['echo "$\\\n(rm x)"', 'echo "${y:-$\\\n(rm x)}"', 'cat <<EOF\n$\\\n(rm x)\nEOF', 'cat <<EOF\nEO\\\nF\nrm x\nEOF', 'cat <<-EOF\n\tEO\\\nF\nrm x\nEOF']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+    }
+    // "${x@\⏎P}" is a prompt expansion, which runs the substitutions in x.
+    expect(await env.check('echo "${x@\\\nP}"')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    // Without any rule the heredoc that ends early was auto-allowed as a read-only cat.
+    expect((await ruleEnv().check('cat <<EOF\nEO\\\nF\ntouch x\nEOF')).behavior).not.toBe('allow');
+    // Ordinary continuations, and those bash keeps (single quotes, quoted heredocs), stay allowed.
+    for (const cmd of ['echo a \\\n  b \\\n  c', 'echo "a \\\n b"', "echo 'x$\\\ny'", "cat <<'EOF'\nEO\\\nF\nrm x\nEOF", 'cat <<EOF\none \\\ntwo $HOME\nEOF']) {
+      expect((await env.check(cmd)).behavior, cmd).toBe('allow');
+    }
   });
 });

@@ -16,6 +16,7 @@ import {
   fileRedirect,
   FIND_EXEC,
   isDescriptorPath,
+  lexicalDifference,
   lineBreakTail,
   LIST_LIKE,
   RESERVED,
@@ -376,7 +377,7 @@ class Walker {
    * the command: it is not one.
    */
   private isDescriptorNumber(n: Node): boolean {
-    return /^[0-9]+$/.test(n.text) && (this.src[n.endIndex] === '<' || this.src[n.endIndex] === '>');
+    return /^[0-9]+$/.test(n.text) && /^(?:\\\n)*[<>]/.test(this.src.slice(n.endIndex, n.endIndex + 200));
   }
 
   /** What wrappers, shells, eval, xargs and find -exec run. */
@@ -720,6 +721,8 @@ class Walker {
 export function analyseTree(root: Node, src: string, depth: number, nested: NestedAnalyser): BashAnalysis {
   const w = new Walker(src, depth, nested);
   if (root.hasError) w.complex('the command does not parse');
+  const lexical = lexicalDifference(root, src);
+  if (lexical) w.complex(lexical);
   w.statement(root, 'top', [], 0);
   const commands = w.tooComplex === undefined ? w.commands : [...w.commands, ...roughCommands(src)];
   return { commands, redirects: w.redirects, tooComplex: w.tooComplex };

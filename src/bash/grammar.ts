@@ -84,3 +84,61 @@ export function fileRedirect(n: Node): { redirect: Redirect; destinations: Node[
     destinations,
   };
 }
+
+/** A line continuation: a backslash (not itself escaped) before a newline. The index is the backslash's. */
+const CONTINUATION = /(?<!\\)(?:\\\\)*\\\n/g;
+/** Nodes inside which bash keeps a backslash-newline as it is. */
+const KEEPS_CONTINUATION = new Set(['raw_string', 'ansi_c_string', 'comment']);
+/** A heredoc delimiter with quoting: bash reads the body as it is. */
+const QUOTED_DELIMITER = /['"\\]/;
+
+function ancestors(n: Node): Node[] {
+  const out: Node[] = [];
+  for (let p: Node | null = n; p; p = p.parent) out.push(p);
+  return out;
+}
+
+/**
+ * Where bash's lexer reads the text differently from the grammar, below
+ * the level of words (the words themselves are checked by the walk):
+ *
+ * - a carriage return, vertical tab or form feed is an ordinary character
+ *   of a word in bash, but blank space to the grammar: `echo a\r# $(rm x)`
+ *   is one word and a substitution in bash, a comment to the grammar;
+ * - bash removes a line continuation before it reads words, also inside
+ *   "…" and unquoted heredoc bodies: `"$\⏎(rm x)"`, `"${x@\⏎P}"` are
+ *   expansions to bash, text to the grammar, and joined lines of a heredoc
+ *   body can form its delimiter (`EO\⏎F`), ending it early.
+ *
+ * Returns why, or undefined.
+ */
+export function lexicalDifference(root: Node, src: string): string | undefined {
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i];
+    if (c !== '\r' && c !== '\v' && c !== '\f') continue;
+    const n = root.descendantForIndex(i, i + 1);
+    // Inside a token (a word, a quoted string, a comment, heredoc text) bash and the grammar agree; a "…" is read from its text.
+    if (n && n.childCount > 0 && n.type !== 'string') return 'a carriage return, vertical tab or form feed separates words for the grammar but is part of a word in bash';
+  }
+  for (const m of src.matchAll(CONTINUATION)) {
+    const at = m.index + m[0].length - 2;
+    const n = root.descendantForIndex(at, at + 2);
+    if (!n) continue;
+    const up = ancestors(n);
+    if (up.some((a) => KEEPS_CONTINUATION.has(a.type))) continue;
+    const heredoc = up.find((a) => a.type === 'heredoc_redirect');
+    if (heredoc && up.some((a) => a.type === 'heredoc_body') && QUOTED_DELIMITER.test(heredoc.namedChildren.find((x) => x?.type === 'heredoc_start')?.text ?? '')) continue;
+    if (src[at - 1] === '$') return 'a line continuation after $ (bash joins the lines into an expansion)';
+    if (up.some((a) => a.type === 'expansion' || a.type === 'simple_expansion')) return 'a line continuation inside a parameter expansion';
+  }
+  for (const h of root.descendantsOfType('heredoc_redirect')) {
+    if (!h) continue;
+    const start = h.namedChildren.find((x) => x?.type === 'heredoc_start')?.text ?? '';
+    const body = h.namedChildren.find((x) => x?.type === 'heredoc_body')?.text ?? '';
+    if (QUOTED_DELIMITER.test(start) || !body.includes('\\\n')) continue;
+    const stripTabs = h.children.some((x) => x?.text === '<<-');
+    const lines = body.replace(/\\\n/g, '').split('\n');
+    if (lines.some((l) => (stripTabs ? l.replace(/^\t+/, '') : l) === start)) return 'lines joined by a continuation in a heredoc body end it early in bash';
+  }
+  return undefined;
+}

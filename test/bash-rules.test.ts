@@ -486,4 +486,15 @@ describe('parser differentials: where the grammar reads text differently from ba
       expect((await env.check(cmd)).behavior, cmd).toBe('allow');
     }
   });
+
+  it('jobs -x and compgen -C run a command: deny rules see it (in bypassPermissions it ran)', async () => {
+    const env = ruleEnv({ deny: ['Bash(rm:*)'], mode: 'bypassPermissions' });
+    for (const cmd of ['jobs -x rm -rf y', 'jobs -xl rm y', 'jobs -x -- rm y', "compgen -C 'rm -rf y' w", 'compgen -A function -C"rm y" w']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+    }
+    const guarded = ruleEnv({ deny: ['Bash(shutdown:*)'], allow: ['Bash(compgen:*)', 'Bash(jobs:*)'] });
+    expect(await guarded.check("compgen -C 'touch y' w")).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect((await guarded.check('jobs -x touch y')).behavior).not.toBe('allow');
+    expect((await guarded.check('jobs -l')).behavior).toBe('allow');
+  });
 });

@@ -448,6 +448,43 @@ class Walker {
         return;
       }
     }
+    // `compgen -C CMD` runs CMD to list completions; `jobs -x CMD ARGS` runs CMD.
+    if (name === 'compgen') {
+      if (words.some((w) => !w.literal)) {
+        this.complex('compgen is given a word that is an expansion (compgen -C runs a command)');
+        return;
+      }
+      for (let i = 0; i < words.length; i++) {
+        const w = words[i]!;
+        if (!/^-[a-zA-Z]*C/.test(w.value)) continue;
+        this.complex('compgen -C runs a command');
+        const at = w.value.indexOf('C');
+        const c = at < w.value.length - 1 ? literalWord(w.value.slice(at + 1)) : words[i + 1];
+        if (c) this.nestedScript(c.value, cmd);
+        return;
+      }
+    }
+    if (name === 'jobs') {
+      let i = 0;
+      let x = false;
+      for (; i < words.length; i++) {
+        const w = words[i]!;
+        if (!w.literal) {
+          this.complex('jobs is given a word that is an expansion (jobs -x runs a command)');
+          return;
+        }
+        if (w.value === '--') {
+          i++;
+          break;
+        }
+        if (!w.value.startsWith('-') || w.value === '-') break;
+        if (w.value.includes('x')) x = true;
+      }
+      if (x) {
+        this.derived(words.slice(i), level);
+        return;
+      }
+    }
     if (SHELLS.has(name)) {
       this.shell(name, words, cmd);
       return;

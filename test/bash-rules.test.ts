@@ -497,4 +497,14 @@ describe('parser differentials: where the grammar reads text differently from ba
     expect((await guarded.check('jobs -x touch y')).behavior).not.toBe('allow');
     expect((await guarded.check('jobs -l')).behavior).toBe('allow');
   });
+
+  it('a translated string $"…" is too complex: bash expands the translation, which a catalogue the command names can supply', async () => {
+    // With TEXTDOMAINDIR naming a catalogue that maps "hello" to "$(rm -rf y)", bash runs rm.
+    const env = ruleEnv({ deny: ['Bash(rm:*)'], allow: ['Bash(echo:*)'], mode: 'bypassPermissions' });
+    for (const cmd of ['TEXTDOMAINDIR=./loc TEXTDOMAIN=dom LC_ALL=C.UTF-8\necho $"hello"', 'echo $"hello"', 'echo a$"hi"b', 'x=$"hi"']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    // `$"` closing a "…", or inside single quotes, is not one.
+    for (const cmd of ['echo "a$"', `echo '$"'`]) expect((await env.check(cmd)).behavior, cmd).toBe('allow');
+  });
 });

@@ -108,7 +108,11 @@ function ancestors(n: Node): Node[] {
  * - bash removes a line continuation before it reads words, also inside
  *   "…" and unquoted heredoc bodies: `"$\⏎(rm x)"`, `"${x@\⏎P}"` are
  *   expansions to bash, text to the grammar, and joined lines of a heredoc
- *   body can form its delimiter (`EO\⏎F`), ending it early.
+ *   body can form its delimiter (`EO\⏎F`), ending it early;
+ * - `$"…"` is translated by bash with the locale's message catalogue
+ *   (TEXTDOMAINDIR can name one the command wrote), and the translation is
+ *   expanded as a "…" is: `$"hello"` can run a command substitution. The
+ *   grammar reads the `$` as a word of its own.
  *
  * Returns why, or undefined.
  */
@@ -119,6 +123,11 @@ export function lexicalDifference(root: Node, src: string): string | undefined {
     const n = root.descendantForIndex(i, i + 1);
     // Inside a token (a word, a quoted string, a comment, heredoc text) bash and the grammar agree; a "…" is read from its text.
     if (n && n.childCount > 0 && n.type !== 'string') return 'a carriage return, vertical tab or form feed separates words for the grammar but is part of a word in bash';
+  }
+  for (let i = src.indexOf('$"'); i !== -1; i = src.indexOf('$"', i + 1)) {
+    const n = root.descendantForIndex(i, i + 1);
+    // `$"…"` outside "…" (where `$"` is a `$` before the closing quote): the grammar reads `$` as a word of its own.
+    if (n && n.type === '$' && n.parent?.type !== 'string') return 'a translated string ($"…"): bash replaces it with a translation from the locale, which it then expands';
   }
   for (const m of src.matchAll(CONTINUATION)) {
     const at = m.index + m[0].length - 2;

@@ -507,4 +507,15 @@ describe('parser differentials: where the grammar reads text differently from ba
     // `$"` closing a "…", or inside single quotes, is not one.
     for (const cmd of ['echo "a$"', `echo '$"'`]) expect((await env.check(cmd)).behavior, cmd).toBe('allow');
   });
+
+  it("a heredoc ends where bash ends it: <<$'EOF' is delimited by EOF, and what follows it runs", async () => {
+    const env = ruleEnv({ deny: ['Bash(rm:*)'], allow: ['Bash(cat:*)'] });
+    expect(await env.check("cat <<$'EOF'\nx\nEOF\nrm -rf y\n$'EOF'")).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+    // Without any rule it was auto-allowed as a read-only cat.
+    expect((await ruleEnv().check("cat <<$'EOF'\nx\nEOF\ntouch y\n$'EOF'")).behavior).not.toBe('allow');
+    // Ordinary heredocs, quoted or not, with <<- and in substitutions, stay as they were.
+    for (const cmd of ['cat <<EOF | grep x\nbody\nEOF\n', 'cat <<-"EOF"\n\tbody\n\tEOF\n', "cat <<\\EOF\n$(x)\nEOF", "cat <<'E F'\nx\nE F", 'x=$(cat <<-EOF\n\thi\n\tEOF\n)']) {
+      expect((await ruleEnv().check(cmd)).behavior, cmd).toBe('allow');
+    }
+  });
 });

@@ -141,13 +141,65 @@ export function lexicalDifference(root: Node, src: string): string | undefined {
     if (up.some((a) => a.type === 'expansion' || a.type === 'simple_expansion')) return 'a line continuation inside a parameter expansion';
   }
   for (const h of root.descendantsOfType('heredoc_redirect')) {
-    if (!h) continue;
-    const start = h.namedChildren.find((x) => x?.type === 'heredoc_start')?.text ?? '';
-    const body = h.namedChildren.find((x) => x?.type === 'heredoc_body')?.text ?? '';
-    if (QUOTED_DELIMITER.test(start) || !body.includes('\\\n')) continue;
-    const stripTabs = h.children.some((x) => x?.text === '<<-');
-    const lines = body.replace(/\\\n/g, '').split('\n');
-    if (lines.some((l) => (stripTabs ? l.replace(/^\t+/, '') : l) === start)) return 'lines joined by a continuation in a heredoc body end it early in bash';
+    const why = h ? heredocDifference(h, src) : undefined;
+    if (why) return why;
+  }
+  return undefined;
+}
+
+/**
+ * The delimiter bash reads from a heredoc's start word: quotes removed
+ * (`\\EOF`, `'EOF'`, `"EOF"`, `$'EOF'` are all `EOF`), nothing expanded.
+ * Undefined where it is not plain enough to be sure.
+ */
+export function heredocDelimiter(start: string): string | undefined {
+  let out = '';
+  for (let i = 0; i < start.length; i++) {
+    let c = start[i]!;
+    if (c === '\\') {
+      if (i + 1 < start.length) out += start[++i];
+      else out += c;
+      continue;
+    }
+    if (c === '$' && (start[i + 1] === "'" || start[i + 1] === '"')) c = start[++i]!;
+    if (c === "'" || c === '"') {
+      const close = start.indexOf(c, i + 1);
+      if (close === -1) return undefined;
+      const inner = start.slice(i + 1, close);
+      if (/[\\$`]/.test(inner)) return undefined;
+      out += inner;
+      i = close;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+/**
+ * Whether bash ends a heredoc at another line than the grammar does: its
+ * delimiter is the start word with quotes removed (the grammar kept
+ * `$'EOF'` as it is and read the rest of the command as the body, where
+ * bash ran it), compared with whole lines (leading tabs removed for `<<-`),
+ * after continued lines are joined when the start word is unquoted.
+ */
+function heredocDifference(h: Node, src: string): string | undefined {
+  const start = h.namedChildren.find((x) => x?.type === 'heredoc_start');
+  const body = h.namedChildren.find((x) => x?.type === 'heredoc_body');
+  const end = h.namedChildren.find((x) => x?.type === 'heredoc_end');
+  if (!start) return undefined;
+  const delimiter = heredocDelimiter(start.text);
+  if (delimiter === undefined) return 'a heredoc delimiter that is not modelled';
+  const stripTabs = h.children.some((x) => x?.text === '<<-');
+  const line = (l: string): string => (stripTabs ? l.replace(/^\t+/, '') : l);
+  if (body) {
+    let text = src.slice(body.startIndex, body.endIndex);
+    if (!QUOTED_DELIMITER.test(start.text)) text = text.replace(/\\\n/g, '');
+    if (text.split('\n').some((l) => line(l) === delimiter)) return 'bash ends a heredoc at another line than the grammar reads';
+  }
+  if (end && end.text !== '') {
+    const from = src.lastIndexOf('\n', end.startIndex - 1) + 1;
+    if (line(src.slice(from, end.endIndex)) !== delimiter) return 'bash ends a heredoc at another line than the grammar reads';
   }
   return undefined;
 }

@@ -518,4 +518,17 @@ describe('parser differentials: where the grammar reads text differently from ba
       expect((await ruleEnv().check(cmd)).behavior, cmd).toBe('allow');
     }
   });
+
+  it('in [ … ] (unlike [[ … ]]) < and > are redirections: [ x > f ] truncates f', async () => {
+    // Auto-allowed as a read-only test before; bash truncated the file.
+    expect((await ruleEnv().check('[ x > out ]')).behavior).not.toBe('allow');
+    const env = ruleEnv({ deny: ['Edit(./f)', 'Read(./.env)'], mode: 'bypassPermissions' });
+    for (const cmd of ['[ x > f ]', '[ -n x >> f ]', '[ x -o y > f ]', '[ x 2> f ]']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Edit(./f)' });
+    }
+    expect(await env.check('[ a < .env ]')).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
+    expect(await env.check('[ x > .bashrc ]')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    // [[ … ]] compares strings with them.
+    expect((await ruleEnv().check('[[ x > y ]] && [ -f x ]')).behavior).toBe('allow');
+  });
 });

@@ -650,6 +650,21 @@ class Walker {
   private testCommand(node: Node, origin: CommandOrigin, inherited: Redirect[], level: number): void {
     this.scan(node, origin, level);
     const open = node.child(0)?.text ?? '[[';
+    // In `[ … ]` (a command, unlike `[[ … ]]`) `>` and `<` are redirections: `[ x > f ]` truncates f. The grammar
+    // reads comparisons (or a command with a redirection): too complex, and the files are judged as redirections.
+    const own: Redirect[] = [];
+    if (open === '[' && hasRedirectionToken(node)) {
+      this.complex('[ … ] holds a redirection (< and > there open files)');
+      for (const b of node.descendantsOfType('binary_expression')) {
+        const op = b?.childForFieldName('operator');
+        const right = b?.childForFieldName('right');
+        if (!op || !right || !REDIRECTION_TOKENS.has(op.type)) continue;
+        own.push({ op: op.type, fd: undefined, kind: 'file', target: wordOf(right), output: op.type !== '<' });
+      }
+      this.redirects.push(...own);
+      const nested = node.descendantsOfType(['file_redirect', 'heredoc_redirect', 'herestring_redirect']).filter((x): x is Node => x !== null);
+      own.push(...this.redirectsOf(nested, origin, level).redirects);
+    }
     // `[[ a -eq b ]]` evaluates its operands arithmetically: a name's value is evaluated again, and a subscript there runs a command.
     // `[ a -eq b ]` does not in bash today; its operands are held to the same rule.
     for (const b of node.descendantsOfType('binary_expression')) {
@@ -668,7 +683,7 @@ class Walker {
       const w = d ? wordOf(d) : undefined;
       if (w?.literal && SUBSCRIPT_CODE.test(w.value)) this.complex('an array subscript in a word holds a command substitution');
     }
-    this.push({ argv: [literalWord(open)], assignments: [], redirects: inherited, origin, text: node.text });
+    this.push({ argv: [literalWord(open)], assignments: [], redirects: [...inherited, ...own], origin, text: node.text });
   }
 
   private redirected(node: Node, origin: CommandOrigin, inherited: Redirect[], level: number): void {
@@ -753,6 +768,19 @@ class Walker {
     if (record) this.redirects.push(...redirects);
     return { redirects, extraArgs };
   }
+}
+
+const REDIRECTION_TOKENS = new Set(['<', '>', '>>', '>|', '&>', '&>>', '<>', '>&', '<&', '>&-', '<&-', '<<', '<<-', '<<<']);
+
+/** Whether a node holds a redirection operator outside substitutions. */
+function hasRedirectionToken(node: Node): boolean {
+  for (const c of node.children) {
+    if (!c || c.type === 'command_substitution' || c.type === 'process_substitution') continue;
+    if (c.type === 'file_redirect' || c.type === 'heredoc_redirect' || c.type === 'herestring_redirect') return true;
+    if (!c.isNamed && REDIRECTION_TOKENS.has(c.type)) return true;
+    if (hasRedirectionToken(c)) return true;
+  }
+  return false;
 }
 
 export function analyseTree(root: Node, src: string, depth: number, nested: NestedAnalyser): BashAnalysis {

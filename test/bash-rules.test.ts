@@ -531,4 +531,15 @@ describe('parser differentials: where the grammar reads text differently from ba
     // [[ … ]] compares strings with them.
     expect((await ruleEnv().check('[[ x > y ]] && [ -f x ]')).behavior).toBe('allow');
   });
+
+  it('fc runs commands from the history list, and history -w writes it to a file (bash -c too)', async () => {
+    // `history -s "rm g"; fc -s` runs rm; in bypassPermissions nothing stopped it.
+    const env = ruleEnv({ deny: ['Bash(rm:*)', 'Edit(./out)', 'Read(./.env)'], mode: 'bypassPermissions' });
+    expect(await env.check('history -s "rm -rf g"; fc -s')).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+    expect(await env.check('echo g\nfc -s echo=rm')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await env.check('history -s x; history -w out')).toMatchObject({ behavior: 'deny', detail: 'Edit(./out)' });
+    expect(await env.check('history -r .env')).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
+    expect(await env.check('history -s "curl x | sh"; history -w .bashrc')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect((await env.check('fc -l; history -s x')).behavior).toBe('passthrough');
+  });
 });

@@ -464,6 +464,11 @@ class Walker {
         return;
       }
     }
+    // `fc` (but `fc -l`) runs commands from the history list, which `history -s TEXT` fills, after an editor or `-s old=new` changed them.
+    if (name === 'fc' && !words.some((w) => w.literal && /^-[a-zA-Z]*l/.test(w.value))) {
+      this.complex('fc runs commands from the history list');
+      return;
+    }
     if (name === 'jobs') {
       let i = 0;
       let x = false;

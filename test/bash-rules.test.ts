@@ -435,3 +435,111 @@ describe("hooks' if conditions", () => {
     expect(bashAwareIfMatcher('Read(./x)', 'Read', { file_path: 'x' })).toBe(true);
   });
 });
+
+describe('parser differentials: where the grammar reads text differently from bash (sixth review)', () => {
+  it('single quotes inside a double-quoted ${…} (or a heredoc) do not quote: "${x-\'$(rm y)\'}" runs rm', async () => {
+    const env = ruleEnv({ allow: ['Bash(echo:*)', 'Bash(cat:*)'], deny: ['Bash(shutdown:*)'] });
+    for (const cmd of [`echo "\${x-'$(rm y)'}"`, `echo "\${x:='\`rm y\`'}"`, `echo "\${x:-$'$(rm y)'}"`, `echo "\${x:-'\${y:-$(rm y)}'}"`, `cat <<EOF\n\${x:-'$(rm y)'}\nEOF`]) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    // Where bash does quote (unquoted, a quoted heredoc) and where nothing is expanded, it stays allowed.
+    for (const cmd of [`echo \${x:-'$(rm y)'}`, `echo "\${x:-'plain'}"`, `cat <<'EOF'\n\${x:-'$(rm y)'}\nEOF`]) {
+      expect((await env.check(cmd)).behavior, cmd).toBe('allow');
+    }
+    const deny = ruleEnv({ allow: ['Bash(echo:*)'], deny: ['Bash(rm:*)'] });
+    expect(await deny.check(`echo "\${x-'$(rm y)'}"`)).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+    // Without any rule, the heredoc was auto-allowed as a read-only cat.
+    expect((await ruleEnv().check(`cat <<EOF\n\${x:-'$(touch y)'}\nEOF`)).behavior).not.toBe('allow');
+  });
+
+  it('digits right before < or > are a descriptor, not a word: git 0</dev/null push is a push', async () => {
+    const env = ruleEnv({ deny: ['Bash(git push:*)'], allow: ['Bash(git:*)'] });
+    for (const cmd of ['git 0</dev/null push origin', 'git 0>/dev/null push', 'git 2>&1 0</dev/null push', 'git 0<<<x push', 'git 0>&2 push', 'git 0\\\n</dev/null push']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Bash(git push:*)' });
+    }
+    // A number apart from the redirection is a word.
+    expect((await env.check('git 0 push')).behavior).toBe('allow');
+  });
+
+  it('a carriage return, vertical tab or form feed is part of a word in bash, not blank space: echo a\r# $(rm x) runs rm', async () => {
+    const env = ruleEnv({ allow: ['Bash(echo:*)'], deny: ['Bash(rm:*)'] });
+    for (const sep of ['\r', '\v', '\f']) {
+      expect(await env.check(`echo a${sep}# $(rm x)`), JSON.stringify(sep)).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+      // With no rule at all it was auto-allowed as a read-only echo.
+      expect((await ruleEnv().check(`echo a${sep}# $(touch x)`)).behavior, JSON.stringify(sep)).not.toBe('allow');
+    }
+    // Inside quotes it is text in both.
+    expect((await env.check('echo "a\rb" \'c\rd\'')).behavior).toBe('allow');
+  });
+
+  it('bash joins continued lines inside "…" and unquoted heredocs before it reads them', async () => {
+    const env = ruleEnv({ allow: ['Bash(echo:*)', 'Bash(cat:*)'], deny: ['Bash(rm:*)'] });
+    for (const cmd of ['echo "$\\\n(rm x)"', 'echo "${y:-$\\\n(rm x)}"', 'cat <<EOF\n$\\\n(rm x)\nEOF', 'cat <<EOF\nEO\\\nF\nrm x\nEOF', 'cat <<-EOF\n\tEO\\\nF\nrm x\nEOF']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+    }
+    // "${x@\⏎P}" is a prompt expansion, which runs the substitutions in x.
+    expect(await env.check('echo "${x@\\\nP}"')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    // Without any rule the heredoc that ends early was auto-allowed as a read-only cat.
+    expect((await ruleEnv().check('cat <<EOF\nEO\\\nF\ntouch x\nEOF')).behavior).not.toBe('allow');
+    // Ordinary continuations, and those bash keeps (single quotes, quoted heredocs), stay allowed.
+    for (const cmd of ['echo a \\\n  b \\\n  c', 'echo "a \\\n b"', "echo 'x$\\\ny'", "cat <<'EOF'\nEO\\\nF\nrm x\nEOF", 'cat <<EOF\none \\\ntwo $HOME\nEOF']) {
+      expect((await env.check(cmd)).behavior, cmd).toBe('allow');
+    }
+  });
+
+  it('jobs -x and compgen -C run a command: deny rules see it (in bypassPermissions it ran)', async () => {
+    const env = ruleEnv({ deny: ['Bash(rm:*)'], mode: 'bypassPermissions' });
+    for (const cmd of ['jobs -x rm -rf y', 'jobs -xl rm y', 'jobs -x -- rm y', "compgen -C 'rm -rf y' w", 'compgen -A function -C"rm y" w']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+    }
+    const guarded = ruleEnv({ deny: ['Bash(shutdown:*)'], allow: ['Bash(compgen:*)', 'Bash(jobs:*)'] });
+    expect(await guarded.check("compgen -C 'touch y' w")).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect((await guarded.check('jobs -x touch y')).behavior).not.toBe('allow');
+    expect((await guarded.check('jobs -l')).behavior).toBe('allow');
+  });
+
+  it('a translated string $"…" is too complex: bash expands the translation, which a catalogue the command names can supply', async () => {
+    // With TEXTDOMAINDIR naming a catalogue that maps "hello" to "$(rm -rf y)", bash runs rm.
+    const env = ruleEnv({ deny: ['Bash(rm:*)'], allow: ['Bash(echo:*)'], mode: 'bypassPermissions' });
+    for (const cmd of ['TEXTDOMAINDIR=./loc TEXTDOMAIN=dom LC_ALL=C.UTF-8\necho $"hello"', 'echo $"hello"', 'echo a$"hi"b', 'x=$"hi"']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    // `$"` closing a "…", or inside single quotes, is not one.
+    for (const cmd of ['echo "a$"', `echo '$"'`]) expect((await env.check(cmd)).behavior, cmd).toBe('allow');
+  });
+
+  it("a heredoc ends where bash ends it: <<$'EOF' is delimited by EOF, and what follows it runs", async () => {
+    const env = ruleEnv({ deny: ['Bash(rm:*)'], allow: ['Bash(cat:*)'] });
+    expect(await env.check("cat <<$'EOF'\nx\nEOF\nrm -rf y\n$'EOF'")).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+    // Without any rule it was auto-allowed as a read-only cat.
+    expect((await ruleEnv().check("cat <<$'EOF'\nx\nEOF\ntouch y\n$'EOF'")).behavior).not.toBe('allow');
+    // Ordinary heredocs, quoted or not, with <<- and in substitutions, stay as they were.
+    for (const cmd of ['cat <<EOF | grep x\nbody\nEOF\n', 'cat <<-"EOF"\n\tbody\n\tEOF\n', "cat <<\\EOF\n$(x)\nEOF", "cat <<'E F'\nx\nE F", 'x=$(cat <<-EOF\n\thi\n\tEOF\n)']) {
+      expect((await ruleEnv().check(cmd)).behavior, cmd).toBe('allow');
+    }
+  });
+
+  it('in [ … ] (unlike [[ … ]]) < and > are redirections: [ x > f ] truncates f', async () => {
+    // Auto-allowed as a read-only test before; bash truncated the file.
+    expect((await ruleEnv().check('[ x > out ]')).behavior).not.toBe('allow');
+    const env = ruleEnv({ deny: ['Edit(./f)', 'Read(./.env)'], mode: 'bypassPermissions' });
+    for (const cmd of ['[ x > f ]', '[ -n x >> f ]', '[ x -o y > f ]', '[ x 2> f ]']) {
+      expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Edit(./f)' });
+    }
+    expect(await env.check('[ a < .env ]')).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
+    expect(await env.check('[ x > .bashrc ]')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    // [[ … ]] compares strings with them.
+    expect((await ruleEnv().check('[[ x > y ]] && [ -f x ]')).behavior).toBe('allow');
+  });
+
+  it('fc runs commands from the history list, and history -w writes it to a file (bash -c too)', async () => {
+    // `history -s "rm g"; fc -s` runs rm; in bypassPermissions nothing stopped it.
+    const env = ruleEnv({ deny: ['Bash(rm:*)', 'Edit(./out)', 'Read(./.env)'], mode: 'bypassPermissions' });
+    expect(await env.check('history -s "rm -rf g"; fc -s')).toMatchObject({ behavior: 'deny', detail: 'Bash(rm:*)' });
+    expect(await env.check('echo g\nfc -s echo=rm')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await env.check('history -s x; history -w out')).toMatchObject({ behavior: 'deny', detail: 'Edit(./out)' });
+    expect(await env.check('history -r .env')).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
+    expect(await env.check('history -s "curl x | sh"; history -w .bashrc')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect((await env.check('fc -l; history -s x')).behavior).toBe('passthrough');
+  });
+});

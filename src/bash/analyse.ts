@@ -16,6 +16,7 @@ import {
   fileRedirect,
   FIND_EXEC,
   isDescriptorPath,
+  lexicalDifference,
   lineBreakTail,
   LIST_LIKE,
   RESERVED,
@@ -187,10 +188,18 @@ class Walker {
     for (const c of node.namedChildren) if (c) this.statement(c, origin, inherited, level);
   }
 
-  /** Looks inside a word or an expression for commands it runs (`$( )`, backticks, `<( )`). */
-  scan(node: Node, origin: CommandOrigin, level: number): void {
+  /**
+   * Looks inside a word or an expression for commands it runs (`$( )`,
+   * backticks, `<( )`). `doubleQuoted`: inside "…" or an unquoted heredoc body.
+   */
+  scan(node: Node, origin: CommandOrigin, level: number, doubleQuoted = false): void {
     if (!this.budget(level)) return;
     if (node.isError || node.isMissing) this.complex('the command does not parse');
+    // In "${x:-'…'}" (and in a heredoc body) bash keeps the single quotes as characters and expands
+    // what is between them: "${x-'$(rm y)'}" runs rm. The grammar reads a quoted string there.
+    if (doubleQuoted && (node.type === 'raw_string' || node.type === 'ansi_c_string') && /[$`]/.test(node.text)) {
+      this.complex('single quotes inside a double-quoted ${…} do not quote: what they hold is expanded');
+    }
     // ${x@P} expands the value as a prompt, which runs command substitutions in it.
     if (node.type === 'expansion' && /@\s*P\s*\}$/.test(node.text)) this.complex('a prompt expansion (${…@P}) can run commands');
     if (node.type === 'arithmetic_expansion') {
@@ -219,7 +228,8 @@ class Walker {
       }
       return;
     }
-    for (const c of node.namedChildren) if (c) this.scan(c, origin, level + 1);
+    const inQuotes = doubleQuoted || node.type === 'string' || node.type === 'heredoc_body';
+    for (const c of node.namedChildren) if (c) this.scan(c, origin, level + 1, inQuotes);
   }
 
   /** Arithmetic that refers to a variable: the variable's value is evaluated again, and a subscript in it runs commands. */
@@ -335,6 +345,7 @@ class Walker {
         own.push(...r.redirects);
         argv.push(...r.extraArgs);
       } else if (field === 'argument') {
+        if (this.isDescriptorNumber(c)) continue;
         const tail = c.isNamed ? lineBreakTail(c) : undefined;
         if (tail && !broken) broken = { at: argv.length, tail };
         argv.push(wordOf(c));
@@ -357,6 +368,16 @@ class Walker {
     }
     // `! { rm x; }` is read by the grammar as a command named `{`: what follows is a command too.
     if (argv[0] && RESERVED.has(argv[0].raw)) this.derived(argv, level);
+  }
+
+  /**
+   * Digits written right before `<` or `>` are the descriptor of that
+   * redirection in bash (`git 0</dev/null push`), but the grammar reads `0`
+   * (and a number after another redirection, `a 2>&1 0<x b`) as a word of
+   * the command: it is not one.
+   */
+  private isDescriptorNumber(n: Node): boolean {
+    return /^[0-9]+$/.test(n.text) && /^(?:\\\n)*[<>]/.test(this.src.slice(n.endIndex, n.endIndex + 200));
   }
 
   /** What wrappers, shells, eval, xargs and find -exec run. */
@@ -424,6 +445,48 @@ class Walker {
         const at = w.value.indexOf('C');
         const cb = at < w.value.length - 1 ? literalWord(w.value.slice(at + 1)) : words[i + 1];
         if (cb?.literal) this.nestedScript(cb.value, cmd);
+        return;
+      }
+    }
+    // `compgen -C CMD` runs CMD to list completions; `jobs -x CMD ARGS` runs CMD.
+    if (name === 'compgen') {
+      if (words.some((w) => !w.literal)) {
+        this.complex('compgen is given a word that is an expansion (compgen -C runs a command)');
+        return;
+      }
+      for (let i = 0; i < words.length; i++) {
+        const w = words[i]!;
+        if (!/^-[a-zA-Z]*C/.test(w.value)) continue;
+        this.complex('compgen -C runs a command');
+        const at = w.value.indexOf('C');
+        const c = at < w.value.length - 1 ? literalWord(w.value.slice(at + 1)) : words[i + 1];
+        if (c) this.nestedScript(c.value, cmd);
+        return;
+      }
+    }
+    // `fc` (but `fc -l`) runs commands from the history list, which `history -s TEXT` fills, after an editor or `-s old=new` changed them.
+    if (name === 'fc' && !words.some((w) => w.literal && /^-[a-zA-Z]*l/.test(w.value))) {
+      this.complex('fc runs commands from the history list');
+      return;
+    }
+    if (name === 'jobs') {
+      let i = 0;
+      let x = false;
+      for (; i < words.length; i++) {
+        const w = words[i]!;
+        if (!w.literal) {
+          this.complex('jobs is given a word that is an expansion (jobs -x runs a command)');
+          return;
+        }
+        if (w.value === '--') {
+          i++;
+          break;
+        }
+        if (!w.value.startsWith('-') || w.value === '-') break;
+        if (w.value.includes('x')) x = true;
+      }
+      if (x) {
+        this.derived(words.slice(i), level);
         return;
       }
     }
@@ -592,6 +655,21 @@ class Walker {
   private testCommand(node: Node, origin: CommandOrigin, inherited: Redirect[], level: number): void {
     this.scan(node, origin, level);
     const open = node.child(0)?.text ?? '[[';
+    // In `[ … ]` (a command, unlike `[[ … ]]`) `>` and `<` are redirections: `[ x > f ]` truncates f. The grammar
+    // reads comparisons (or a command with a redirection): too complex, and the files are judged as redirections.
+    const own: Redirect[] = [];
+    if (open === '[' && hasRedirectionToken(node)) {
+      this.complex('[ … ] holds a redirection (< and > there open files)');
+      for (const b of node.descendantsOfType('binary_expression')) {
+        const op = b?.childForFieldName('operator');
+        const right = b?.childForFieldName('right');
+        if (!op || !right || !REDIRECTION_TOKENS.has(op.type)) continue;
+        own.push({ op: op.type, fd: undefined, kind: 'file', target: wordOf(right), output: op.type !== '<' });
+      }
+      this.redirects.push(...own);
+      const nested = node.descendantsOfType(['file_redirect', 'heredoc_redirect', 'herestring_redirect']).filter((x): x is Node => x !== null);
+      own.push(...this.redirectsOf(nested, origin, level).redirects);
+    }
     // `[[ a -eq b ]]` evaluates its operands arithmetically: a name's value is evaluated again, and a subscript there runs a command.
     // `[ a -eq b ]` does not in bash today; its operands are held to the same rule.
     for (const b of node.descendantsOfType('binary_expression')) {
@@ -610,7 +688,7 @@ class Walker {
       const w = d ? wordOf(d) : undefined;
       if (w?.literal && SUBSCRIPT_CODE.test(w.value)) this.complex('an array subscript in a word holds a command substitution');
     }
-    this.push({ argv: [literalWord(open)], assignments: [], redirects: inherited, origin, text: node.text });
+    this.push({ argv: [literalWord(open)], assignments: [], redirects: [...inherited, ...own], origin, text: node.text });
   }
 
   private redirected(node: Node, origin: CommandOrigin, inherited: Redirect[], level: number): void {
@@ -658,7 +736,7 @@ class Walker {
         case 'file_redirect': {
           const { redirect, destinations } = fileRedirect(n);
           for (const d of destinations) this.scan(d, origin, level);
-          for (const d of destinations.slice(1)) extraArgs.push(wordOf(d));
+          for (const d of destinations.slice(1)) if (!this.isDescriptorNumber(d)) extraArgs.push(wordOf(d));
           if (redirect.kind === 'file' && !redirect.target) this.complex('a redirection without a target');
           redirects.push(redirect);
           break;
@@ -697,9 +775,24 @@ class Walker {
   }
 }
 
+const REDIRECTION_TOKENS = new Set(['<', '>', '>>', '>|', '&>', '&>>', '<>', '>&', '<&', '>&-', '<&-', '<<', '<<-', '<<<']);
+
+/** Whether a node holds a redirection operator outside substitutions. */
+function hasRedirectionToken(node: Node): boolean {
+  for (const c of node.children) {
+    if (!c || c.type === 'command_substitution' || c.type === 'process_substitution') continue;
+    if (c.type === 'file_redirect' || c.type === 'heredoc_redirect' || c.type === 'herestring_redirect') return true;
+    if (!c.isNamed && REDIRECTION_TOKENS.has(c.type)) return true;
+    if (hasRedirectionToken(c)) return true;
+  }
+  return false;
+}
+
 export function analyseTree(root: Node, src: string, depth: number, nested: NestedAnalyser): BashAnalysis {
   const w = new Walker(src, depth, nested);
   if (root.hasError) w.complex('the command does not parse');
+  const lexical = lexicalDifference(root, src);
+  if (lexical) w.complex(lexical);
   w.statement(root, 'top', [], 0);
   const commands = w.tooComplex === undefined ? w.commands : [...w.commands, ...roughCommands(src)];
   return { commands, redirects: w.redirects, tooComplex: w.tooComplex };

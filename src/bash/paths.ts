@@ -399,7 +399,7 @@ function modelName(name: string | undefined): string | undefined {
 /** Whether a command has a model of the files its arguments name here. */
 export function hasPathModel(command: string): boolean {
   const name = modelName(command)!;
-  return Object.hasOwn(SPECS, name) || Object.hasOwn(ARCHIVERS, name) || ['cd', 'pushd', 'find', 'dd', 'git'].includes(name);
+  return Object.hasOwn(SPECS, name) || Object.hasOwn(ARCHIVERS, name) || ['cd', 'pushd', 'find', 'dd', 'git', 'history'].includes(name);
 }
 
 interface Option {
@@ -515,6 +515,32 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
     return out;
   }
   if (name === 'find') return findPaths(args);
+  if (name === 'history') {
+    // history -a/-w [FILE] writes the history list (which `history -s TEXT` fills) to FILE; -r/-n [FILE] reads one.
+    let mode: 'read' | 'write' | undefined;
+    let i = 0;
+    for (; i < args.length; i++) {
+      const w = args[i]!;
+      if (!w.literal) {
+        out.opaque.push(w);
+        return out;
+      }
+      if (w.value === '--') {
+        i++;
+        break;
+      }
+      if (!w.value.startsWith('-') || w.value === '-') break;
+      if (/[sp]/.test(w.value)) return out;
+      if (/[aw]/.test(w.value)) mode = 'write';
+      else if (/[rn]/.test(w.value)) mode ??= 'read';
+    }
+    if (mode) {
+      const file = args[i];
+      if (file) (mode === 'write' ? out.writes : out.reads).push(file);
+      else out.opaque.push(args[i - 1] ?? argv[0]!);
+    }
+    return out;
+  }
   if (name === 'dd') {
     for (const w of args) {
       if (w.literal && w.value.startsWith('if=')) out.reads.push({ ...w, value: w.value.slice(3), raw: w.value.slice(3) });

@@ -160,3 +160,17 @@ describe('interpreters, editors and pagers', () => {
     }
   });
 });
+
+describe('a command too complex to check, under Read or Edit deny rules only', () => {
+  it('asks as a safety ask, which bypassPermissions and a whole-tool allow rule cannot skip (a heredoc that hides a substitution)', async () => {
+    const hidden = 'cat <<EOF\n${x:-\'$(id)\'}\nEOF';
+    for (const deny of [['Read(./.env)'], ['Edit(./leak)']]) {
+      for (const opts of [{ mode: 'bypassPermissions' as const }, { allow: ['Bash'] }]) {
+        const e = ruleEnv({ ...opts, deny });
+        expect(await e.check(hidden), `${deny} ${JSON.stringify(opts)}`).toMatchObject({ behavior: 'ask', type: 'safety' });
+      }
+    }
+    // Without any deny or ask rule, as in Claude Code, the mode decides.
+    expect(await ruleEnv({ mode: 'bypassPermissions' }).check(hidden)).toMatchObject({ behavior: 'ask', type: 'tool' });
+  });
+});

@@ -283,11 +283,12 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   }
 
   // 5. A command that cannot be modelled is never allowed by its content. When
-  // Bash deny or ask rules exist, it is not allowed by a whole-tool allow rule,
-  // a hook's allow or bypassPermissions either (what an expansion hides could be
-  // what they forbid), so the ask is a safety one; without such rules, as in
-  // Claude Code, those may allow it.
-  const unverifiable: ReasonType = denyRules.length > 0 || askRules.length > 0 ? 'safety' : 'tool';
+  // Bash deny or ask rules exist, or Read or Edit deny rules (a command that
+  // cannot be read cannot be shown not to read or write what they deny), it is
+  // not allowed by a whole-tool allow rule, a hook's allow or bypassPermissions
+  // either (what an expansion hides could be what they forbid), so the ask is a
+  // safety one; without such rules, as in Claude Code, those may allow it.
+  const unverifiable: ReasonType = denyRules.length > 0 || askRules.length > 0 || isReadDenyActive(ctx) || isEditDenyActive(ctx) ? 'safety' : 'tool';
   if (a.tooComplex !== undefined) {
     return {
       behavior: 'ask',

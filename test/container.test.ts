@@ -230,7 +230,10 @@ describe('the image, reproduced outside Docker', () => {
         method: 'POST',
         headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
         // A new session escapes the call's process group: once bash exits, the sleep is an orphan.
-        body: JSON.stringify({ tool_uses: [{ type: 'tool_use', id: 'toolu_orphan', name: 'Bash', input: { command: 'setsid sleep 0.5 </dev/null >/dev/null 2>&1 & echo $!' } }] }),
+        // It waits for a file of this test's, so that it is still running when looked for, however loaded the machine.
+        body: JSON.stringify({
+          tool_uses: [{ type: 'tool_use', id: 'toolu_orphan', name: 'Bash', input: { command: "setsid sh -c 'until [ -e go ]; do sleep 0.05; done' </dev/null >/dev/null 2>&1 & echo $!" } }],
+        }),
       });
       const body = (await res.json()) as { tool_results: Array<{ content: string; is_error?: boolean }> };
       expect(body.tool_results[0]!.is_error ?? false).toBe(false);
@@ -239,7 +242,8 @@ describe('the image, reproduced outside Docker', () => {
       // Reparented to the subreaper (tini), not to the host's init.
       expect(childrenOf(tini)).toContain(orphan);
       // Once it exits, tini waits for it: no zombie left in the process table.
-      for (let i = 0; i < 100 && fs.existsSync(`/proc/${orphan}`); i++) await new Promise((r) => setTimeout(r, 50));
+      fs.writeFileSync(path.join(root, 'workspace', 'go'), '');
+      for (let i = 0; i < 200 && fs.existsSync(`/proc/${orphan}`); i++) await new Promise((r) => setTimeout(r, 50));
       expect(fs.existsSync(`/proc/${orphan}`)).toBe(false);
       expect(childrenOf(tini)).not.toContain(orphan);
     } finally {

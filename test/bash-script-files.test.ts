@@ -31,6 +31,18 @@ describe('sed scripts', () => {
     expect(sedScriptFiles('w /dev/stdout')).toEqual({ reads: [], writes: [], opaque: false });
   });
 
+  it('ends a label where GNU sed 4.9 does (whitespace, `;`, `}`, `#`): a command after it on the line is seen', () => {
+    expect(sedScriptFiles(':a w out')).toEqual({ reads: [], writes: ['out'], opaque: false });
+    expect(sedScriptFiles('bx r .env\n:x')).toEqual({ reads: ['.env'], writes: [], opaque: false });
+    expect(sedScriptFiles('bx\tw out\n:x')).toEqual({ reads: [], writes: ['out'], opaque: false });
+  });
+
+  it('takes only the exact special names for standard streams: /dev/stdin/.env is a file below the directory read as standard input', () => {
+    expect(sedScriptFiles('r /dev/stdin/.env')).toEqual({ reads: ['/dev/stdin/.env'], writes: [], opaque: false });
+    expect(sedScriptFiles('s/a/b/w /dev/stdout/out')).toEqual({ reads: [], writes: ['/dev/stdout/out'], opaque: false });
+    expect(sedScriptFiles('r /dev/stdin')).toEqual({ reads: [], writes: [], opaque: false });
+  });
+
   it('reads no file from what only looks like a command: regexes, replacements, texts, labels', () => {
     for (const s of [
       's/r .env/w out/',
@@ -88,6 +100,15 @@ describe('rules', () => {
     for (const cmd of ["sed 'r .env' notes.txt", "sed -n '1R .env' notes.txt", "sed -e p -e 'r .env' notes.txt", "sed --expression='$r ./.env' notes.txt"]) {
       expect(await e.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
     }
+  });
+
+  it('a label ends at whitespace, and standard streams are special only by their exact names', async () => {
+    const e = env();
+    expect(await e.check("sed -n ':a w out' notes.txt")).toMatchObject({ behavior: 'deny', detail: 'Edit(./out)' });
+    expect(await e.check("sed -n 'bx r .env\n:x' notes.txt")).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
+    // Standard input is the workspace directory: /dev/stdin/.env is ./.env.
+    expect((await e.check("sed 'r /dev/stdin/.env' notes.txt < .")).behavior).not.toBe('allow');
+    expect((await e.check("sed 'w /dev/stdout/out' notes.txt 1< .")).behavior).not.toBe('allow');
   });
 
   it('gawk, mawk and gsed are judged as awk and sed', async () => {

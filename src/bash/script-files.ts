@@ -25,6 +25,8 @@ const NO_ARG = new Set(['=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', '
 const NUMBER_ARG = new Set(['q', 'Q', 'l', 'L']);
 const LABEL_ARG = new Set(['b', 't', 'T', ':']);
 const TEXT_ARG = new Set(['a', 'i', 'c']);
+/** GNU sed's special files, by their exact names: `/dev/stdin/.env` is `./.env` when standard input is the directory (`< .`). */
+const SPECIAL_FILES: ReadonlySet<string> = new Set(['/dev/stdin', '/dev/stdout', '/dev/stderr']);
 const FILE_ARG: Readonly<Record<string, 'read' | 'write'>> = { r: 'read', R: 'read', w: 'write', W: 'write' };
 
 /** The files a GNU sed script (its -e parts joined by newlines) reads and writes. */
@@ -112,7 +114,9 @@ export function sedScriptFiles(script: string): ScriptFiles {
       continue;
     }
     if (LABEL_ARG.has(cmd)) {
-      while (i < n && s[i] !== ';' && s[i] !== '\n') i++;
+      // GNU sed 4.9 ends a label at whitespace, `;`, `}` or `#` (`:a w out` labels `a`, then writes `out`).
+      skipBlanks();
+      while (i < n && !/[\s;}#]/.test(s[i]!)) i++;
       continue;
     }
     if (TEXT_ARG.has(cmd)) {
@@ -124,7 +128,7 @@ export function sedScriptFiles(script: string): ScriptFiles {
     if (role !== undefined) {
       skipBlanks();
       const file = restOfLine();
-      if (file === '' || file.startsWith('/dev/std')) continue;
+      if (file === '' || SPECIAL_FILES.has(file)) continue;
       (role === 'read' ? out.reads : out.writes).push(file);
       continue;
     }
@@ -143,7 +147,7 @@ export function sedScriptFiles(script: string): ScriptFiles {
         i++;
         skipBlanks();
         const file = restOfLine();
-        if (file !== '' && !file.startsWith('/dev/std')) out.writes.push(file);
+        if (file !== '' && !SPECIAL_FILES.has(file)) out.writes.push(file);
       }
       continue;
     }

@@ -85,6 +85,21 @@ describe('awk programs', () => {
     }
   });
 
+  it('is opaque where the redirection hides behind a string, a regex or a line break, or the program fills ARGV itself', () => {
+    for (const p of [
+      'BEGIN { print "};" > "out" }',
+      'BEGIN { print ";" > "out" }',
+      '$0 ~ /;/ { print $0 > "out" }',
+      'BEGIN { print "a",\n"b" > "out" }',
+      'BEGIN { print "a" \\\n > "out" }',
+      'BEGIN { ARGV[1] = ".env"; ARGC = 2 } { print }',
+      'BEGIN { split(".env", ARGV); ARGC = 2 } { print }',
+      'BEGIN { f = "system"; @f("id") }',
+    ]) {
+      expect(awkProgramFiles(p).opaque, p).toBe(true);
+    }
+  });
+
   it('leaves comparisons and logical operators alone', () => {
     for (const p of ['{ print $1 }', '$3 > 100', 'a || b { n++ } END { print n }', 'NR > 1 && $2 ~ /x/']) {
       expect(awkProgramFiles(p).opaque, p).toBe(false);
@@ -109,6 +124,13 @@ describe('rules', () => {
     // Standard input is the workspace directory: /dev/stdin/.env is ./.env.
     expect((await e.check("sed 'r /dev/stdin/.env' notes.txt < .")).behavior).not.toBe('allow');
     expect((await e.check("sed 'w /dev/stdout/out' notes.txt 1< .")).behavior).not.toBe('allow');
+  });
+
+  it('an awk program that writes through a print whose statement the check cannot delimit, or reads through ARGV, asks', async () => {
+    const e = env();
+    for (const cmd of ["awk 'BEGIN { print \"};\" > \"out\" }'", "awk 'BEGIN { print \"a\",\n\"b\" > \"out\" }'", "awk 'BEGIN { ARGV[1] = \".env\"; ARGC = 2 } { print }'"]) {
+      expect((await e.check(cmd)).behavior, cmd).toBe('ask');
+    }
   });
 
   it('gawk, mawk and gsed are judged as awk and sed', async () => {

@@ -157,12 +157,19 @@ export function sedScriptFiles(script: string): ScriptFiles {
   return out;
 }
 
-/** Redirection, pipes to or from commands, system(), loaded code: what an awk program reaches beyond its operands. */
-const AWK_REACHES = /\bgetline\b|\bsystem\s*\(|(^|[^|])\|(?!\|)|@\s*(include|load)/;
+/**
+ * Redirection, pipes to or from commands, system(), loaded code, gawk's
+ * indirect calls (`f = "system"; @f("id")`), and the operand list a program
+ * can fill itself (`ARGV[1] = ".env"; ARGC = 2`, `split(s, ARGV)`, gawk's
+ * `SYMTAB`): what an awk program reaches beyond its operands.
+ */
+const AWK_REACHES = /\bgetline\b|\bsystem\s*\(|(^|[^|])\|(?!\|)|@\s*[A-Za-z_]|\b(ARGV|SYMTAB)\b/;
 
 /** The files an awk program reaches beyond its operands: none it can tell, or opaque. */
 export function awkProgramFiles(program: string): ScriptFiles {
-  // `>` is a comparison too; it redirects only in a print or printf statement.
-  const opaque = AWK_REACHES.test(program) || /\bprintf?\b[^;}\n]*>/.test(program);
+  // `>` is a comparison too; it redirects only in a print or printf statement. Where that statement
+  // ends cannot be told without parsing strings and regexes (`print "};" > "out"`, a newline after a
+  // comma): any `>` after a print is taken as one.
+  const opaque = AWK_REACHES.test(program) || /\bprintf?\b[\s\S]*>/.test(program);
   return { reads: [], writes: [], opaque };
 }

@@ -133,6 +133,16 @@ describe('rules', () => {
     }
   });
 
+  it('an Edit deny rule alone holds against a script whose writes cannot be listed (awk print >, sed e, a script file), and gawk options that write or load', async () => {
+    const e = ruleEnv({ allow: ['Bash(sed:*)', 'Bash(awk:*)', 'Bash(gawk:*)'], deny: ['Edit(./out)'] });
+    for (const cmd of ["awk '{ print > \"out\" }' notes.txt", "sed '1e touch out' notes.txt", 'sed -f x.sed notes.txt', "gawk -dout 'BEGIN {}'", "gawk --dump-variables=out 'BEGIN {}'", "gawk -l ./ext 'BEGIN {}'"]) {
+      expect(await e.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    for (const cmd of ["awk '{ print $1 }' notes.txt", "sed -n 's/a/b/p' notes.txt"]) {
+      expect((await e.check(cmd)).behavior, cmd).toBe('allow');
+    }
+  });
+
   it('gawk, mawk and gsed are judged as awk and sed', async () => {
     const e = ruleEnv({ allow: ['Bash(gawk:*)', 'Bash(mawk:*)', 'Bash(gsed:*)'], deny: ['Read(./.env)'] });
     expect(await e.check("gsed 'r .env' notes.txt")).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });

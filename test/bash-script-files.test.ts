@@ -201,7 +201,7 @@ describe('end to end', () => {
 describe('interpreters, editors and pagers', () => {
   it("their literal arguments are judged against Read deny rules: Bash(perl:*) does not let `perl -ne print .env` past Read(./.env)", async () => {
     const e = ruleEnv({ allow: ['Bash(perl:*)', 'Bash(python3:*)', 'Bash(node:*)', 'Bash(vim:*)', 'Bash(bash:*)'], deny: ['Read(./.env)', 'Read(./secrets/**)'] });
-    for (const cmd of ['perl -ne print .env', "python3 -c 'import sys; print(open(sys.argv[1]).read())' .env", 'python3 secrets/dump.py', 'node -e 1 ./.env', 'vim .env', 'bash .env', 'python3.12 x.py .env']) {
+    for (const cmd of ['perl -ne print .env', "python3 -c 'import sys; print(open(sys.argv[1]).read())' .env", 'python3 secrets/dump.py', 'node -e 1 ./.env', 'vim .env', 'bash .env', 'python3.12 x.py .env', 'node --require=./.env x.js', 'python3 tool.py --config=.env']) {
       expect(await e.check(cmd), cmd).toMatchObject({ behavior: 'deny', type: 'rule' });
     }
   });

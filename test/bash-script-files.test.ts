@@ -31,6 +31,18 @@ describe('sed scripts', () => {
     expect(sedScriptFiles('w /dev/stdout')).toEqual({ reads: [], writes: [], opaque: false });
   });
 
+  it('ends a label where GNU sed 4.9 does (whitespace, `;`, `}`, `#`): a command after it on the line is seen', () => {
+    expect(sedScriptFiles(':a w out')).toEqual({ reads: [], writes: ['out'], opaque: false });
+    expect(sedScriptFiles('bx r .env\n:x')).toEqual({ reads: ['.env'], writes: [], opaque: false });
+    expect(sedScriptFiles('bx\tw out\n:x')).toEqual({ reads: [], writes: ['out'], opaque: false });
+  });
+
+  it('takes only the exact special names for standard streams: /dev/stdin/.env is a file below the directory read as standard input', () => {
+    expect(sedScriptFiles('r /dev/stdin/.env')).toEqual({ reads: ['/dev/stdin/.env'], writes: [], opaque: false });
+    expect(sedScriptFiles('s/a/b/w /dev/stdout/out')).toEqual({ reads: [], writes: ['/dev/stdout/out'], opaque: false });
+    expect(sedScriptFiles('r /dev/stdin')).toEqual({ reads: [], writes: [], opaque: false });
+  });
+
   it('reads no file from what only looks like a command: regexes, replacements, texts, labels', () => {
     for (const s of [
       's/r .env/w out/',
@@ -73,6 +85,21 @@ describe('awk programs', () => {
     }
   });
 
+  it('is opaque where the redirection hides behind a string, a regex or a line break, or the program fills ARGV itself', () => {
+    for (const p of [
+      'BEGIN { print "};" > "out" }',
+      'BEGIN { print ";" > "out" }',
+      '$0 ~ /;/ { print $0 > "out" }',
+      'BEGIN { print "a",\n"b" > "out" }',
+      'BEGIN { print "a" \\\n > "out" }',
+      'BEGIN { ARGV[1] = ".env"; ARGC = 2 } { print }',
+      'BEGIN { split(".env", ARGV); ARGC = 2 } { print }',
+      'BEGIN { f = "system"; @f("id") }',
+    ]) {
+      expect(awkProgramFiles(p).opaque, p).toBe(true);
+    }
+  });
+
   it('leaves comparisons and logical operators alone', () => {
     for (const p of ['{ print $1 }', '$3 > 100', 'a || b { n++ } END { print n }', 'NR > 1 && $2 ~ /x/']) {
       expect(awkProgramFiles(p).opaque, p).toBe(false);
@@ -87,6 +114,32 @@ describe('rules', () => {
     const e = env();
     for (const cmd of ["sed 'r .env' notes.txt", "sed -n '1R .env' notes.txt", "sed -e p -e 'r .env' notes.txt", "sed --expression='$r ./.env' notes.txt"]) {
       expect(await e.check(cmd), cmd).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
+    }
+  });
+
+  it('a label ends at whitespace, and standard streams are special only by their exact names', async () => {
+    const e = env();
+    expect(await e.check("sed -n ':a w out' notes.txt")).toMatchObject({ behavior: 'deny', detail: 'Edit(./out)' });
+    expect(await e.check("sed -n 'bx r .env\n:x' notes.txt")).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
+    // Standard input is the workspace directory: /dev/stdin/.env is ./.env.
+    expect((await e.check("sed 'r /dev/stdin/.env' notes.txt < .")).behavior).not.toBe('allow');
+    expect((await e.check("sed 'w /dev/stdout/out' notes.txt 1< .")).behavior).not.toBe('allow');
+  });
+
+  it('an awk program that writes through a print whose statement the check cannot delimit, or reads through ARGV, asks', async () => {
+    const e = env();
+    for (const cmd of ["awk 'BEGIN { print \"};\" > \"out\" }'", "awk 'BEGIN { print \"a\",\n\"b\" > \"out\" }'", "awk 'BEGIN { ARGV[1] = \".env\"; ARGC = 2 } { print }'"]) {
+      expect((await e.check(cmd)).behavior, cmd).toBe('ask');
+    }
+  });
+
+  it('an Edit deny rule alone holds against a script whose writes cannot be listed (awk print >, sed e, a script file), and gawk options that write or load', async () => {
+    const e = ruleEnv({ allow: ['Bash(sed:*)', 'Bash(awk:*)', 'Bash(gawk:*)'], deny: ['Edit(./out)'] });
+    for (const cmd of ["awk '{ print > \"out\" }' notes.txt", "sed '1e touch out' notes.txt", 'sed -f x.sed notes.txt', "gawk -dout 'BEGIN {}'", "gawk --dump-variables=out 'BEGIN {}'", "gawk -l ./ext 'BEGIN {}'"]) {
+      expect(await e.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    for (const cmd of ["awk '{ print $1 }' notes.txt", "sed -n 's/a/b/p' notes.txt"]) {
+      expect((await e.check(cmd)).behavior, cmd).toBe('allow');
     }
   });
 
@@ -148,7 +201,7 @@ describe('end to end', () => {
 describe('interpreters, editors and pagers', () => {
   it("their literal arguments are judged against Read deny rules: Bash(perl:*) does not let `perl -ne print .env` past Read(./.env)", async () => {
     const e = ruleEnv({ allow: ['Bash(perl:*)', 'Bash(python3:*)', 'Bash(node:*)', 'Bash(vim:*)', 'Bash(bash:*)'], deny: ['Read(./.env)', 'Read(./secrets/**)'] });
-    for (const cmd of ['perl -ne print .env', "python3 -c 'import sys; print(open(sys.argv[1]).read())' .env", 'python3 secrets/dump.py', 'node -e 1 ./.env', 'vim .env', 'bash .env', 'python3.12 x.py .env']) {
+    for (const cmd of ['perl -ne print .env', "python3 -c 'import sys; print(open(sys.argv[1]).read())' .env", 'python3 secrets/dump.py', 'node -e 1 ./.env', 'vim .env', 'bash .env', 'python3.12 x.py .env', 'node --require=./.env x.js', 'python3 tool.py --config=.env']) {
       expect(await e.check(cmd), cmd).toMatchObject({ behavior: 'deny', type: 'rule' });
     }
   });

@@ -7,6 +7,7 @@
  * `.claude/` do.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { initBashParser } from '../src/bash/parser.js';
@@ -41,6 +42,15 @@ describe('the scripts a configuration runs', () => {
     );
     expect(s.absolute.sort()).toEqual(['/opt/hooks/audit', '/ws/bin/mcp', '/ws/h.mjs', '/ws/services/mcp/server.js', '/ws/tools/check.py'].sort());
     expect(s.relative.sort()).toEqual(['hooks/guard.sh', 'post.sh', 'tools/lint.py'].sort());
+  });
+
+  it('takes every script a hook line may run, not only the first command\'s: shells\' -c strings, later commands, option values, runners, $HOME, python -m', () => {
+    const hook = (command: string) => ({ hooks: [{ type: 'command' as const, command }] });
+    const cmds = ["sh -c './x.sh'", 'cd dir && ./y.sh', 'bash -e ./z.sh', 'node --import ./a.mjs ./b.mjs', 'npx tsx ./h.ts', 'uv run h.py', 'make -f hooks.mk', 'node --require=./r.js x.js', 'python3 -m pkg.mod', '$HOME/.claude/hooks/g.sh', './guard.sh 2>/dev/null'];
+    const s = scriptsRunByService({ PreToolUse: cmds.map(hook) }, {}, '/ws');
+    expect(s.relative.sort()).toEqual(['x.sh', 'y.sh', 'z.sh', 'a.mjs', 'b.mjs', 'h.ts', 'h.py', 'hooks.mk', 'r.js', 'x.js', 'pkg/mod.py', 'pkg/mod/__main__.py', 'guard.sh'].sort());
+    // Devices a hook redirects to are no scripts.
+    expect(s.absolute).toEqual([path.join(os.homedir(), '.claude/hooks/g.sh')]);
   });
 
   it('splits a command as the shell would, up to its first operator', () => {
@@ -97,6 +107,17 @@ describe('writing them asks, in every mode that would otherwise allow it', () =>
       expect(ok.exec.status).toBe('succeeded');
     });
   }
+
+  it("a script a hook runs through a shell's -c string is protected (acceptEdits)", async () => {
+    t = await makeApp({
+      hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command' as const, command: "sh -c 'cd hooks && ./guard.sh'" }] }] },
+      permissions: { defaultMode: 'acceptEdits', headless: 'deny' },
+    });
+    const r = await run(t, 'Write', { file_path: 'hooks/guard.sh', content: 'exit 0\n' });
+    expect(r.exec.status).toBe('denied');
+    expect(r.chain.map((c) => c.detail).join('\n')).toMatch(/guard\.sh is a script toolexec runs itself/);
+    expect(fs.existsSync(path.join(t.workspace, 'hooks', 'guard.sh'))).toBe(false);
+  });
 
   it("a stdio MCP server's script is protected too", async () => {
     t = await makeApp({

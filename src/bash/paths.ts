@@ -310,7 +310,11 @@ const SPECS: Readonly<Record<string, Spec>> = {
       '--exec= --gen-pot --include= --load= --lint=? --bignum --use-lc-numeric --non-decimal-data --pretty-print=? --optimize ' +
       '--profile=? --posix --re-interval --no-optimize --sandbox --lint-old --version',
     skip: 1,
-    files: { '-f': 'read', '--file': 'read', '-E': 'read', '--exec': 'read', '-i': 'read', '--include': 'read', '-W': 'opaque' },
+    // gawk's -l loads a shared library; -d, -p and -o write the variables, a profile or the program to a file (default names in the working directory).
+    files: {
+      '-f': 'read', '--file': 'read', '-E': 'read', '--exec': 'read', '-i': 'read', '--include': 'read', '-W': 'opaque',
+      '-l': 'opaque', '--load': 'opaque', '-d': 'opaque', '--dump-variables': 'opaque', '-p': 'opaque', '--profile': 'opaque', '-o': 'opaque', '--pretty-print': 'opaque',
+    },
   }),
   date: READ({
     short: 'd:f:I::r:Rs:u',
@@ -640,18 +644,26 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
   return out;
 }
 
+/** gawk's options that write a file (-d, -p, -o) or load code (-l). */
+const AWK_WRITES = ['-l', '--load', '-d', '--dump-variables', '-p', '--profile', '-o', '--pretty-print'];
+
 /**
  * The files a sed script or an awk program names in its text (script-files.ts).
  * A script read from a file (`-f`) cannot be seen: opaque, unless the
  * command runs sandboxed (`--sandbox`: no files but its operands, no programs).
  */
 function scriptPaths(name: 'sed' | 'awk', options: readonly Option[], positionals: readonly Word[], out: PathArgs): void {
+  // gawk's -d, -p and -o write a file (named or not) even sandboxed; -l loads code: opaque (SPECS), and uncertain writes.
+  if (name === 'awk') for (const o of options) if (AWK_WRITES.includes(o.name)) out.writes.push(o.word);
   if (options.some((o) => o.name === '--sandbox')) return;
   const fromFile = name === 'sed' ? ['-f', '--file'] : ['-f', '--file', '-E', '--exec', '-i', '--include'];
   const inline = name === 'sed' ? ['-e', '--expression'] : ['-e', '--source'];
+  // What such a script writes (`w`, `e`, awk's `print >`) is not known either: an uncertain write as
+  // well as a read, so that an Edit deny rule (`Edit(./out)`) is not passed by `awk '{ print > "out" }'`.
   const file = options.find((o) => fromFile.includes(o.name));
   if (file) {
     out.opaque.push(file.word);
+    out.writes.push(file.word);
     return;
   }
   const given = options.filter((o) => inline.includes(o.name));
@@ -664,7 +676,10 @@ function scriptPaths(name: 'sed' | 'awk', options: readonly Option[], positional
   const word = (v: string): Word => ({ raw: v, value: v, literal: true, glob: false, tilde: false });
   out.reads.push(...found.reads.map(word));
   out.writes.push(...found.writes.map(word));
-  if (found.opaque) out.opaque.push(at);
+  if (found.opaque) {
+    out.opaque.push(at);
+    out.writes.push(at);
+  }
 }
 
 /** The options of xxd (its own parser: single-dash long names, any prefix of them, values attached or not). */

@@ -25,6 +25,8 @@ const NO_ARG = new Set(['=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', '
 const NUMBER_ARG = new Set(['q', 'Q', 'l', 'L']);
 const LABEL_ARG = new Set(['b', 't', 'T', ':']);
 const TEXT_ARG = new Set(['a', 'i', 'c']);
+/** GNU sed's special files, by their exact names: `/dev/stdin/.env` is `./.env` when standard input is the directory (`< .`). */
+const SPECIAL_FILES: ReadonlySet<string> = new Set(['/dev/stdin', '/dev/stdout', '/dev/stderr']);
 const FILE_ARG: Readonly<Record<string, 'read' | 'write'>> = { r: 'read', R: 'read', w: 'write', W: 'write' };
 
 /** The files a GNU sed script (its -e parts joined by newlines) reads and writes. */
@@ -112,7 +114,9 @@ export function sedScriptFiles(script: string): ScriptFiles {
       continue;
     }
     if (LABEL_ARG.has(cmd)) {
-      while (i < n && s[i] !== ';' && s[i] !== '\n') i++;
+      // GNU sed 4.9 ends a label at whitespace, `;`, `}` or `#` (`:a w out` labels `a`, then writes `out`).
+      skipBlanks();
+      while (i < n && !/[\s;}#]/.test(s[i]!)) i++;
       continue;
     }
     if (TEXT_ARG.has(cmd)) {
@@ -124,7 +128,7 @@ export function sedScriptFiles(script: string): ScriptFiles {
     if (role !== undefined) {
       skipBlanks();
       const file = restOfLine();
-      if (file === '' || file.startsWith('/dev/std')) continue;
+      if (file === '' || SPECIAL_FILES.has(file)) continue;
       (role === 'read' ? out.reads : out.writes).push(file);
       continue;
     }
@@ -143,7 +147,7 @@ export function sedScriptFiles(script: string): ScriptFiles {
         i++;
         skipBlanks();
         const file = restOfLine();
-        if (file !== '' && !file.startsWith('/dev/std')) out.writes.push(file);
+        if (file !== '' && !SPECIAL_FILES.has(file)) out.writes.push(file);
       }
       continue;
     }
@@ -153,12 +157,19 @@ export function sedScriptFiles(script: string): ScriptFiles {
   return out;
 }
 
-/** Redirection, pipes to or from commands, system(), loaded code: what an awk program reaches beyond its operands. */
-const AWK_REACHES = /\bgetline\b|\bsystem\s*\(|(^|[^|])\|(?!\|)|@\s*(include|load)/;
+/**
+ * Redirection, pipes to or from commands, system(), loaded code, gawk's
+ * indirect calls (`f = "system"; @f("id")`), and the operand list a program
+ * can fill itself (`ARGV[1] = ".env"; ARGC = 2`, `split(s, ARGV)`, gawk's
+ * `SYMTAB`): what an awk program reaches beyond its operands.
+ */
+const AWK_REACHES = /\bgetline\b|\bsystem\s*\(|(^|[^|])\|(?!\|)|@\s*[A-Za-z_]|\b(ARGV|SYMTAB)\b/;
 
 /** The files an awk program reaches beyond its operands: none it can tell, or opaque. */
 export function awkProgramFiles(program: string): ScriptFiles {
-  // `>` is a comparison too; it redirects only in a print or printf statement.
-  const opaque = AWK_REACHES.test(program) || /\bprintf?\b[^;}\n]*>/.test(program);
+  // `>` is a comparison too; it redirects only in a print or printf statement. Where that statement
+  // ends cannot be told without parsing strings and regexes (`print "};" > "out"`, a newline after a
+  // comma): any `>` after a print is taken as one.
+  const opaque = AWK_REACHES.test(program) || /\bprintf?\b[\s\S]*>/.test(program);
   return { reads: [], writes: [], opaque };
 }

@@ -260,6 +260,11 @@ export function workingDirs(a: BashAnalysis, sessionCwd: string, home: string): 
 const EDITORS_AND_PAGERS = /^(vim|vi|nvim|view|vimdiff|nano|pico|emacs|ed|ex|most|pg|bat|batcat|xdg-open|open)$/;
 const opaqueReader = (name: string): boolean => INTERPRETER.test(name) || EDITORS_AND_PAGERS.test(name);
 
+function attachedValue(w: Word): Word {
+  const v = w.value.slice(w.value.indexOf('=') + 1);
+  return { ...w, raw: v, value: v };
+}
+
 /** Devices a command may read or write without touching a file. */
 const DEVICES: ReadonlySet<string> = new Set(['/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/zero', '/dev/random', '/dev/urandom']);
 
@@ -314,7 +319,12 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     // An interpreter's or an editor's arguments: judged against deny rules only (as fallback uses are).
     const name = commandName(argv);
     if (name !== undefined && !hasPathModel(name) && opaqueReader(name)) {
-      for (const w of argv.slice(1)) if (w.literal && !w.value.startsWith('-') && w.value.length <= 4096) add(w, 'read', { fallback: true });
+      for (const w of argv.slice(1)) {
+        if (!w.literal || w.value.length > 4096) continue;
+        if (!w.value.startsWith('-')) add(w, 'read', { fallback: true });
+        // An option's attached value (`--require=./.env`, `--config=.env`) names a file as often.
+        else if (/^--?[\w-]+=./.test(w.value)) add(attachedValue(w), 'read', { fallback: true });
+      }
     }
     markThroughLinks(first);
     if (commandName(argv) === 'ln' && argv.some((w) => w.literal && (/^-[A-Za-z]*s[A-Za-z]*$/.test(w.value) || (w.value.startsWith('--sy') && '--symbolic'.startsWith(w.value))))) {

@@ -31,13 +31,21 @@ export const INTERPRETER =
 /** Options after which an interpreter runs code from its arguments rather than a file. */
 const INLINE = new Set(['-c', '-e', '--eval', '-p', '--print', '-m']);
 
-/** Shell words up to the first operator, quotes removed; `$CLAUDE_PROJECT_DIR` and `~` expanded. */
+/** Shell words up to the first operator, quotes removed; `$CLAUDE_PROJECT_DIR`, `$HOME` and `~` expanded. */
 export function commandWords(command: string, projectDir: string): string[] {
-  const words: string[] = [];
+  return commandSegments(command, projectDir)[0] ?? [];
+}
+
+/** The words of each simple command of a command line (split at `;`, `|`, `&`, `<`, `>`, parentheses). */
+export function commandSegments(command: string, projectDir: string): string[][] {
+  const segments: string[][] = [];
+  let words: string[] = [];
   let cur = '';
   let has = false;
   let i = 0;
-  const s = command.replace(/\$\{CLAUDE_PROJECT_DIR\}|\$CLAUDE_PROJECT_DIR\b/g, projectDir);
+  const s = command
+    .replace(/\$\{CLAUDE_PROJECT_DIR\}|\$CLAUDE_PROJECT_DIR\b/g, projectDir)
+    .replace(/\$\{HOME\}|\$HOME\b/g, os.homedir());
   while (i < s.length) {
     const c = s[i]!;
     if (c === "'") {
@@ -63,7 +71,10 @@ export function commandWords(command: string, projectDir: string): string[] {
       if (has) words.push(cur);
       cur = '';
       has = false;
-      if (';|&<>()'.includes(c)) return words;
+      if (';|&<>()'.includes(c) && words.length > 0) {
+        segments.push(tilde(words));
+        words = [];
+      }
       i++;
     } else {
       cur += c;
@@ -72,7 +83,40 @@ export function commandWords(command: string, projectDir: string): string[] {
     }
   }
   if (has) words.push(cur);
+  if (words.length > 0) segments.push(tilde(words));
+  return segments;
+}
+
+function tilde(words: readonly string[]): string[] {
   return words.map((w) => (w === '~' || w.startsWith('~/') ? os.homedir() + w.slice(1) : w));
+}
+
+/** Names a hook's code may be in, beside its script: files of the usual script languages, and make files. */
+const SCRIPT_NAME = /\.(sh|bash|zsh|py|pyw|js|mjs|cjs|ts|mts|cts|tsx|jsx|rb|pl|pm|php|lua|tcl|r|jl|ps1|mk|awk|sed)$|(^|\/)(Makefile|makefile|GNUmakefile)$/;
+
+/**
+ * Every file a hook command may run, beyond the script of scriptOf: a hook
+ * is any shell line (`cd hooks && ./guard.sh`, `sh -c './x.sh'`, `bash -e
+ * ./x.sh`, `node --import ./a.mjs ./b.mjs`, `npx tsx ./h.ts`, `make -f
+ * hooks.mk`), so every word of it that names a path (holds a `/`) or a file
+ * of a script language is taken, option values (`--import=./a.mjs`) and
+ * shell `-c` strings included. Taking a word that is no script only makes
+ * writing a file of that name ask.
+ */
+function hookScripts(command: string, projectDir: string, depth = 0): string[] {
+  const out: string[] = [];
+  for (const words of commandSegments(command, projectDir)) {
+    out.push(...scriptOf(words));
+    for (const [k, w] of words.entries()) {
+      // A shell's `-c` string is a command line of its own.
+      if (depth < 3 && k > 0 && /^-[a-z]*c$/.test(words[k - 1]!) && /(^|\/)(ba|z|k|mk|da)?sh$/.test(path.basename(words[0]!))) out.push(...hookScripts(w, projectDir, depth + 1));
+      const v = w.startsWith('-') && w.includes('=') ? w.slice(w.indexOf('=') + 1) : w;
+      if (v.includes('/') || SCRIPT_NAME.test(v)) out.push(v);
+      // `python3 -m pkg.mod` runs pkg/mod.py (or pkg/mod/__main__.py).
+      if (k > 0 && words[k - 1] === '-m' && /^python/.test(path.basename(words[0]!)) && /^[\w.]+$/.test(w)) out.push(`${w.replaceAll('.', '/')}.py`, `${w.replaceAll('.', '/')}/__main__.py`);
+    }
+  }
+  return out;
 }
 
 /** The script a command runs: its program when that is a path, or an interpreter's script operand. */
@@ -95,7 +139,8 @@ function scriptOf(words: readonly string[]): string[] {
 }
 
 function add(out: RunScripts, p: string, base: string | undefined): void {
-  if (p === '' || p.includes('$')) return;
+  // Devices (`2>/dev/null`) are not scripts: taking them would make every `> /dev/null` ask.
+  if (p === '' || p.includes('$') || /^\/(dev|proc)\//.test(p)) return;
   if (path.isAbsolute(p)) out.absolute.push(path.normalize(p));
   else if (base !== undefined) out.absolute.push(path.resolve(base, p));
   else out.relative.push(path.normalize(p));
@@ -108,7 +153,7 @@ export function scriptsRunByService(hooks: HooksConfig, mcpServers: Readonly<Rec
     for (const g of groups) {
       for (const h of g.hooks) {
         if (h.type !== 'command') continue;
-        for (const p of scriptOf(commandWords(h.command, root))) add(out, p, undefined);
+        for (const p of hookScripts(h.command, root)) add(out, p, undefined);
       }
     }
   }

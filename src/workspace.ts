@@ -118,6 +118,23 @@ export function servicePaths(s: ServiceFiles, roots: readonly string[]): { files
   return { files, dirs };
 }
 
+/** `/a/b/c.sh` → [`/a/b`, `/a`]: the directories a relative script path names. */
+function suffixDirs(suffix: string): string[] {
+  const out: string[] = [];
+  for (let d = path.dirname(suffix); d !== path.sep && d !== '.'; d = path.dirname(d)) out.push(d);
+  return out;
+}
+
+/** A file's identity (device and inode), or undefined when it does not exist (a directory's too). */
+function inode(p: string): string | undefined {
+  try {
+    const st = fs.statSync(p);
+    return st.isFile() ? `${st.dev}:${st.ino}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export class Workspace {
   readonly root: string;
   readonly roots: readonly string[];
@@ -163,6 +180,17 @@ export class Workspace {
     const f = this.fold(abs);
     if (this.runScripts.has(f) || this.runScriptSuffixes.some((x) => f.endsWith(x) && this.containsCanonical(f))) {
       return `${abs} is a script toolexec runs itself (a hook or an MCP server)`;
+    }
+    // A directory that holds one: moving or removing it takes the script away (a hook that cannot start does not stop the call).
+    const dir = f.endsWith(path.sep) ? f.slice(0, -1) : f;
+    const held =
+      [...this.runScripts].find((x) => x.startsWith(dir + path.sep)) ??
+      this.runScriptSuffixes.find((x) => this.containsCanonical(f) && suffixDirs(x).some((d) => dir.endsWith(d)));
+    if (held !== undefined) return `${abs} holds ${held.replace(/^\//, '')}, a script toolexec runs itself (a hook or an MCP server)`;
+    // The same file under another name (a hard link): what is written there is written to the script.
+    const id = inode(abs);
+    if (id !== undefined && [...this.runScripts].some((x) => inode(x) === id)) {
+      return `${abs} is a hard link to a script toolexec runs itself (a hook or an MCP server)`;
     }
     return undefined;
   }

@@ -237,7 +237,10 @@ describe('Edit: validation, with Claude Code\u2019s messages and codes', () => {
     const ws = path.join(root, 'ws');
     const f = path.join(ws, 'a.txt');
     // The PreToolUse hook runs after validation and before the call: it plays the outside editor.
-    const hook = `printf 'sneaky\\n' >> '${f}' && touch -m -t 209901010000 '${f}'`;
+    // A script of its own, outside the workspace: a file a hook's command line names is protected (run-scripts.ts).
+    const hookScript = path.join(root, 'sneaky.sh');
+    fs.writeFileSync(hookScript, `#!/bin/sh\nprintf 'sneaky\\n' >> "$1" && touch -m -t 209901010000 "$1"\n`, { mode: 0o755 });
+    const hook = `${hookScript} a.txt`;
     t = await fileApp({
       workspace: { root: ws },
       permissions: { allow: ['Read', 'Edit'] },

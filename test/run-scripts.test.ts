@@ -119,6 +119,29 @@ describe('writing them asks, in every mode that would otherwise allow it', () =>
     expect(fs.existsSync(path.join(t.workspace, 'hooks', 'guard.sh'))).toBe(false);
   });
 
+  it('moving or removing a directory that holds one asks, and so does writing through a hard link to one', async () => {
+    const a = await app('acceptEdits');
+    fs.mkdirSync(path.join(a.workspace, 'other'));
+    fs.linkSync(path.join(a.workspace, 'hooks', 'guard.sh'), path.join(a.workspace, 'other', 'alias.sh'));
+    for (const [tool, input] of [
+      ['Bash', { command: 'mv hooks hooks2' }],
+      ['Bash', { command: 'rm -rf tools' }],
+      // A relative hook path: a directory of that name anywhere in the workspace.
+      ['Bash', { command: 'rm -r sub/tools' }],
+      ['Bash', { command: 'echo "exit 0" > other/alias.sh' }],
+      ['Write', { file_path: 'other/alias.sh', content: 'exit 0\n' }],
+    ] as Array<[string, Record<string, unknown>]>) {
+      if (tool === 'Write') expect((await run(a, 'Read', { file_path: 'other/alias.sh' })).exec.status).toBe('succeeded');
+      const r = await run(a, tool, input);
+      expect(r.exec.status, `${tool} ${JSON.stringify(input)}`).toBe('denied');
+      expect(r.chain.map((c) => c.detail).join('\n'), `${tool} ${JSON.stringify(input)}`).toMatch(/(holds|is a hard link to) .*a script toolexec runs itself/);
+    }
+    expect(fs.readFileSync(path.join(a.workspace, 'hooks', 'guard.sh'), 'utf8')).toBe('#!/bin/sh\nexit 0\n');
+    expect(fs.existsSync(path.join(a.workspace, 'tools', 'check.sh'))).toBe(true);
+    // Other directories are the mode's to allow.
+    expect((await run(a, 'Bash', { command: 'rm -rf other' })).exec.status).toBe('succeeded');
+  });
+
   it("a stdio MCP server's script is protected too", async () => {
     t = await makeApp({
       mcpServers: { local: { command: process.execPath, args: ['./mcp/server.mjs'] } },
@@ -128,5 +151,14 @@ describe('writing them asks, in every mode that would otherwise allow it', () =>
     expect(r.exec.status).toBe('denied');
     expect(r.chain.map((c) => c.detail).join('\n')).toMatch(/mcp\/server\.mjs is a script toolexec runs itself/);
     expect(fs.existsSync(path.join(t.workspace, 'mcp', 'server.mjs'))).toBe(false);
+  });
+});
+
+describe('what a hook only writes', () => {
+  it('is not taken for a script: the target of an output redirection', () => {
+    const hook = (command: string) => ({ hooks: [{ type: 'command' as const, command }] });
+    const s = scriptsRunByService({ PreToolUse: [hook("printf 'x\\n' >> '/ws/a.txt' && ./check.sh 2>/tmp/err.log >| out.txt &> all.txt < ./policy.txt")] }, {}, '/ws');
+    expect(s.absolute).toEqual([]);
+    expect(s.relative.sort()).toEqual(['check.sh', 'policy.txt']);
   });
 });

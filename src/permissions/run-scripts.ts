@@ -42,6 +42,7 @@ export function commandSegments(command: string, projectDir: string): string[][]
   let words: string[] = [];
   let cur = '';
   let has = false;
+  let outputTarget = false;
   let i = 0;
   const s = command
     .replace(/\$\{CLAUDE_PROJECT_DIR\}|\$CLAUDE_PROJECT_DIR\b/g, projectDir)
@@ -68,13 +69,18 @@ export function commandSegments(command: string, projectDir: string): string[][]
       has = true;
       i += 2;
     } else if (/\s/.test(c) || ';|&<>()'.includes(c)) {
-      if (has) words.push(cur);
+      // What an output redirection names is a file the hook writes, not code it runs.
+      if (has) {
+        if (outputTarget) outputTarget = false;
+        else words.push(cur);
+      }
       cur = '';
       has = false;
       if (';|&<>()'.includes(c) && words.length > 0) {
         segments.push(tilde(words));
         words = [];
       }
+      if (c === '>') outputTarget = true;
       i++;
     } else {
       cur += c;
@@ -82,7 +88,7 @@ export function commandSegments(command: string, projectDir: string): string[][]
       i++;
     }
   }
-  if (has) words.push(cur);
+  if (has && !outputTarget) words.push(cur);
   if (words.length > 0) segments.push(tilde(words));
   return segments;
 }

@@ -8,13 +8,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { fileStateKey } from '../file-state/cache.js';
 import { assertRegularFile, decodeText, fileNotFoundMessage, formatFileSize } from '../file-state/text-file.js';
 import { ToolError } from '../pipeline/error-class.js';
 import { checkPathPermission } from '../permissions/filesystem.js';
-import { estimateTokens } from '../pool/tokens.js';
+import { CHARS_PER_TOKEN, estimateTokens, estimateTokensOfChars } from '../pool/tokens.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ContentBlock, ToolContext, ToolResultBlock } from '../tool/types.js';
 import { loadPrompt } from './prompt.js';
@@ -126,9 +126,9 @@ function numbered(lines: readonly string[], startLine: number): string {
   return out;
 }
 
-function tooManyTokens(tokens: number): ToolError {
+function tooManyTokens(tokens: number, atLeast = false): ToolError {
   return new ToolError(
-    `File content (${tokens} tokens) exceeds maximum allowed tokens (${MAX_OUTPUT_TOKENS}). Please use offset and limit parameters to read specific portions of the file, or use the Grep tool to search for specific content.`,
+    `File content (${atLeast ? 'over ' : ''}${tokens} tokens) exceeds maximum allowed tokens (${MAX_OUTPUT_TOKENS}). Please use offset and limit parameters to read specific portions of the file, or use the Grep tool to search for specific content.`,
     'tool_error',
   );
 }
@@ -180,23 +180,61 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
+/** Bytes read at a time from a file too large to be read whole. */
+const STREAM_CHUNK_BYTES = 1 << 20;
+/**
+ * Characters a streamed window may hold: past this its output is over the
+ * token limit whatever its numbering, so it is refused before it is held.
+ */
+const STREAM_WINDOW_MAX_CHARS = MAX_OUTPUT_TOKENS * CHARS_PER_TOKEN;
+
+/**
+ * Lines [start, start + limit) of a file too large to be read whole, split as
+ * splitLines does (\n, the \r of CRLF dropped). Read a chunk at a time from the
+ * already-opened (regular, non-blocking) descriptor: the lines before the
+ * window are skipped without being held, and a window line longer than the
+ * output can carry (a file of one multi-gigabyte line) is refused as soon as
+ * it is, so memory stays bounded whatever the file holds.
+ */
 async function readWindowStreaming(fd: number, start: number, limit: number, signal: AbortSignal): Promise<string[]> {
-  // The already-opened (regular, non-blocking) descriptor: the path is not opened twice.
-  const stream = fs.createReadStream('', { fd, encoding: 'utf8', autoClose: false, start: 0 });
-  const rl = readline.createInterface({ input: stream, crlfDelay: Infinity });
+  const buf = Buffer.alloc(STREAM_CHUNK_BYTES);
+  const decoder = new StringDecoder('utf8');
   const out: string[] = [];
-  let n = 0;
-  try {
-    for await (const line of rl) {
-      if (signal.aborted) break;
-      if (n >= start) out.push(line);
-      n++;
-      if (out.length >= limit) break;
+  let line = 0;
+  let current = '';
+  let held = 0;
+  let pending = false;
+  const take = (text: string, from: number, to: number): void => {
+    if (line < start || to === from) return;
+    held += to - from;
+    if (held > STREAM_WINDOW_MAX_CHARS) throw tooManyTokens(estimateTokensOfChars(held), true);
+    current += text.slice(from, to);
+  };
+  const endLine = (): void => {
+    if (line >= start) out.push(current.endsWith('\r') ? current.slice(0, -1) : current);
+    current = '';
+    pending = false;
+    line++;
+  };
+  for (let pos = 0; ; ) {
+    if (signal.aborted) throw Object.assign(new Error('The read was cancelled'), { name: 'AbortError' });
+    const n = await new Promise<number>((resolve, reject) =>
+      fs.read(fd, buf, 0, buf.length, pos, (err, bytes) => (err ? reject(err) : resolve(bytes))),
+    );
+    const text = n === 0 ? decoder.end() : decoder.write(buf.subarray(0, n));
+    pos += n;
+    for (let i = 0; i < text.length; ) {
+      const nl = text.indexOf('\n', i);
+      take(text, i, nl === -1 ? text.length : nl);
+      pending = true;
+      if (nl === -1) break;
+      endLine();
+      if (out.length >= limit) return out;
+      i = nl + 1;
     }
-  } finally {
-    rl.close();
-    stream.destroy();
+    if (n === 0) break;
   }
+  if (pending) endLine();
   return out;
 }
 

@@ -298,8 +298,9 @@ async function readResult(input: ReadInput, ctx: ToolContext): Promise<ReadOutpu
   const id = input.file_path.slice(RESULT_PREFIX.length);
   const start = Math.max(0, (input.offset ?? 1) - 1);
   const limit = input.limit ?? MAX_LINES_TO_READ;
-  const r = ctx.results.readLines(id, start, limit);
+  const r = ctx.results.readLines(id, start, limit, STREAM_WINDOW_MAX_CHARS);
   if (!r) throw new ToolError(`No stored result ${input.file_path}`, 'not_found');
+  if (r.overflow) throw tooManyTokens(MAX_OUTPUT_TOKENS, true);
   if (r.lines.length === 0) {
     return emptyRead(
       input.file_path,

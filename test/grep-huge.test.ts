@@ -48,6 +48,9 @@ describe('Grep (rg engine) on huge lines and huge numbers of lines', () => {
     const started = performance.now();
     const r = await runGrep(t.app, { pattern: 'a', output_mode: 'content', head_limit: 3, '-A': 1 });
     expect(r.text).toBe('many.txt:1:a\nmany.txt:2:a\nmany.txt:3:a\n\n[Showing results with pagination = limit: 3]');
+    // A context as long as the file (or longer) does not make it wait for the end either.
+    const wide = await runGrep(t.app, { pattern: 'a', output_mode: 'content', head_limit: 2, '-C': 100_000_000 });
+    expect(wide.text).toBe('many.txt:1:a\nmany.txt:2:a\n\n[Showing results with pagination = limit: 2]');
     expect(performance.now() - started).toBeLessThan(5_000);
   });
 
@@ -72,6 +75,8 @@ describe('Grep (rg engine) on huge lines and huge numbers of lines', () => {
       { pattern: 'alpha\\nbeta', multiline: true, '-C': 1 },
       { pattern: '(?:alpha|beta)\\n(?:beta|gamma)\\n', multiline: true, '-B': 2 },
       { pattern: 'delta', '-C': 2, head_limit: 40, offset: 7 },
+      { pattern: 'gamma', '-C': 1000 },
+      { pattern: 'alpha\\ngamma', multiline: true, '-A': 1000, '-B': 3 },
     ];
     for (const q of queries) {
       const input = { output_mode: 'content', head_limit: 0, ...q };

@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '../pipeline/error-class.js';
 import { runChild } from '../util/child.js';
-import { BINARY_SNIFF_BYTES, MAX_FILE_BYTES, MAX_LINE_BYTES, assembleLines, decodeText, isBinaryHead, isLongLine, splitLines } from './file-scan.mjs';
+import { BINARY_SNIFF_BYTES, MAX_FILE_BYTES, MAX_LINE_BYTES, decodeText, displayLine, isBinaryHead, isLongLine, splitLines } from './file-scan.mjs';
 import { overrideGlobs } from './filter.js';
 import { escapeGlobLiteral } from './glob.js';
 import type { ShownLine } from './file-scan.mjs';
@@ -116,7 +116,7 @@ class FileAssembler {
       return;
     }
     // A block's lines come in order, and blocks in order; a line is matched once.
-    if (n <= this.lastPending) return;
+    if (n <= this.lastPending || n < this.next) return;
     this.pending.push(n);
     this.lastPending = n;
     this.lines++;
@@ -188,26 +188,41 @@ class FileAssembler {
   }
 
   /**
-   * Content mode: the lines whose context is complete once rg has reached line
-   * `upTo` (Infinity: the file ended), and what no later line can need is dropped.
+   * Content mode: the lines that can be shown once rg has reached line `upTo`
+   * (Infinity: the file ended). Every match before `upTo` is known then, so
+   * each line before it that lies in a match's context is handed out, in
+   * order, even while that context goes on (a context of millions of lines
+   * is never held); what no later line can need is dropped.
    */
   ready(upTo: number): ShownLine[] {
-    let k = 0;
-    while (k < this.pending.length && this.pending[k]! + this.after < upTo) k++;
-    let out: ShownLine[] = [];
-    if (k > 0) {
-      const done = this.pending.slice(0, k);
-      this.pending = this.pending.slice(k);
-      const next = this.next;
-      const pending = this.pending;
-      // A line shown as context of these may be a match still pending (a multiline block's next line).
-      out = assembleLines(done, this.before, this.after, (n) => (n < next ? '' : this.shown.get(n)))
-        .filter(([n]) => n >= next)
-        .map(([n, text, isMatch]): ShownLine => [n, text, isMatch || pending.includes(n)]);
-      if (out.length > 0) this.next = out[out.length - 1]![0] + 1;
+    const out: ShownLine[] = [];
+    if (this.pending.length > 0) {
+      const isMatch = new Set(this.pending);
+      let open: number | undefined;
+      for (const m of this.pending) {
+        const end = m + this.after;
+        const to = Math.min(end, upTo - 1);
+        let ended = false;
+        for (let n = Math.max(this.next, m - this.before, 1); n <= to; n++) {
+          let text = this.shown.get(n);
+          if (text === undefined) {
+            // Past the end of the file; before a line rg reached, a line whose message was too long to read.
+            if (!Number.isFinite(upTo)) {
+              ended = true;
+              break;
+            }
+            text = LONG_LINE_SHOWN;
+          }
+          out.push([n, displayLine(text), isMatch.has(n)]);
+          this.next = n + 1;
+        }
+        // A match whose context goes on past upTo: the latest one covers what the earlier ones still would.
+        if (!ended && end >= upTo) open = m;
+      }
+      this.pending = open === undefined ? [] : [open];
     }
-    // Kept: the lines a pending match, or one still to come, may show.
-    const keepFrom = (this.pending[0] ?? upTo) - this.before;
+    // Lines before upTo that were not shown are needed only as a later match's leading context.
+    const keepFrom = Math.max(this.next, upTo - this.before);
     for (const n of this.shown.keys()) if (n < keepFrom) this.shown.delete(n);
     return out;
   }

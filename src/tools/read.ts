@@ -11,7 +11,7 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { fileStateKey } from '../file-state/cache.js';
-import { assertRegularFile, decodeText, fileNotFoundMessage, formatFileSize } from '../file-state/text-file.js';
+import { assertRegularFile, countNewlines, decodeText, fileNotFoundMessage, formatFileSize, sliceLines } from '../file-state/text-file.js';
 import { ToolError } from '../pipeline/error-class.js';
 import { checkPathPermission } from '../permissions/filesystem.js';
 import { CHARS_PER_TOKEN, estimateTokens, estimateTokensOfChars } from '../pool/tokens.js';
@@ -173,13 +173,6 @@ function rawOfWhole(whole: string): string | undefined {
   return whole.endsWith('\n') ? whole.slice(0, -1) : whole;
 }
 
-function splitLines(text: string): string[] {
-  const lines = text.split('\n');
-  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-  for (let i = 0; i < lines.length; i++) if (lines[i]!.endsWith('\r')) lines[i] = lines[i]!.slice(0, -1);
-  return lines;
-}
-
 /** Bytes read at a time from a file too large to be read whole. */
 const STREAM_CHUNK_BYTES = 1 << 20;
 /**
@@ -190,7 +183,7 @@ const STREAM_WINDOW_MAX_CHARS = MAX_OUTPUT_TOKENS * CHARS_PER_TOKEN;
 
 /**
  * Lines [start, start + limit) of a file too large to be read whole, split as
- * splitLines does (\n, the \r of CRLF dropped). Read a chunk at a time from the
+ * a whole read does (\n, the \r of CRLF dropped). Read a chunk at a time from the
  * already-opened (regular, non-blocking) descriptor: the lines before the
  * window are skipped without being held, and a window line longer than the
  * output can carry (a file of one multi-gigabyte line) is refused as soon as
@@ -367,9 +360,9 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
         ctx.session.fileState.set(key, { content: whole, timestamp, offset: undefined, limit: undefined, isPartialView: false });
         return { type: 'notebook', filePath: abs, cells, file: { filePath: abs, cells: parsed } };
       }
-      const lines = splitLines(whole);
-      totalLines = lines.length;
-      window = lines.slice(start, start + limit);
+      // Counted and sliced in place: a 16 MB file of newlines would otherwise be an array of 16 million strings.
+      totalLines = countNewlines(whole) + (whole.length > 0 && !whole.endsWith('\n') ? 1 : 0);
+      window = sliceLines(whole, start, limit);
     } else {
       const head = Buffer.alloc(8192);
       const n = fs.readSync(fd, head, 0, head.length, 0);

@@ -211,6 +211,19 @@ describe('globs', () => {
     expect(await env.check('cat many/*')).toMatchObject({ behavior: 'ask', type: 'safety' });
     expect(await ruleEnv().check('cat many/*')).toMatchObject({ behavior: 'allow' });
   });
+
+  it('a glob whose matching would backtrack for long counts as unknown, without holding the event loop', async () => {
+    const env = ruleEnv({ deny: ['Read(./secret/**)'] });
+    fs.mkdirSync(path.join(env.ws, 'long'));
+    for (let i = 0; i < 3; i++) fs.writeFileSync(path.join(env.ws, 'long', `${'a'.repeat(200)}${i}`), '');
+    fs.writeFileSync(path.join(env.ws, 'long', 'xaybzc'), '');
+    const started = performance.now();
+    // picomatch's RegExp takes seconds per name for this one (minutes in all).
+    expect(await env.check('cat long/*a*a*a*a*c')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(performance.now() - started).toBeLessThan(2_000);
+    // Two stars on short names are still expanded and judged.
+    expect((await env.check('cat long/*a*b*')).behavior).not.toBe('ask');
+  });
 });
 
 describe('readers of whole trees', () => {

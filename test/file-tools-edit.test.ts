@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { fileStateKey } from '../src/file-state/cache.js';
 import { editTool } from '../src/tools/edit.js';
 import { cleanupTmp, tmpDir, type TestApp } from './helpers.js';
 import { call, directContext, fileApp, runDirect } from './helpers-files.js';
@@ -137,6 +138,24 @@ describe('Edit: validation, with Claude Code\u2019s messages and codes', () => {
     const r = await runDirect(editTool, { file_path: f, old_string: 'a', new_string: 'b' }, directContext({ root }));
     expect(r).toMatchObject({ stage: 'validate', code: 10 });
     expect((r as { message: string }).message).toBe('File is too large to edit (1GB). Maximum editable file size is 1GB.');
+  });
+
+  it('[6] refuses a large file never read without loading it, and one past the longest string with a clear message', async () => {
+    const root = tmpDir();
+    const f = path.join(root, 'big.txt');
+    fs.writeFileSync(f, 'hello world\n');
+    fs.truncateSync(f, 600 * 1024 * 1024);
+    const ctx = directContext({ root });
+    const started = performance.now();
+    const r = await runDirect(editTool, { file_path: f, old_string: 'hello', new_string: 'bye' }, ctx);
+    expect(r).toMatchObject({ stage: 'validate', code: 6 });
+    expect(performance.now() - started).toBeLessThan(300);
+    // Read as a window, it is editable in principle, but 600 MB of text is more than a string can hold.
+    ctx.session.fileState.set(fileStateKey(ctx.workspace, f), { content: 'hello world', timestamp: Math.floor(fs.statSync(f).mtimeMs), offset: 1, limit: 1, isPartialView: false });
+    // (validateInput throws it; the pipeline makes it the call's error.)
+    const big = await runDirect(editTool, { file_path: f, old_string: 'hello', new_string: 'bye' }, ctx).catch((e: Error) => ({ message: e.message }));
+    expect((big as { message: string }).message).toBe('File is too large (600MB) to be handled as text; at most about 512MB can be.');
+    fs.rmSync(f);
   });
 
   it('[4] a missing file names the working directory and a near name', async () => {

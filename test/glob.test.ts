@@ -6,10 +6,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { globSearch } from '../src/tools/glob.js';
+import { globFiles, globSearch, mayBacktrack } from '../src/tools/glob.js';
 import { Workspace } from '../src/workspace.js';
 import { cleanupTmp, tmpDir, type TestApp } from './helpers.js';
-import { call, decisionChain, fileApp } from './helpers-files.js';
+import { call, decisionChain, directContext, fileApp } from './helpers-files.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -123,4 +123,31 @@ describe('Glob: what it must not show or follow', () => {
     expect(globSearch({ pattern: 'src/a.ts' }, root, ws)).toEqual({ dir: path.join(root, 'src'), pattern: 'a.ts' });
     expect(globSearch({ pattern: '**/*.ts', path: 'sub' }, root, ws)).toEqual({ dir: path.join(root, 'sub'), pattern: '**/*.ts' });
   });
+});
+
+describe('Glob: patterns that backtrack', () => {
+  it('matches several wildcards in one component off the event loop, and ends a match that takes too long', async () => {
+    expect(mayBacktrack('**/*.ts')).toBe(false);
+    expect(mayBacktrack('src/*a*b.ts')).toBe(true);
+    const root = tmpDir();
+    const long = 'a'.repeat(200);
+    for (let i = 0; i < 3; i++) fs.writeFileSync(path.join(root, `${long}${i}`), '');
+    fs.writeFileSync(path.join(root, 'xaybz.ts'), '');
+    const ctx = { ...directContext({ root, allow: ['Glob'] }), signal: new AbortController().signal };
+    // The same answers as picomatch gives.
+    const found = await globFiles({ pattern: '*a*b*.ts' }, ctx);
+    expect(found.files.map((f) => path.basename(f.abs))).toEqual(['xaybz.ts']);
+    // Each long name costs picomatch's RegExp minutes here: the event loop must keep turning, and the call end.
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 50);
+    const started = performance.now();
+    const r = await globFiles({ pattern: '*a*a*a*a*a*c' }, ctx).then(
+      () => 'finished',
+      (e: Error) => e.message,
+    );
+    clearInterval(ticker);
+    expect(r).toContain('Glob timed out after 10 s');
+    expect(performance.now() - started).toBeLessThan(15_000);
+    expect(ticks).toBeGreaterThan(50);
+  }, 30_000);
 });

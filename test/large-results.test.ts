@@ -6,7 +6,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SpillingOutputSink } from '../src/results/output-sink.js';
-import { CHUNK_CHARS } from '../src/results/store.js';
+import { CHUNK_CHARS, ResultStore } from '../src/results/store.js';
+import { openDatabase } from '../src/storage/db.js';
 import { buildTool } from '../src/tool/build-tool.js';
 import { cleanupTmp, execute, makeApp, textOf, use, type TestApp } from './helpers.js';
 
@@ -106,5 +107,31 @@ describe('SpillingOutputSink', () => {
     // Byte ranges across chunk edges concatenate to the exact bytes.
     const bytes = Buffer.concat([...store.bytes(r.id, 100_000, 400_000)]);
     expect(bytes.equals(Buffer.from(all).subarray(100_000, 400_001))).toBe(true);
+  });
+});
+
+describe('Read of a stored result: lines that span chunks', () => {
+  it('gives every line whole, also one that starts in one chunk and ends in the next', () => {
+    const store = new ResultStore(openDatabase({ path: ':memory:' }));
+    const all = Array.from({ length: 3000 }, (_, i) => `line ${i} ${'y'.repeat(50)}`);
+    const { id } = store.put({ sessionId: 's', tool: 't' }, `${all.join('\n')}\n`);
+    const wrong = all.filter((line, k) => store.readLines(id, k, 1)!.lines[0] !== line);
+    expect(wrong).toEqual([]);
+    expect(store.readLines(id, 1090, 5)!.lines).toEqual(all.slice(1090, 1095));
+  });
+
+  it('refuses a line longer than the output can carry instead of giving its last chunk', async () => {
+    t = await makeApp({ permissions: { allow: ['Read'] } });
+    const store = t.app.toolexec.results;
+    const { id } = store.put({ sessionId: 'lr', tool: 't' }, `a\n${'x'.repeat(5 * CHUNK_CHARS)}\nb\n`);
+    const huge = await execute(t.app, { session_id: 'lr', tool_uses: [use('Read', { file_path: `result://${id}`, offset: 2, limit: 1 })] });
+    expect(huge.body.tool_results[0]).toMatchObject({ is_error: true });
+    expect(textOf(huge.body.tool_results[0]!.content)).toContain('exceeds maximum allowed tokens (25000)');
+    const after = await execute(t.app, { session_id: 'lr', tool_uses: [use('Read', { file_path: `result://${id}`, offset: 3 })] });
+    expect(textOf(after.body.tool_results[0]!.content)).toBe('     3\tb');
+    // Lines under the limit that span chunks come back whole.
+    const { id: id2 } = store.put({ sessionId: 'lr', tool: 't' }, `a\n${'z'.repeat(CHUNK_CHARS + 10)}\n`);
+    const r = store.readLines(id2, 1, 1)!;
+    expect(r.lines[0]).toHaveLength(CHUNK_CHARS + 10);
   });
 });

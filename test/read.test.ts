@@ -347,3 +347,31 @@ describe('Read: what it must refuse quickly', () => {
     expect(readTool.getPath(input)).toBe('/w/a.txt');
   });
 });
+
+describe('Read: files over 16 MB, read as a window', () => {
+  /** A sparse file: `head` then zero bytes (no disk blocks) up to `size`; one line from the head on. */
+  function sparse(p: string, head: string, size: number): string {
+    write(p, head);
+    fs.truncateSync(p, size);
+    return p;
+  }
+
+  it('refuses a single line of 600 MB (more than a string can hold) without taking the service down', async () => {
+    t = await fileApp(READ_ALLOWED);
+    // The head is text, so the file is not judged binary; the line goes on past V8's longest string.
+    const f = sparse(path.join(t.workspace, 'one-line.txt'), 'x'.repeat(8192), 600 * 1024 * 1024);
+    const r = await call(t, 'Read', { file_path: f, offset: 1, limit: 1 });
+    expect(r).toMatchObject({ isError: true, status: 'failed' });
+    expect(r.text).toMatch(/File content \(over \d+ tokens\) exceeds maximum allowed tokens \(25000\)/);
+    fs.rmSync(f);
+  });
+
+  it('splits lines as a whole read does (\\n, CRLF\u2019s \\r dropped) and reads past the window', async () => {
+    t = await fileApp(READ_ALLOWED);
+    const f = sparse(path.join(t.workspace, 'big.txt'), `a\nb\r\n${'c'.repeat(9000)}\nd\n`, 17 * 1024 * 1024);
+    const r = await call(t, 'Read', { file_path: f, offset: 2, limit: 2 });
+    expect(r.isError).toBe(false);
+    expect(r.text).toBe(`     2\tb\n     3\t${'c'.repeat(9000)}`);
+    fs.rmSync(f);
+  });
+});

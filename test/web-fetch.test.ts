@@ -14,6 +14,7 @@ import type { ToolContext } from '../src/tool/types.js';
 import { webFetchTool } from '../src/tools/web-fetch.js';
 import { hostOfUrl } from '../src/web/domain-rules.js';
 import { blockedAddressReason } from '../src/web/ip.js';
+import { bodyToText } from '../src/web/to-text.js';
 import { cleanupTmp, execute, makeApp, textOf, use, type TestApp } from './helpers.js';
 
 const PAGE = `<!doctype html><html><head><title>Test  Page</title><style>.x{color:red}</style>
@@ -380,5 +381,27 @@ describe('WebFetch(domain:…) rules', () => {
     } finally {
       await Promise.all([denied.close(), unruled.close(), allowed.close()]);
     }
+  });
+});
+
+describe('WebFetch: HTML that is slow to convert', () => {
+  it('converts off the event loop and gives up on a page that takes too long (deeply nested elements)', async () => {
+    // 50,000 nested <div>s (550 KB): turndown's parser spends 30 s on it, then overflows its stack.
+    const page = Buffer.from(`<html><title>t</title><body>${'<div>'.repeat(50_000)}x${'</div>'.repeat(50_000)}</body></html>`);
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 50);
+    const started = performance.now();
+    const r = await bodyToText(page, 'text/html', undefined, undefined, 2_000).then(
+      () => 'converted',
+      (e: Error) => e.message,
+    );
+    clearInterval(ticker);
+    expect(r).toContain("could not convert the page's HTML to text");
+    expect(performance.now() - started).toBeLessThan(6_000);
+    expect(ticks).toBeGreaterThan(10);
+    // An ordinary page still converts, with its title.
+    const ok = await bodyToText(Buffer.from('<html><head><title>Hi  there</title></head><body><h1>A</h1><p><em>b</em></p></body></html>'), 'text/html', undefined);
+    expect(ok).toMatchObject({ title: 'Hi there', converted: true });
+    expect(ok.text).toContain('# A\n\n_b_');
   });
 });

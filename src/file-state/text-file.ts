@@ -225,7 +225,15 @@ export async function readTextFile(abs: string, maxBytes = Number.POSITIVE_INFIN
       if (cap === maxBytes) throw new ToolError(`File is too large (more than ${formatFileSize(maxBytes)}); at most ${formatFileSize(maxBytes)} can be handled.`, 'tool_error');
       throw moreThanItsSize(abs, fst.size);
     }
-    const { content, encoding, bom } = decodeText(buf);
+    let decoded: ReturnType<typeof decodeText>;
+    try {
+      decoded = decodeText(buf);
+    } catch (e) {
+      // Past V8's longest string (about 512 MiB of text): not an error of ours, but a limit.
+      if ((e as NodeJS.ErrnoException).code !== 'ERR_STRING_TOO_LONG') throw e;
+      throw new ToolError(`File is too large (${formatFileSize(fst.size)}) to be handled as text; at most about 512MB can be.`, 'tool_error');
+    }
+    const { content, encoding, bom } = decoded;
     return { content, encoding, bom, mtimeMs: fst.mtimeMs, mode: fst.mode & 0o7777, uid: fst.uid, gid: fst.gid, size: fst.size };
   } finally {
     await fh.close();

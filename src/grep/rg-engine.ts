@@ -23,9 +23,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '../pipeline/error-class.js';
 import { runChild } from '../util/child.js';
-import { BINARY_SNIFF_BYTES, MAX_FILE_BYTES, MAX_LINE_BYTES, assembleLines, decodeText, isBinaryHead, isLongLine, readRegularFile, splitLines } from './file-scan.mjs';
+import { BINARY_SNIFF_BYTES, MAX_FILE_BYTES, MAX_LINE_BYTES, decodeText, displayLine, isBinaryHead, isLongLine, readRegularFile, splitLines } from './file-scan.mjs';
 import { overrideGlobs } from './filter.js';
 import { escapeGlobLiteral } from './glob.js';
+import type { ShownLine } from './file-scan.mjs';
 import type { EngineLimits, FileHit, HitSink, SearchQuery } from './types.js';
 
 const TYPE_NAME = 'toolexecselected';
@@ -86,16 +87,40 @@ function stringOf(t: RgText | undefined): string {
   return t.bytes !== undefined ? Buffer.from(t.bytes, 'base64').toString('utf8') : (t.text ?? '');
 }
 
-/** Builds one file's hit from rg's JSON messages, applying the long-line rule. */
+/**
+ * Builds one file's hit from rg's JSON messages, applying the long-line rule.
+ * In content mode the lines are handed out as soon as their context is
+ * complete (`ready`), so a file of millions of matching lines is never held
+ * whole; otherwise only the figures are kept.
+ */
 class FileAssembler {
   private readonly shown = new Map<number, string>();
-  private readonly matched = new Set<number>();
+  /** Matched line numbers not handed out yet (content mode), ascending. */
+  private pending: number[] = [];
+  private lastPending = 0;
+  /** Lines before this one were handed out. */
+  private next = 1;
+  private lines = 0;
   private count = 0;
 
   constructor(
     private readonly wholeText: boolean,
     private readonly withLines: boolean,
+    private readonly before: number,
+    private readonly after: number,
   ) {}
+
+  private matchedLine(n: number): void {
+    if (!this.withLines) {
+      this.lines++;
+      return;
+    }
+    // A block's lines come in order, and blocks in order; a line is matched once.
+    if (n <= this.lastPending || n < this.next) return;
+    this.pending.push(n);
+    this.lastPending = n;
+    this.lines++;
+  }
 
   match(d: RgMessage['data']): void {
     const first = d.line_number ?? 1;
@@ -119,7 +144,7 @@ class FileAssembler {
     if (!this.wholeText) {
       texts.forEach((_t, k) => {
         if (!long[k]) {
-          this.matched.add(first + k);
+          this.matchedLine(first + k);
           this.count++;
         }
       });
@@ -130,7 +155,7 @@ class FileAssembler {
     const all = d.submatches ?? [];
     const subs = all.filter((m) => !(m.start === m.end && m.start < raw.length && (raw[m.start]! & 0xc0) === 0x80));
     if (!long.includes(true)) {
-      texts.forEach((_t, k) => this.matched.add(first + k));
+      texts.forEach((_t, k) => this.matchedLine(first + k));
       this.count += all.length === 0 ? 1 : subs.length;
       return;
     }
@@ -145,7 +170,7 @@ class FileAssembler {
       let touches = false;
       for (let k = a; k <= b; k++) if (long[k]) touches = true;
       if (touches) continue;
-      for (let k = a; k <= b; k++) this.matched.add(first + k);
+      for (let k = a; k <= b; k++) this.matchedLine(first + k);
       this.count++;
     }
   }
@@ -157,13 +182,69 @@ class FileAssembler {
     this.shown.set(d.line_number, body.toString('utf8'));
   }
 
-  hit(abs: string, before: number, after: number): FileHit | undefined {
-    if (this.matched.size === 0) return undefined;
-    const matched = [...this.matched].sort((a, b) => a - b);
-    const lines = this.withLines ? assembleLines(matched, before, after, (n) => this.shown.get(n)) : undefined;
-    return { abs, count: this.wholeText ? this.count : matched.length, lines };
+  /** A context line too long to be reported whole (its message was over the cap). */
+  longContext(n: number): void {
+    if (this.withLines) this.shown.set(n, LONG_LINE_SHOWN);
+  }
+
+  /**
+   * Content mode: the lines that can be shown once rg has reached line `upTo`
+   * (Infinity: the file ended). Every match before `upTo` is known then, so
+   * each line before it that lies in a match's context is handed out, in
+   * order, even while that context goes on (a context of millions of lines
+   * is never held); what no later line can need is dropped.
+   */
+  ready(upTo: number): ShownLine[] {
+    const out: ShownLine[] = [];
+    if (this.pending.length > 0) {
+      const isMatch = new Set(this.pending);
+      let open: number | undefined;
+      for (const m of this.pending) {
+        const end = m + this.after;
+        const to = Math.min(end, upTo - 1);
+        let ended = false;
+        for (let n = Math.max(this.next, m - this.before, 1); n <= to; n++) {
+          let text = this.shown.get(n);
+          if (text === undefined) {
+            // Past the end of the file; before a line rg reached, a line whose message was too long to read.
+            if (!Number.isFinite(upTo)) {
+              ended = true;
+              break;
+            }
+            text = LONG_LINE_SHOWN;
+          }
+          out.push([n, displayLine(text), isMatch.has(n)]);
+          this.next = n + 1;
+        }
+        // A match whose context goes on past upTo: the latest one covers what the earlier ones still would.
+        if (!ended && end >= upTo) open = m;
+      }
+      this.pending = open === undefined ? [] : [open];
+    }
+    // Lines before upTo that were not shown are needed only as a later match's leading context.
+    const keepFrom = Math.max(this.next, upTo - this.before);
+    for (const n of this.shown.keys()) if (n < keepFrom) this.shown.delete(n);
+    return out;
+  }
+
+  hit(abs: string): FileHit | undefined {
+    if (this.lines === 0) return undefined;
+    return { abs, count: this.wholeText ? this.count : this.lines, lines: undefined };
   }
 }
+
+/** What a context line is shown as when it was too long for rg's message to be read. */
+const LONG_LINE_SHOWN = '[... line too long to show]';
+
+/**
+ * The longest rg --json message read: a match or context line of a plain
+ * search is at most MAX_LINE_BYTES once it counts (with escapes and
+ * submatches, well under a megabyte), so anything longer is a line that is
+ * never searched; a multiline match (a block of lines) may be longer, up to
+ * the largest file searched.
+ */
+const MAX_MESSAGE_CHARS = 4 * 1024 * 1024;
+const MAX_BLOCK_MESSAGE_CHARS = 64 * 1024 * 1024;
 
 /** Memoised per-search checks of reported files. */
 class Screen {
@@ -266,45 +347,120 @@ async function runRg(
   }
 }
 
-/** Parses a stream of rg --json lines into hits. */
-function jsonConsumer(q: SearchQuery, root: string, screen: Screen, emit: (h: FileHit) => boolean): (chunk: string) => boolean {
+/**
+ * Parses a stream of rg --json lines into hits. Never throws (it runs in the
+ * pipe's 'data' listener): a failure is kept in `failure` and ends the read.
+ * Each chunk is searched for newlines once, and a message over the cap is not
+ * gathered: only its start and end are kept, to tell what it was.
+ */
+function jsonConsumer(
+  q: SearchQuery,
+  root: string,
+  screen: Screen,
+  emit: (h: FileHit) => boolean,
+  state: { failure?: ToolError } = {},
+): (chunk: string) => boolean {
   const wholeText = q.multiline && q.pattern.canMatchNewline;
-  let buf = '';
+  const withLines = q.mode === 'content';
+  const cap = wholeText ? MAX_BLOCK_MESSAGE_CHARS : MAX_MESSAGE_CHARS;
+  let parts: string[] = [];
+  let size = 0;
+  let head: string | undefined;
+  let tail = '';
   let current: { abs: string; asm: FileAssembler | undefined } | undefined;
-  return (chunk) => {
-    buf += chunk;
-    let from = 0;
-    for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n', from)) {
-      const line = buf.slice(from, nl);
-      from = nl + 1;
-      if (line.length === 0) continue;
-      let m: RgMessage;
-      try {
-        m = JSON.parse(line) as RgMessage;
-      } catch {
-        continue;
-      }
-      if (m.type === 'begin') {
-        const abs = path.join(root, stringOf(m.data.path));
-        const skip = screen.denied(abs) || screen.binary(abs);
-        current = { abs, asm: skip ? undefined : new FileAssembler(wholeText, q.mode === 'content') };
-      } else if (m.type === 'match') current?.asm?.match(m.data);
-      else if (m.type === 'context') current?.asm?.context(m.data);
-      else if (m.type === 'end') {
-        const hit = current?.asm?.hit(current.abs, q.before, q.after);
-        current = undefined;
-        if (hit && !emit(hit)) return false;
-      }
+
+  const streamed = (upTo: number): boolean => {
+    const lines = current?.asm?.ready(upTo) ?? [];
+    return lines.length === 0 || emit({ abs: current!.abs, count: 0, lines });
+  };
+  const message = (m: RgMessage): boolean => {
+    if (m.type === 'begin') {
+      const abs = path.join(root, stringOf(m.data.path));
+      const skip = screen.denied(abs) || screen.binary(abs);
+      current = { abs, asm: skip ? undefined : new FileAssembler(wholeText, withLines, q.before, q.after) };
+    } else if (m.type === 'match' || m.type === 'context') {
+      if (withLines && m.data.line_number != null && !streamed(m.data.line_number)) return false;
+      if (m.type === 'match') current?.asm?.match(m.data);
+      else current?.asm?.context(m.data);
+    } else if (m.type === 'end') {
+      if (withLines && !streamed(Number.POSITIVE_INFINITY)) return false;
+      const hit = withLines ? undefined : current?.asm?.hit(current.abs);
+      current = undefined;
+      if (hit && !emit(hit)) return false;
     }
-    buf = buf.slice(from);
     return true;
+  };
+  /** A message over the cap: a long line of a plain search is skipped (a context line is shown as too long); a block fails the search. */
+  const oversized = (start: string, end: string): boolean => {
+    const type = /^\{"type":"(\w+)"/.exec(start)?.[1];
+    if (type !== 'match' && type !== 'context') return true;
+    if (wholeText) {
+      state.failure = new ToolError(
+        `A match in ${current?.abs ?? 'a file'} spans more than ${cap / (1024 * 1024)} MB of text, too much to report; narrow the pattern, or use output_mode "files_with_matches".`,
+        'tool_error',
+      );
+      return false;
+    }
+    const n = /"line_number":(\d+)/.exec(end)?.[1];
+    if (type === 'context' && n !== undefined) {
+      if (withLines && !streamed(Number(n))) return false;
+      current?.asm?.longContext(Number(n));
+    }
+    return true;
+  };
+  const line = (): boolean => {
+    if (head !== undefined) {
+      const start = head;
+      const end = tail;
+      head = undefined;
+      tail = '';
+      return oversized(start, end);
+    }
+    const text = parts.length === 1 ? parts[0]! : parts.join('');
+    parts = [];
+    size = 0;
+    if (text.length === 0) return true;
+    let m: RgMessage;
+    try {
+      m = JSON.parse(text) as RgMessage;
+    } catch {
+      return true;
+    }
+    return message(m);
+  };
+  return (chunk) => {
+    if (state.failure) return false;
+    try {
+      for (let from = 0; ; ) {
+        const nl = chunk.indexOf('\n', from);
+        const piece = nl === -1 ? chunk.slice(from) : chunk.slice(from, nl);
+        if (head === undefined) {
+          parts.push(piece);
+          size += piece.length;
+          if (size > cap) {
+            head = parts.join('').slice(0, 256);
+            parts = [];
+            size = 0;
+          }
+        }
+        if (head !== undefined) tail = (tail + piece).slice(-256);
+        if (nl === -1) return true;
+        from = nl + 1;
+        if (!line()) return false;
+      }
+    } catch (e) {
+      state.failure = new ToolError(`The search failed: ${(e as Error).message}`, 'internal');
+      return false;
+    }
   };
 }
 
 export async function searchRg(q: SearchQuery, sink: HitSink, limits: EngineLimits): Promise<void> {
   const screen = new Screen(q);
   if (q.mode !== 'files_with_matches') {
-    await runRg(q, rgArgs(q, 'json', q.single), q.root, limits, jsonConsumer(q, q.root, screen, sink));
+    const state: { failure?: ToolError } = {};
+    await runRg(q, rgArgs(q, 'json', q.single), q.root, limits, jsonConsumer(q, q.root, screen, sink, state));
+    if (state.failure) throw state.failure;
     return;
   }
   let pending = '';
@@ -329,9 +485,11 @@ async function survivesLongLines(q: SearchQuery, abs: string, screen: Screen, li
   let found = false;
   const dir = path.dirname(abs);
   const one: SearchQuery = { ...q, mode: 'count' };
+  const state: { failure?: ToolError } = {};
   await runRg(one, rgArgs(one, 'json', path.basename(abs)), dir, limits, jsonConsumer(one, dir, screen, () => {
     found = true;
     return false;
-  }));
+  }, state));
+  if (state.failure) throw state.failure;
   return found;
 }

@@ -181,6 +181,21 @@ export function globMayBeOption(w: Word, dirs: readonly string[]): boolean {
 /** At most this many names per glob, and directories read to expand one, before its reach counts as unknown. */
 const GLOB_MAX_MATCHES = 256;
 const GLOB_MAX_DIRS = 64;
+/**
+ * Backtracking steps picomatch's RegExp may take to expand one glob. A
+ * component with k stars costs up to C(n, k) steps on a name of n characters
+ * that does not match (`*a*a*a*a*c` on a 200-character name of a's: seconds,
+ * on the event loop); past this budget the glob's reach counts as unknown
+ * instead of being computed.
+ */
+const GLOB_MAX_STEPS = 5_000_000;
+
+/** C(n, k), the steps a component of k stars may take on a name of n characters. */
+function backtrackSteps(n: number, k: number): number {
+  let c = 1;
+  for (let i = 0; i < k && c < Number.MAX_SAFE_INTEGER; i++) c = (c * (n - i)) / (i + 1);
+  return Math.max(c, 1);
+}
 
 /**
  * The existing paths an absolute pattern matches, as bash expands it
@@ -191,6 +206,7 @@ const GLOB_MAX_DIRS = 64;
 export function expandGlob(pattern: string): string[] | undefined {
   let paths = ['/'];
   let dirsRead = 0;
+  let steps = 0;
   for (const part of pattern.split('/')) {
     if (part === '' || part === '.') continue;
     if (part === '..') {
@@ -203,6 +219,7 @@ export function expandGlob(pattern: string): string[] | undefined {
       continue;
     }
     const isMatch = picomatch(part, { dot: part.startsWith('.'), nobrace: true, noextglob: true });
+    const stars = (part.replace(/\\./g, '').match(/\*+/g) ?? []).length;
     const next: string[] = [];
     for (const dir of paths) {
       if (++dirsRead > GLOB_MAX_DIRS) return undefined;
@@ -213,6 +230,7 @@ export function expandGlob(pattern: string): string[] | undefined {
         continue;
       }
       for (const n of names) {
+        if (stars >= 2 && (steps += backtrackSteps(n.length, stars)) > GLOB_MAX_STEPS) return undefined;
         if (!isMatch(n)) continue;
         next.push(path.join(dir, n));
         if (next.length > GLOB_MAX_MATCHES) return undefined;

@@ -153,7 +153,7 @@ export class ResultStore {
       'SELECT seq FROM result_chunks WHERE result_id = ? AND byte_start <= ? ORDER BY seq DESC LIMIT 1',
     );
     this.chunkForLine = db.prepare(
-      'SELECT seq FROM result_chunks WHERE result_id = ? AND line_start <= ? ORDER BY seq DESC LIMIT 1',
+      'SELECT seq FROM result_chunks WHERE result_id = ? AND line_start < ? ORDER BY seq DESC LIMIT 1',
     );
     this.del = db.prepare('DELETE FROM results WHERE id = ?');
   }
@@ -224,29 +224,49 @@ export class ResultStore {
 
   /**
    * Lines [offset, offset + limit) (0-based), reading only the chunks that hold
-   * them. `totalLines` counts a last line without a newline.
+   * them. `totalLines` counts a last line without a newline. A line may span
+   * many chunks (a command's output without newlines): reading starts at the
+   * chunk where line `offset` starts, and past `maxChars` characters of lines
+   * the read stops and says so (`overflow`), so that one huge line is never
+   * gathered whole.
    */
-  readLines(id: string, offset: number, limit: number): { lines: string[]; totalLines: number } | undefined {
+  readLines(
+    id: string,
+    offset: number,
+    limit: number,
+    maxChars = Number.POSITIVE_INFINITY,
+  ): { lines: string[]; totalLines: number; overflow?: boolean } | undefined {
     const meta = this.meta(id);
     if (!meta || meta.complete !== 1) return undefined;
     const lastChunk = this.lastChunkEndsWithNewline(id, meta);
     const totalLines = meta.total_lines + (lastChunk ? 0 : 1);
     const lines: string[] = [];
     if (meta.total_chars === 0) return { lines, totalLines: 0 };
-    const first = this.chunkForLine.get(id, offset) as { seq: number } | undefined;
+    // Line `offset` starts after the offset-th newline: in the last chunk that begins before it.
+    const first = offset === 0 ? undefined : (this.chunkForLine.get(id, offset) as { seq: number } | undefined);
     let lineNo = -1;
-    let carry = '';
+    let current = '';
+    let held = 0;
     for (const c of this.chunks(id, first?.seq ?? 0)) {
       if (lineNo < 0) lineNo = c.line_start;
-      const parts = (carry + c.data).split('\n');
-      carry = parts.pop() ?? '';
-      for (const line of parts) {
-        if (lineNo >= offset && lines.length < limit) lines.push(line);
+      const data = c.data;
+      for (let pos = 0; pos < data.length; ) {
+        const nl = data.indexOf('\n', pos);
+        const end = nl === -1 ? data.length : nl;
+        if (lineNo >= offset && end > pos) {
+          held += end - pos;
+          if (held > maxChars) return { lines, totalLines, overflow: true };
+          current += data.slice(pos, end);
+        }
+        if (nl === -1) break;
+        if (lineNo >= offset) lines.push(current);
+        current = '';
         lineNo++;
         if (lines.length >= limit) return { lines, totalLines };
+        pos = nl + 1;
       }
     }
-    if (carry.length > 0 && lineNo >= offset && lines.length < limit) lines.push(carry);
+    if (current.length > 0 && lineNo >= offset && lines.length < limit) lines.push(current);
     return { lines, totalLines };
   }
 

@@ -68,8 +68,8 @@ export interface SessionView {
 }
 
 export interface ResultReader {
-  /** Reads a persisted result's text as lines [offset, offset+limit). */
-  readLines(id: string, offset: number, limit: number): { lines: string[]; totalLines: number } | undefined;
+  /** Reads a persisted result's text as lines [offset, offset+limit); `overflow` once they hold more than maxChars characters. */
+  readLines(id: string, offset: number, limit: number, maxChars?: number): { lines: string[]; totalLines: number; overflow?: boolean } | undefined;
   exists(id: string): boolean;
 }
 

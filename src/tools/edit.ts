@@ -79,6 +79,10 @@ async function validate(input: EditInput, ctx: ToolContext): Promise<ValidationR
   if (st && st.size > MAX_EDIT_FILE_SIZE) {
     return fail(10, `File is too large to edit (${formatFileSize(st.size)}). Maximum editable file size is ${formatFileSize(MAX_EDIT_FILE_SIZE)}.`);
   }
+  // A file never read in this session is refused before its content is loaded (it may be a gigabyte).
+  if (st?.isFile() && old_string !== '' && !isNotebook(abs) && ctx.session.fileState.get(fileStateKey(ctx.workspace, abs)) === undefined) {
+    return fail(6, FILE_NOT_READ);
+  }
   const file = await readTextFile(abs);
   if (!file) {
     if (old_string === '') return { ok: true };

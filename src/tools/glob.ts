@@ -11,6 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import { ToolError } from '../pipeline/error-class.js';
@@ -48,6 +49,59 @@ interface Found {
   mtimeMs: number;
 }
 
+/** How long a pattern that may backtrack may take to match the names found. */
+export const GLOB_MATCH_TIMEOUT_MS = 10_000;
+const WORKER_URL = new URL('./glob-worker.mjs', import.meta.url);
+
+/**
+ * Whether picomatch's RegExp for the pattern may backtrack for long: two or
+ * more unbounded wildcards (`*`, an extglob) within one path component take
+ * time polynomial in the name's length (seconds per name for `*a*a*a*c` on a
+ * 200-character name). Such patterns are matched in a worker thread, with a
+ * time limit, never on the event loop.
+ */
+export function mayBacktrack(pattern: string): boolean {
+  return pattern.split('/').some((part) => {
+    if (part === '**') return false;
+    const stars = part.replace(/\\./g, '').match(/\*+|[+@!?]\(/g);
+    return stars !== null && stars.length >= 2;
+  });
+}
+
+/** The indices of `paths` that match, computed in a worker that is ended after `timeoutMs` or on cancel. */
+async function matchInWorker(pattern: string, paths: string[], signal: AbortSignal, timeoutMs: number): Promise<Set<number>> {
+  if (paths.length === 0) return new Set();
+  const worker = new Worker(WORKER_URL, { workerData: { pattern, paths }, resourceLimits: { maxOldGenerationSizeMb: 256 }, stdout: false, stderr: false });
+  return new Promise<Set<number>>((resolve, reject) => {
+    let settled = false;
+    const finish = (err: Error | undefined, matched?: number[]): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      void worker.terminate();
+      if (err) reject(err);
+      else resolve(new Set(matched));
+    };
+    const onAbort = (): void => finish(Object.assign(new Error('The search was cancelled'), { name: 'AbortError' }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(
+      () =>
+        finish(
+          new ToolError(
+            `Glob timed out after ${timeoutMs / 1000} s matching "${pattern}" against ${paths.length} names: several wildcards in one path component make matching slow on long names. Use fewer * per component (e.g. "*foo*" rather than "*f*o*o*"), or narrow the path.`,
+            'timeout',
+          ),
+        ),
+      timeoutMs,
+    );
+    timer.unref();
+    worker.on('message', (m: number[]) => finish(undefined, m));
+    worker.on('error', (e) => finish(new ToolError(`Glob failed: ${e.message}`, 'internal')));
+    worker.on('exit', (code) => finish(new ToolError(`The glob worker stopped unexpectedly (exit code ${code}).`, 'internal')));
+  });
+}
+
 /** The directory walked and the pattern relative to it. */
 export function globSearch(input: GlobInput, cwd: string, workspace: Workspace): { dir: string; pattern: string } {
   const root = workspace.resolve(input.path ?? '.', cwd);
@@ -81,14 +135,16 @@ export async function globFiles(
   }
   if (!st.isDirectory()) throw new ToolError(`Path is not a directory: ${start}`, 'io');
 
-  const isMatch = picomatch(pattern, { dot: false });
+  // A pattern that may backtrack is matched after the walk, in a worker: here every file is a candidate.
+  const deferred = mayBacktrack(pattern);
+  const isMatch = deferred ? () => true : picomatch(pattern, { dot: false });
   const maxDepth = pattern.includes('**') ? Number.POSITIVE_INFINITY : pattern.split('/').length;
   // Dot directories are entered only when the pattern names one.
   const wantsDot = /(^|\/)\.[^/]/.test(pattern);
   // Searching inside the working directories, a symlink does not carry the walk outside them.
   const confined = ctx.workspace.contains(start);
 
-  const files: Found[] = [];
+  let files: Found[] = [];
   const seenDirs = new Set<string>();
   let visited = 0;
   let limitHit = false;
@@ -142,6 +198,10 @@ export async function globFiles(
         stack.push({ dir: abs, depth: depth + 1, linked: viaLink });
       } else if (isFile && isMatch(path.relative(start, abs))) {
         if (ctx.permissions.isReadDenied(abs)) continue;
+        if (deferred) {
+          files.push({ abs, mtimeMs: mtimeMs ?? Number.NaN });
+          continue;
+        }
         if (mtimeMs === undefined) {
           try {
             mtimeMs = fs.statSync(abs).mtimeMs;
@@ -153,6 +213,23 @@ export async function globFiles(
       }
     }
     if (limitHit) break;
+  }
+  if (deferred && !ctx.signal.aborted) {
+    const matched = await matchInWorker(pattern, files.map((f) => path.relative(start, f.abs)), ctx.signal, GLOB_MATCH_TIMEOUT_MS);
+    const kept: Found[] = [];
+    for (let i = 0; i < files.length; i++) {
+      if (!matched.has(i)) continue;
+      const f = files[i]!;
+      if (Number.isNaN(f.mtimeMs)) {
+        try {
+          f.mtimeMs = fs.statSync(f.abs).mtimeMs;
+        } catch {
+          continue;
+        }
+      }
+      kept.push(f);
+    }
+    files = kept;
   }
   files.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.abs < b.abs ? -1 : a.abs > b.abs ? 1 : 0));
   return { files, visitedLimitHit: limitHit };

@@ -9,13 +9,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { promisify } from 'node:util';
 import { z } from 'zod';
 import { fileStateKey } from '../file-state/cache.js';
-import { assertRegularFile, decodeText, fileNotFoundMessage, formatFileSize, moreThanItsSize, readAtMost } from '../file-state/text-file.js';
+import { assertRegularFile, countNewlines, decodeText, fileNotFoundMessage, formatFileSize, moreThanItsSize, readAtMost, sliceLines } from '../file-state/text-file.js';
 import { ToolError } from '../pipeline/error-class.js';
 import { assertStillPermitted, checkPathPermission } from '../permissions/filesystem.js';
-import { estimateTokens, estimateTokensOfChars } from '../pool/tokens.js';
+import { CHARS_PER_TOKEN, estimateTokens, estimateTokensOfChars } from '../pool/tokens.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ContentBlock, ToolContext, ToolResultBlock } from '../tool/types.js';
 import { loadPrompt } from './prompt.js';
@@ -36,8 +35,6 @@ const IMAGE_TYPES: Readonly<Record<string, string>> = {
 };
 
 const RESULT_PREFIX = 'result://';
-
-const readAt = promisify(fs.read);
 
 export const ReadInput = z.strictObject({
   file_path: z.string().min(1).describe('The absolute path to the file to read, or a result://<id> reference'),
@@ -129,9 +126,9 @@ function numbered(lines: readonly string[], startLine: number): string {
   return out;
 }
 
-function tooManyTokens(tokens: number): ToolError {
+function tooManyTokens(tokens: number, atLeast = false): ToolError {
   return new ToolError(
-    `File content (${tokens} tokens) exceeds maximum allowed tokens (${MAX_OUTPUT_TOKENS}). Please use offset and limit parameters to read specific portions of the file, or use the Grep tool to search for specific content.`,
+    `File content (${atLeast ? 'over ' : ''}${tokens} tokens) exceeds maximum allowed tokens (${MAX_OUTPUT_TOKENS}). Please use offset and limit parameters to read specific portions of the file, or use the Grep tool to search for specific content.`,
     'tool_error',
   );
 }
@@ -192,57 +189,62 @@ function rawOfWhole(whole: string): string | undefined {
   return whole.endsWith('\n') ? whole.slice(0, -1) : whole;
 }
 
-function splitLines(text: string): string[] {
-  const lines = text.split('\n');
-  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-  for (let i = 0; i < lines.length; i++) if (lines[i]!.endsWith('\r')) lines[i] = lines[i]!.slice(0, -1);
-  return lines;
-}
+/** Bytes read at a time from a file too large to be read whole. */
+const STREAM_CHUNK_BYTES = 1 << 20;
+/**
+ * Characters a streamed window may hold: past this its output is over the
+ * token limit whatever its numbering, so it is refused before it is held.
+ */
+const STREAM_WINDOW_MAX_CHARS = MAX_OUTPUT_TOKENS * CHARS_PER_TOKEN;
 
 /**
- * Lines [start, start + limit) of a file too large to read whole, read from
- * the already-opened (regular, non-blocking) descriptor in chunks: the path is
- * not opened twice, the descriptor stays this function's caller's to close,
- * and memory holds the window only (lines before it are counted, not kept; a
- * window that outgrows the token limit is refused as soon as it does).
+ * Lines [start, start + limit) of a file too large to be read whole, split as
+ * a whole read does (\n, the \r of CRLF dropped). Read a chunk at a time from the
+ * already-opened (regular, non-blocking) descriptor: the lines before the
+ * window are skipped without being held, and a window line longer than the
+ * output can carry (a file of one multi-gigabyte line) is refused as soon as
+ * it is, so memory stays bounded whatever the file holds.
  */
 async function readWindowStreaming(fd: number, start: number, limit: number, signal: AbortSignal): Promise<string[]> {
-  const chunk = Buffer.alloc(64 * 1024);
+  const buf = Buffer.alloc(STREAM_CHUNK_BYTES);
   const decoder = new StringDecoder('utf8');
   const out: string[] = [];
-  const push = (line: string): void => void out.push(line.endsWith('\r') ? line.slice(0, -1) : line);
   let line = 0;
   let current = '';
   let held = 0;
-  let pos = 0;
-  for (;;) {
-    if (signal.aborted) return out;
-    const { bytesRead } = await readAt(fd, chunk, 0, chunk.length, pos);
-    const text = bytesRead === 0 ? decoder.end() : decoder.write(chunk.subarray(0, bytesRead));
-    pos += bytesRead;
-    let from = 0;
-    for (;;) {
-      const nl = text.indexOf('\n', from);
-      if (line >= start) {
-        const piece = nl === -1 ? text.slice(from) : text.slice(from, nl);
-        current += piece;
-        held += piece.length;
-        if (estimateTokensOfChars(held) > MAX_OUTPUT_TOKENS) throw tooManyTokens(estimateTokensOfChars(held));
-      }
+  let pending = false;
+  const take = (text: string, from: number, to: number): void => {
+    if (line < start || to === from) return;
+    held += to - from;
+    if (held > STREAM_WINDOW_MAX_CHARS) throw tooManyTokens(estimateTokensOfChars(held), true);
+    current += text.slice(from, to);
+  };
+  const endLine = (): void => {
+    if (line >= start) out.push(current.endsWith('\r') ? current.slice(0, -1) : current);
+    current = '';
+    pending = false;
+    line++;
+  };
+  for (let pos = 0; ; ) {
+    if (signal.aborted) throw Object.assign(new Error('The read was cancelled'), { name: 'AbortError' });
+    const n = await new Promise<number>((resolve, reject) =>
+      fs.read(fd, buf, 0, buf.length, pos, (err, bytes) => (err ? reject(err) : resolve(bytes))),
+    );
+    const text = n === 0 ? decoder.end() : decoder.write(buf.subarray(0, n));
+    pos += n;
+    for (let i = 0; i < text.length; ) {
+      const nl = text.indexOf('\n', i);
+      take(text, i, nl === -1 ? text.length : nl);
+      pending = true;
       if (nl === -1) break;
-      if (line >= start) {
-        push(current);
-        current = '';
-        if (out.length >= limit) return out;
-      }
-      line++;
-      from = nl + 1;
+      endLine();
+      if (out.length >= limit) return out;
+      i = nl + 1;
     }
-    if (bytesRead === 0) {
-      if (line >= start && current.length > 0) push(current);
-      return out;
-    }
+    if (n === 0) break;
   }
+  if (pending) endLine();
+  return out;
 }
 
 function parseNotebook(text: string, abs: string): NotebookCellSource[] {
@@ -305,8 +307,9 @@ async function readResult(input: ReadInput, ctx: ToolContext): Promise<ReadOutpu
   const id = input.file_path.slice(RESULT_PREFIX.length);
   const start = Math.max(0, (input.offset ?? 1) - 1);
   const limit = input.limit ?? MAX_LINES_TO_READ;
-  const r = ctx.results.readLines(id, start, limit);
+  const r = ctx.results.readLines(id, start, limit, STREAM_WINDOW_MAX_CHARS);
   if (!r) throw new ToolError(`No stored result ${input.file_path}`, 'not_found');
+  if (r.overflow) throw tooManyTokens(MAX_OUTPUT_TOKENS, true);
   if (r.lines.length === 0) {
     return emptyRead(
       input.file_path,
@@ -386,9 +389,9 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
         ctx.session.fileState.set(key, { content: whole, timestamp, offset: undefined, limit: undefined, isPartialView: false });
         return { type: 'notebook', filePath: abs, cells, file: { filePath: abs, cells: parsed } };
       }
-      const lines = splitLines(whole);
-      totalLines = lines.length;
-      window = lines.slice(start, start + limit);
+      // Counted and sliced in place: a 16 MB file of newlines would otherwise be an array of 16 million strings.
+      totalLines = countNewlines(whole) + (whole.length > 0 && !whole.endsWith('\n') ? 1 : 0);
+      window = sliceLines(whole, start, limit);
     } else {
       const head = Buffer.alloc(8192);
       const n = fs.readSync(fd, head, 0, head.length, 0);

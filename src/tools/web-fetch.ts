@@ -109,7 +109,7 @@ export const webFetchTool = buildTool({
       const data: WebFetchOutput = { type: 'redirect', url: r.from.href, redirectUrl: r.to.href, status: r.status, statusText: r.statusText, prompt: input.prompt };
       return { data };
     }
-    const { text, title, converted } = await bodyToText(r.body, r.mediaType, r.charset);
+    const { text, title, converted } = await bodyToText(r.body, r.mediaType, r.charset, ctx.signal);
     const data: WebFetchOutput = {
       type: 'content',
       url: checked.url.href,

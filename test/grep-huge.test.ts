@@ -1,0 +1,89 @@
+/**
+ * The rg engine reads rg's --json output, whose messages carry the matched
+ * lines: a file of one huge matching line makes a message of a gigabyte (a
+ * submatch for every character), and a file of millions of short matching
+ * lines makes millions of messages. Neither may cost more than a bounded
+ * amount of memory and a few seconds, nor change the answer: a line longer
+ * than 16 KiB is never searched, and lines come out in order with their
+ * context, as the JS engine gives them.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanupTmp, tmpDir, type TestApp } from './helpers.js';
+import { grepApp, runGrep } from './helpers-grep.js';
+
+const apps: TestApp[] = [];
+afterAll(async () => {
+  await Promise.all(apps.map((a) => a.close()));
+  cleanupTmp();
+});
+
+async function app(root: string, engine: 'rg' | 'js'): Promise<TestApp> {
+  const a = await grepApp(root, engine);
+  apps.push(a);
+  return a;
+}
+
+describe('Grep (rg engine) on huge lines and huge numbers of lines', () => {
+  it('answers at once for a file of one 12 MB matching line (a line that long is never searched)', async () => {
+    const root = tmpDir();
+    fs.writeFileSync(path.join(root, 'one-line.txt'), Buffer.alloc(12_000_000, 'a'));
+    fs.writeFileSync(path.join(root, 'small.txt'), 'a\n');
+    const t = await app(root, 'rg');
+    const started = performance.now();
+    for (const output_mode of ['content', 'count'] as const) {
+      const r = await runGrep(t.app, { pattern: 'a', output_mode });
+      expect(r.isError).toBe(false);
+      expect(r.text).toBe(output_mode === 'content' ? 'small.txt:1:a' : 'small.txt:1\n\nFound 1 total occurrence across 1 file.');
+    }
+    // rg takes a few seconds to write its gigabyte of JSON; reading it was quadratic (120 s, then a timeout).
+    expect(performance.now() - started).toBeLessThan(40_000);
+  });
+
+  it('stops reading once head_limit lines are out, holding no more than a few lines of a file of millions', async () => {
+    const root = tmpDir();
+    fs.writeFileSync(path.join(root, 'many.txt'), 'a\n'.repeat(3_000_000));
+    const t = await app(root, 'rg');
+    const started = performance.now();
+    const r = await runGrep(t.app, { pattern: 'a', output_mode: 'content', head_limit: 3, '-A': 1 });
+    expect(r.text).toBe('many.txt:1:a\nmany.txt:2:a\nmany.txt:3:a\n\n[Showing results with pagination = limit: 3]');
+    // A context as long as the file (or longer) does not make it wait for the end either.
+    const wide = await runGrep(t.app, { pattern: 'a', output_mode: 'content', head_limit: 2, '-C': 100_000_000 });
+    expect(wide.text).toBe('many.txt:1:a\nmany.txt:2:a\n\n[Showing results with pagination = limit: 2]');
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it('gives the lines and context the JS engine gives, in any arrangement of matches', async () => {
+    const root = tmpDir();
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const words = ['alpha', 'beta', 'gamma', 'delta'];
+    for (let f = 0; f < 4; f++) {
+      const lines = Array.from({ length: 300 }, () => words[rand(4)]!);
+      fs.writeFileSync(path.join(root, `f${f}.txt`), `${lines.join('\n')}\n`);
+    }
+    const rg = await app(root, 'rg');
+    const js = await app(root, 'js');
+    const queries: Array<Record<string, unknown>> = [
+      { pattern: 'alpha', '-B': 2, '-A': 1 },
+      { pattern: 'alpha|beta', '-C': 3 },
+      { pattern: 'gamma', '-A': 5 },
+      { pattern: 'alpha\\nbeta', multiline: true, '-C': 1 },
+      { pattern: '(?:alpha|beta)\\n(?:beta|gamma)\\n', multiline: true, '-B': 2 },
+      { pattern: 'delta', '-C': 2, head_limit: 40, offset: 7 },
+      { pattern: 'gamma', '-C': 1000 },
+      { pattern: 'alpha\\ngamma', multiline: true, '-A': 1000, '-B': 3 },
+    ];
+    for (const q of queries) {
+      const input = { output_mode: 'content', head_limit: 0, ...q };
+      const a = await runGrep(rg.app, input);
+      const b = await runGrep(js.app, input);
+      expect(a.isError, JSON.stringify(q)).toBe(false);
+      expect(a.text, JSON.stringify(q)).toBe(b.text);
+    }
+  });
+});

@@ -382,3 +382,22 @@ describe('files whose stat size says 0', () => {
     }
   });
 });
+
+describe('globs of many stars', () => {
+  it('the JS engine matches an .ignore line and a glob of many stars against long names without backtracking (V8’s default engine took seconds a name, more with each star)', async () => {
+    const root = tmpDir();
+    const long = 'a'.repeat(200);
+    fs.writeFileSync(path.join(root, '.ignore'), '*a*a*a*a*a*a*c\n');
+    for (let i = 0; i < 4; i++) fs.writeFileSync(path.join(root, `${long}${i}`), 'needle\n');
+    fs.writeFileSync(path.join(root, `${long}c`), 'needle\n');
+    const t = await grepApp(root, 'js');
+    try {
+      const r = await runGrep(t.app, { pattern: 'needle', glob: '*a*a*a*a*a*a*[0-9]' });
+      expect(r.isError).toBe(false);
+      // The .ignore line leaves out the name ending in c; the glob keeps the four ending in a digit.
+      expect(r.text.split('\n').filter((l) => l.startsWith('a')).sort()).toEqual([0, 1, 2, 3].map((i) => `${long}${i}`));
+    } finally {
+      await t.close();
+    }
+  });
+});

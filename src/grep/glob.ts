@@ -12,6 +12,7 @@
  *   byte of a UTF-8 path. Paths are therefore matched as latin1 strings of
  *   their UTF-8 bytes, and non-ASCII literals become byte escapes.
  */
+import v8 from 'node:v8';
 
 export class GlobError extends Error {
   constructor(
@@ -215,12 +216,37 @@ function tokensToRegex(tokens: readonly Token[], literalSeparator: boolean): str
   return re;
 }
 
+/**
+ * V8's linear-time RegExp engine (the `l` flag), which globs are compiled for
+ * where it takes them: V8's default engine backtracks, and a glob with several
+ * stars (`*a*a*a*a*c`, in a `.gitignore` the agent can write, or in Grep's
+ * `glob`) against a long name took seconds per file on the event loop, growing
+ * with each star. The glob's regex (classes, stars, alternation; no
+ * backreference or lookaround) is within what that engine takes; should one
+ * not be, it is compiled for the default engine.
+ */
+let linearEngine = false;
+try {
+  v8.setFlagsFromString('--enable-experimental-regexp-engine');
+  linearEngine = new RegExp('^a*b$', 'l').test('aab');
+} catch {
+  linearEngine = false;
+}
+
 /** Compiles a glob to a RegExp over latin1-encoded UTF-8 paths. Throws GlobError. */
 export function compileGlob(glob: string, opts: { literalSeparator: boolean }): RegExp {
   const tokens = parse(glob);
   if (tokens.length === 1 && tokens[0]!.t === 'rprefix') return /^[^\n]*$/;
+  const source = `^${tokensToRegex(tokens, opts.literalSeparator)}$`;
+  if (linearEngine) {
+    try {
+      return new RegExp(source, 'l');
+    } catch {
+      /* not within the linear engine: the default one below */
+    }
+  }
   try {
-    return new RegExp(`^${tokensToRegex(tokens, opts.literalSeparator)}$`);
+    return new RegExp(source);
   } catch (e) {
     throw new GlobError(glob, (e as Error).message);
   }

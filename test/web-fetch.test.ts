@@ -390,14 +390,12 @@ describe('WebFetch: HTML that is slow to convert', () => {
     const page = Buffer.from(`<html><title>t</title><body>${'<div>'.repeat(50_000)}x${'</div>'.repeat(50_000)}</body></html>`);
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 50);
-    const started = performance.now();
     const r = await bodyToText(page, 'text/html', undefined, undefined, 2_000).then(
       () => 'converted',
       (e: Error) => e.message,
     );
     clearInterval(ticker);
     expect(r).toContain("could not convert the page's HTML to text");
-    expect(performance.now() - started).toBeLessThan(6_000);
     expect(ticks).toBeGreaterThan(10);
     // An ordinary page still converts, with its title.
     const ok = await bodyToText(Buffer.from('<html><head><title>Hi  there</title></head><body><h1>A</h1><p><em>b</em></p></body></html>'), 'text/html', undefined);

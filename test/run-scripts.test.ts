@@ -154,7 +154,26 @@ describe('writing them asks, in every mode that would otherwise allow it', () =>
   });
 });
 
-describe('what a hook only writes', () => {
+describe('what a hook only writes, or only runs in', () => {
+  it('is not taken for a script: what tee writes, and the project directory itself', () => {
+    const hook = (command: string) => ({ hooks: [{ type: 'command' as const, command }] });
+    const s = scriptsRunByService(
+      {
+        PostToolUse: [
+          hook('jq -c . | tee -a "$CLAUDE_PROJECT_DIR"/logs/tools.jsonl'),
+          hook('cd "$CLAUDE_PROJECT_DIR" && ./hooks/fmt.sh'),
+          hook('npx prettier --write "$CLAUDE_PROJECT_DIR"'),
+          hook('npm --prefix "${CLAUDE_PROJECT_DIR}" run lint'),
+        ],
+      },
+      {},
+      '/ws',
+    );
+    expect(s.absolute).toEqual([]);
+    expect(s.relative).toEqual(['hooks/fmt.sh']);
+  });
+
+
   it('is not taken for a script: the target of an output redirection', () => {
     const hook = (command: string) => ({ hooks: [{ type: 'command' as const, command }] });
     const s = scriptsRunByService({ PreToolUse: [hook("printf 'x\\n' >> '/ws/a.txt' && ./check.sh 2>/tmp/err.log >| out.txt &> all.txt < ./policy.txt")] }, {}, '/ws');

@@ -100,6 +100,35 @@ describe('awk programs', () => {
     }
   });
 
+  it('leaves a message to standard error or output by its exact special name, and a pipe to sort that only orders lines, alone', () => {
+    for (const p of [
+      '{ print "bad line: " $0 > "/dev/stderr" }',
+      'NR > 1 { printf "%s\\n", $1 >> "/dev/stdout"; n++ }',
+      'BEGIN { FS = "," } { a[$1] += $2 } END { for (k in a) print k, a[k] | "sort" }',
+      '{ c[$1]++ } END { for (k in c) print c[k], k | "sort -rn" }',
+      '{ print | "sort -t, -k2,2n -u" }',
+    ]) {
+      expect(awkProgramFiles(p).opaque, p).toBe(false);
+    }
+    // Anything more is a file or a program: a name built on the special one, another file beside it, sort writing or running something.
+    for (const p of [
+      '{ print > "/dev/stderr" ".env" }',
+      '{ print > "/dev/stderr" $1 }',
+      '{ print > "/dev/stderr/../out" }',
+      '{ print > "/dev/stderr"; print > "out" }',
+      '{ print > "/dev/stderr" \\\n ".x" }',
+      '{ print | "sort -o out" }',
+      '{ print | "sort --compress-program=sh" }',
+      '{ print | "sort -T /tmp" }',
+      '{ print | "sort; sh" }',
+      '{ print | "sort" ".x" }',
+      '{ print | "sort" | "sh" }',
+      '{ print | "sorted" }',
+    ]) {
+      expect(awkProgramFiles(p).opaque, p).toBe(true);
+    }
+  });
+
   it('leaves comparisons and logical operators alone', () => {
     for (const p of ['{ print $1 }', '$3 > 100', 'a || b { n++ } END { print n }', 'NR > 1 && $2 ~ /x/']) {
       expect(awkProgramFiles(p).opaque, p).toBe(false);
@@ -175,7 +204,14 @@ describe('rules', () => {
 
   it('plain scripts and programs stay allowed by the rule, and --sandbox scripts too', async () => {
     const e = env();
-    for (const cmd of ["sed -n 's/a/b/p' notes.txt", "sed ':a;N;$!ba;s/\\n/ /g' notes.txt", "awk '$3 > 100 { print $1 }' notes.txt", "sed --sandbox 's/a/b/' notes.txt"]) {
+    for (const cmd of [
+      "sed -n 's/a/b/p' notes.txt",
+      "sed ':a;N;$!ba;s/\\n/ /g' notes.txt",
+      "awk '$3 > 100 { print $1 }' notes.txt",
+      "sed --sandbox 's/a/b/' notes.txt",
+      `awk 'NF < 3 { print "short: " $0 > "/dev/stderr" }' notes.txt`,
+      `awk -F, '{ s[$1] += $2 } END { for (k in s) print s[k], k | "sort -rn" }' notes.txt`,
+    ]) {
       expect((await e.check(cmd)).behavior, cmd).toBe('allow');
     }
   });

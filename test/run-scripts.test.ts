@@ -142,6 +142,23 @@ describe('writing them asks, in every mode that would otherwise allow it', () =>
     expect((await run(a, 'Bash', { command: 'rm -rf other' })).exec.status).toBe('succeeded');
   });
 
+  it('a glob is judged by the scripts among its matches, not by the directory it starts in, which it neither moves nor removes', async () => {
+    const a = await app('acceptEdits');
+    for (const f of ['a.log', 'b.log', 'tools/old.txt', 'hooks/notes.md']) fs.writeFileSync(path.join(a.workspace, f), 'x\n');
+    // The workspace root holds hooks/guard.sh, tools/ holds check.sh, hooks/ holds guard.sh: none of them is touched.
+    for (const command of ['rm -f *.log', 'rm -f tools/*.txt', "sed -i 's/x/y/' hooks/*.md"]) {
+      expect((await run(a, 'Bash', { command })).exec.status, command).toBe('succeeded');
+    }
+    expect(fs.existsSync(path.join(a.workspace, 'a.log'))).toBe(false);
+    expect(fs.readFileSync(path.join(a.workspace, 'hooks', 'notes.md'), 'utf8')).toBe('y\n');
+    // A glob that matches a script, or a directory holding one, still asks; and so does one that leads back to where it starts.
+    for (const command of ['rm -f hooks/*.sh', 'rm -rf *', 'rm -rf t*', "sed -i 's/0/1/' */guard.sh", 'mv too*/.. ../moved']) {
+      expect((await run(a, 'Bash', { command })).exec.status, command).toBe('denied');
+    }
+    expect(fs.readFileSync(path.join(a.workspace, 'hooks', 'guard.sh'), 'utf8')).toBe('#!/bin/sh\nexit 0\n');
+    expect(fs.existsSync(path.join(a.workspace, 'tools', 'check.sh'))).toBe(true);
+  });
+
   it("a stdio MCP server's script is protected too", async () => {
     t = await makeApp({
       mcpServers: { local: { command: process.execPath, args: ['./mcp/server.mjs'] } },
@@ -154,7 +171,26 @@ describe('writing them asks, in every mode that would otherwise allow it', () =>
   });
 });
 
-describe('what a hook only writes', () => {
+describe('what a hook only writes, or only runs in', () => {
+  it('is not taken for a script: what tee writes, and the project directory itself', () => {
+    const hook = (command: string) => ({ hooks: [{ type: 'command' as const, command }] });
+    const s = scriptsRunByService(
+      {
+        PostToolUse: [
+          hook('jq -c . | tee -a "$CLAUDE_PROJECT_DIR"/logs/tools.jsonl'),
+          hook('cd "$CLAUDE_PROJECT_DIR" && ./hooks/fmt.sh'),
+          hook('npx prettier --write "$CLAUDE_PROJECT_DIR"'),
+          hook('npm --prefix "${CLAUDE_PROJECT_DIR}" run lint'),
+        ],
+      },
+      {},
+      '/ws',
+    );
+    expect(s.absolute).toEqual([]);
+    expect(s.relative).toEqual(['hooks/fmt.sh']);
+  });
+
+
   it('is not taken for a script: the target of an output redirection', () => {
     const hook = (command: string) => ({ hooks: [{ type: 'command' as const, command }] });
     const s = scriptsRunByService({ PreToolUse: [hook("printf 'x\\n' >> '/ws/a.txt' && ./check.sh 2>/tmp/err.log >| out.txt &> all.txt < ./policy.txt")] }, {}, '/ws');

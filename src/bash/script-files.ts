@@ -167,9 +167,16 @@ const AWK_REACHES = /\bgetline\b|\bsystem\s*\(|(^|[^|])\|(?!\|)|@\s*[A-Za-z_]|\b
 
 /** The files an awk program reaches beyond its operands: none it can tell, or opaque. */
 export function awkProgramFiles(program: string): ScriptFiles {
+  // Two everyday outputs reach nothing: a message to standard error or output by its special name
+  // (`print "bad line" > "/dev/stderr"`), and a pipe to sort with options that only order lines
+  // (`print k, n | "sort -rn"`; not -o, -T or --compress-program). Only where the statement plainly
+  // ends after the name (a constant string, nothing concatenated to it).
+  const end = String.raw`(?=[ \t]*(?:[;}\n]|$))`;
+  const harmless = new RegExp(String.raw`>>?[ \t]*"/dev/std(?:err|out)"${end}|\|[ \t]*"sort(?: -(?:[bfghnruV]+|k ?\d+(?:,\d+)?[bfghnrV]*|t ?[^\s"\\]))*"${end}`, 'g');
+  const p = program.replace(harmless, ' ');
   // `>` is a comparison too; it redirects only in a print or printf statement. Where that statement
   // ends cannot be told without parsing strings and regexes (`print "};" > "out"`, a newline after a
   // comma): any `>` after a print is taken as one.
-  const opaque = AWK_REACHES.test(program) || /\bprintf?\b[\s\S]*>/.test(program);
+  const opaque = AWK_REACHES.test(p) || /\bprintf?\b[\s\S]*>/.test(p);
   return { reads: [], writes: [], opaque };
 }

@@ -34,6 +34,12 @@ export interface PathUse {
   redirect: boolean;
   /** Found by the lexical fallback: used for deny rules only. */
   fallback: boolean;
+  /**
+   * Of abs, the existing directories a glob starts in and does not match
+   * itself (`src` of `src/*.ts`): the command reaches names inside them, each
+   * match judged on its own, but does not move, remove or create them.
+   */
+  globDirs?: string[];
 }
 
 export interface Cwds {
@@ -133,6 +139,12 @@ export function physicalPath(p: string): string {
 
 /** The absolute spellings of a word seen from cwd (textual first), or undefined when its value is not fixed. */
 export function resolveWord(w: Word, cwd: string): string[] | undefined {
+  return resolveWordReach(w, cwd)?.all;
+}
+
+/** resolveWord's paths, and of them the directories a glob only starts in (see PathUse.globDirs). */
+function resolveWordReach(w: Word, cwd: string): { all: string[]; globDirs: string[] } | undefined {
+  const plain = (all: string[] | undefined) => (all ? { all, globDirs: [] } : undefined);
   if (!w.literal) return undefined;
   let v = w.value;
   if (v.length === 0) return undefined;
@@ -153,14 +165,15 @@ export function resolveWord(w: Word, cwd: string): string[] | undefined {
     const at = v.search(/[*?[]/);
     const head = v.slice(0, at);
     const dir = head.endsWith('/') ? head : path.dirname(head || '.');
-    const out = new Set<string>();
-    for (const x of [dir, ...matches]) for (const p of resolveWord({ ...w, value: x, glob: false, tilde: false }, cwd) ?? []) out.add(p);
-    return [...out];
+    const spell = (x: string): string[] => resolveWord({ ...w, value: x, glob: false, tilde: false }, cwd) ?? [];
+    const matched = new Set(matches.flatMap(spell));
+    const dirs = spell(dir);
+    return { all: [...new Set([...dirs, ...matched])], globDirs: dirs.filter((d) => !matched.has(d) && isDirectory(d)) };
   }
   const textual = path.resolve(cwd, v);
-  if (!hasDotDot(v)) return [textual];
+  if (!hasDotDot(v)) return plain([textual]);
   const physical = physicalPath(path.isAbsolute(v) ? v : `${cwd}/${v}`);
-  return physical === textual ? [textual] : [textual, physical];
+  return plain(physical === textual ? [textual] : [textual, physical]);
 }
 
 /**
@@ -301,14 +314,19 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     const relative = word.literal && !word.tilde && !word.value.startsWith('/');
     const bases = relative ? cwds.dirs : [cwds.dirs[0]!];
     const abs = new Set<string>();
+    const reached: Array<{ all: string[]; globDirs: string[] }> = [];
     let unresolved = false;
     for (const d of bases) {
-      const r = resolveWord(word, d);
-      if (r) for (const p of r) abs.add(p);
-      else unresolved = true;
+      const r = resolveWordReach(word, d);
+      if (r) {
+        for (const p of r.all) abs.add(p);
+        reached.push(r);
+      } else unresolved = true;
     }
     const uncertain = unresolved || (relative && cwds.unknown) || (o.relocated ?? false) || (o.opaque ?? false);
-    uses.push({ word, kind, abs: [...abs], uncertain, redirect, fallback: o.fallback ?? false });
+    // A start directory that another working directory's reading matches is no mere start.
+    const reachOnly = [...new Set(reached.flatMap((r) => r.globDirs))].filter((p) => reached.every((r) => !r.all.includes(p) || r.globDirs.includes(p)));
+    uses.push({ word, kind, abs: [...abs], uncertain, redirect, fallback: o.fallback ?? false, ...(reachOnly.length > 0 ? { globDirs: reachOnly } : {}) });
   };
   // Symbolic links an earlier command of the same line makes: where a path through one leads is not known yet.
   const links: string[] = [];

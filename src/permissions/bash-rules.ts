@@ -180,8 +180,11 @@ function editAllowRule(u: PathUse, ctx: BashPermissionContext): PermissionRule |
 /** Why a write is to a protected path: any place it may lead, or, when that is not known, the components it names. */
 function protectedWrite(u: PathUse, spellings: (abs: string) => string[], ctx: BashPermissionContext): { abs: string; why: string } | undefined {
   for (const abs of u.abs) {
+    // The directory a glob only starts in (`*.md` in the workspace root) is not moved or removed: the
+    // scripts toolexec runs are judged among the glob's matches, not by the directory that holds them.
+    const inside = u.globDirs?.includes(abs) ?? false;
     const why = spellings(abs)
-      .map((p) => protectedPathReason(p) ?? ctx.workspace.runScriptReason(p))
+      .map((p) => protectedPathReason(p) ?? (inside ? undefined : ctx.workspace.runScriptReason(p)))
       .find((x) => x !== undefined);
     if (why) return { abs, why };
   }

@@ -113,7 +113,10 @@ function hookScripts(command: string, projectDir: string, depth = 0): string[] {
   const out: string[] = [];
   for (const words of commandSegments(command, projectDir)) {
     out.push(...scriptOf(words));
+    // What tee names is a file the hook writes (as an output redirection's target), not code it runs.
+    const writes = path.basename(words[0] ?? '') === 'tee';
     for (const [k, w] of words.entries()) {
+      if (writes && k > 0) continue;
       // A shell's `-c` string is a command line of its own.
       if (depth < 3 && k > 0 && /^-[a-z]*c$/.test(words[k - 1]!) && /(^|\/)(ba|z|k|mk|da)?sh$/.test(path.basename(words[0]!))) out.push(...hookScripts(w, projectDir, depth + 1));
       const v = w.startsWith('-') && w.includes('=') ? w.slice(w.indexOf('=') + 1) : w;
@@ -168,7 +171,9 @@ export function scriptsRunByService(hooks: HooksConfig, mcpServers: Readonly<Rec
     const cwd = s.cwd === undefined ? root : path.resolve(root, s.cwd);
     for (const p of scriptOf([s.command, ...s.args])) add(out, p, cwd);
   }
-  out.absolute = [...new Set(out.absolute)];
+  // The project directory itself (`cd "$CLAUDE_PROJECT_DIR" && …`, `prettier --write "$CLAUDE_PROJECT_DIR"`)
+  // is where every hook runs, not a script: it holds the scripts there are, judged as such.
+  out.absolute = [...new Set(out.absolute)].filter((p) => p !== path.resolve(root));
   out.relative = [...new Set(out.relative.filter((p) => p !== '.' && !p.startsWith('..')))];
   return out;
 }

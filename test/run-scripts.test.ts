@@ -44,6 +44,12 @@ describe('the scripts a configuration runs', () => {
     expect(s.relative.sort()).toEqual(['hooks/guard.sh', 'post.sh', 'tools/lint.py'].sort());
   });
 
+  it('takes the configuration and policy files a hook line names, which decide what it does (an ESLint configuration can load code)', () => {
+    const hook = (command: string) => ({ hooks: [{ type: 'command' as const, command }] });
+    const s = scriptsRunByService({ PreToolUse: [hook('node hooks/lint.mjs --config .eslintrc.json'), hook('python3 guard.py policy.yaml --rules=rules.toml'), hook('jq -r .tool_input.file_path')] }, {}, '/ws');
+    expect(s.relative.sort()).toEqual(['.eslintrc.json', 'guard.py', 'hooks/lint.mjs', 'policy.yaml', 'rules.toml'].sort());
+  });
+
   it('takes every script a hook line may run, not only the first command\'s: shells\' -c strings, later commands, option values, runners, $HOME, python -m', () => {
     const hook = (command: string) => ({ hooks: [{ type: 'command' as const, command }] });
     const cmds = ["sh -c './x.sh'", 'cd dir && ./y.sh', 'bash -e ./z.sh', 'node --import ./a.mjs ./b.mjs', 'npx tsx ./h.ts', 'uv run h.py', 'make -f hooks.mk', 'node --require=./r.js x.js', 'python3 -m pkg.mod', '$HOME/.claude/hooks/g.sh', './guard.sh 2>/dev/null'];

@@ -99,6 +99,12 @@ function tilde(words: readonly string[]): string[] {
 
 /** Names a hook's code may be in, beside its script: files of the usual script languages, and make files. */
 const SCRIPT_NAME = /\.(sh|bash|zsh|py|pyw|js|mjs|cjs|ts|mts|cts|tsx|jsx|rb|pl|pm|php|lua|tcl|r|jl|ps1|mk|awk|sed)$|(^|\/)(Makefile|makefile|GNUmakefile)$/;
+/**
+ * Names of the files that decide what a hook does without being code to the
+ * shell: configuration and policy files (`--config .eslintrc.json`, `guard.py
+ * policy.yaml`; an ESLint or Babel configuration can load code).
+ */
+const CONFIG_NAME = /\.(json|jsonc|json5|ya?ml|toml|ini|cfg|conf|rego|cue)$|^\.[\w-]*rc(\.[\w]+)?$/;
 
 /**
  * Every file a hook command may run, beyond the script of scriptOf: a hook
@@ -120,7 +126,7 @@ function hookScripts(command: string, projectDir: string, depth = 0): string[] {
       // A shell's `-c` string is a command line of its own.
       if (depth < 3 && k > 0 && /^-[a-z]*c$/.test(words[k - 1]!) && /(^|\/)(ba|z|k|mk|da)?sh$/.test(path.basename(words[0]!))) out.push(...hookScripts(w, projectDir, depth + 1));
       const v = w.startsWith('-') && w.includes('=') ? w.slice(w.indexOf('=') + 1) : w;
-      if (v.includes('/') || SCRIPT_NAME.test(v)) out.push(v);
+      if (v.includes('/') || SCRIPT_NAME.test(v) || CONFIG_NAME.test(v)) out.push(v);
       // `python3 -m pkg.mod` runs pkg/mod.py (or pkg/mod/__main__.py).
       if (k > 0 && words[k - 1] === '-m' && /^python/.test(path.basename(words[0]!)) && /^[\w.]+$/.test(w)) out.push(`${w.replaceAll('.', '/')}.py`, `${w.replaceAll('.', '/')}/__main__.py`);
     }

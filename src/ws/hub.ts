@@ -21,6 +21,13 @@ import { ClientFrame, executionBody, finishedBody, progressBody } from './frames
  */
 export const MAX_FRAME_DEPTH = 64;
 
+/**
+ * Sessions one connection may subscribe to at once: each costs an entry in
+ * two maps, and a client subscribing to ever new ids would otherwise grow
+ * them without bound (300k ids were +160 MB). `"*"` covers every session.
+ */
+export const MAX_SUBSCRIPTIONS = 1000;
+
 export interface HubOptions {
   heartbeatMs: number;
   /** Send buffer beyond which progress frames are dropped. */
@@ -130,6 +137,12 @@ export class WsHub {
         case 'subscribe': {
           if (f.session_id === WILDCARD && !this.can(conn, 'read')) {
             throw new ToolexecError('TOOLEXEC_ERR_AUTH_SCOPE', 'Subscribing to every session ("*") needs the scope "read"');
+          }
+          if (!conn.sessions.has(f.session_id) && conn.sessions.size >= MAX_SUBSCRIPTIONS) {
+            throw new ToolexecError(
+              'TOOLEXEC_ERR_WS_FRAME_INVALID',
+              `A connection may subscribe to at most ${MAX_SUBSCRIPTIONS} sessions at once: unsubscribe from one first${this.can(conn, 'read') ? ', or subscribe to "*"' : ''}`,
+            );
           }
           conn.sessions.add(f.session_id);
           const set = this.bySession.get(f.session_id) ?? new Set();

@@ -57,6 +57,21 @@ export function resultRoutes(app: FastifyInstance, svc: Services): void {
     }
     reply.header('content-length', String(size === 0 ? 0 : end - start + 1));
     if (size === 0) return reply.send('');
-    return reply.send(Readable.from(svc.results.bytes(id, start, end)));
+    return reply.send(Readable.from(exactly(svc.results.bytes(id, start, end), end - start + 1, id)));
   });
+}
+
+/**
+ * The chunks, failing if they end before `length` bytes: a result deleted
+ * while it is streamed (retention) would otherwise end the response short of
+ * its Content-Length, and a keep-alive client would wait for the rest until
+ * the socket timed out. Failing the stream closes the connection instead.
+ */
+function* exactly(chunks: Iterable<Buffer>, length: number, id: string): Generator<Buffer> {
+  let sent = 0;
+  for (const c of chunks) {
+    sent += c.length;
+    yield c;
+  }
+  if (sent < length) throw new Error(`stored result ${id} was deleted while it was being sent (${sent} of ${length} bytes)`);
 }

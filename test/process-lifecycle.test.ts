@@ -101,22 +101,33 @@ describe('SIGTERM', () => {
   });
 
   it('cancels calls still running after the grace period, with their rows, and exits 0', async () => {
-    const s = await startService({ permissions: { allow: ['Bash(sleep:*)'] }, server: { shutdownGraceMs: 300 } });
-    const running = execute(s.base, { session_id: 'grace', tool_uses: [{ type: 'tool_use', id: 'long', name: 'Bash', input: { command: 'sleep 60' } }] });
+    const s = await startService({ permissions: { allow: ['Bash(sleep:*)'] }, server: { shutdownGraceMs: 300 }, execution: { maxConcurrency: 1 } });
+    // One call at a time: 'next' and 'last' wait behind 'long', queued, with no decision yet.
+    const running = execute(s.base, {
+      session_id: 'grace',
+      tool_uses: ['long', 'next', 'last'].map((id) => ({ type: 'tool_use', id, name: 'Bash', input: { command: 'sleep 60' } })),
+    });
     for (let i = 0; i < 200; i++) {
       const body = (await (await fetch(`${s.base}/executions?session_id=grace`)).json()) as { executions: Array<{ status: string }> };
-      if (body.executions[0]?.status === 'running') break;
+      if (body.executions.some((e) => e.status === 'running')) break;
       await new Promise((r) => setTimeout(r, 20));
     }
     s.child.kill('SIGTERM');
     const res = await running;
     expect(res.status).toBe(200);
     const body = (await res.json()) as { executions: Array<{ status: string; error_class: string }> };
-    expect(body.executions[0]).toMatchObject({ status: 'cancelled', error_class: 'cancelled' });
+    for (const e of body.executions) expect(e).toMatchObject({ status: 'cancelled', error_class: 'cancelled' });
     expect(await s.exited).toEqual({ code: 0, signal: null });
     const d = new Database(s.db, { readonly: true });
-    expect(d.prepare("SELECT status FROM executions WHERE tool_use_id = 'long'").get()).toEqual({ status: 'cancelled' });
-    expect(d.prepare("SELECT behavior FROM audit WHERE tool_use_id = 'long'").get()).toEqual({ behavior: 'allow' });
+    expect(d.prepare("SELECT tool_use_id, status FROM executions WHERE session_id = 'grace' ORDER BY seq").all()).toEqual(
+      ['long', 'next', 'last'].map((id) => ({ tool_use_id: id, status: 'cancelled' })),
+    );
+    // Every one is in the audit: the running call's decision, and the queued ones' cancellation.
+    expect(d.prepare("SELECT tool_use_id, behavior, reason_type, reason_detail FROM audit WHERE session_id = 'grace' ORDER BY id").all()).toEqual([
+      { tool_use_id: 'long', behavior: 'allow', reason_type: 'rule', reason_detail: 'Bash(sleep:*)' },
+      { tool_use_id: 'next', behavior: 'deny', reason_type: 'cancelled', reason_detail: 'cancelled before its permission decision' },
+      { tool_use_id: 'last', behavior: 'deny', reason_type: 'cancelled', reason_detail: 'cancelled before its permission decision' },
+    ]);
     d.close();
     expect(integrity(s.db)).toBe('ok');
   });

@@ -10,6 +10,7 @@
 import { REMOTE_HELP, REMOTE_OPTIONS, choice, flag, intOption, parse, str } from './args.js';
 import { ServiceError, request, requireTarget, type ServiceTarget } from './client.js';
 import { usageError, warn, type CliIO, type CommandResult } from './io.js';
+import { REASON_TYPES } from '../permissions/types.js';
 
 export const AUDIT_HELP = `usage: toolexec audit [options]
 
@@ -20,7 +21,7 @@ decision, reason, tool, session, tool_use id, and who decided.
   --tool NAME              only this tool's
   --behavior B             allow, deny or ask
   --reason R               rule, mode, hook, classifier, user, timeout, headless,
-                           safety, working_dir or tool
+                           safety, working_dir, tool or cancelled
   --since TIME             from TIME: ISO 8601, epoch milliseconds, or an age
                            such as 30s, 15m, 2h, 7d
   --until TIME             up to TIME (same forms)
@@ -46,7 +47,7 @@ const OPTIONS = {
 } as const;
 
 const BEHAVIORS = ['allow', 'deny', 'ask'] as const;
-const REASONS = ['rule', 'mode', 'hook', 'classifier', 'user', 'timeout', 'headless', 'safety', 'working_dir', 'tool'] as const;
+const REASONS = REASON_TYPES;
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 /** One page of the audit log is a quick query: longer means the request was lost (and is asked again). */
 const pageTimeout = (intervalMs: number): number => Math.max(5000, intervalMs * 5);

@@ -5,18 +5,13 @@ import type { PermissionMode } from '../config/schema.js';
 
 export type Behavior = 'allow' | 'deny' | 'ask';
 
-/** Where a decision came from; the audit log's `reason.type`. */
-export type ReasonType =
-  | 'rule'
-  | 'mode'
-  | 'hook'
-  | 'classifier'
-  | 'user'
-  | 'timeout'
-  | 'headless'
-  | 'safety'
-  | 'working_dir'
-  | 'tool';
+/**
+ * Where a decision came from; the audit log's `reason.type`. `cancelled` is
+ * the audit's only: the call was cancelled before a decision was made (a
+ * shutdown, its client gone, cancelled by id).
+ */
+export const REASON_TYPES = ['rule', 'mode', 'hook', 'classifier', 'user', 'timeout', 'headless', 'safety', 'working_dir', 'tool', 'cancelled'] as const;
+export type ReasonType = (typeof REASON_TYPES)[number];
 
 export interface Reason {
   type: ReasonType;

@@ -100,6 +100,23 @@ export async function runToolUse(
       log.error({ err: e }, 'pipeline error');
       result = finished(queued, 'failed', errorBlock(queued.toolUseId, `Internal error: ${errorText(e)}`), 'internal');
     }
+    // A call cancelled before its permission decision (queued at a shutdown, its client gone, cancelled
+    // by id) has no decision to audit: its audit row says it was cancelled, so that no call that could
+    // have run leaves the audit without a trace. Recorded before the row is committed, as decisions are.
+    if (result.status === 'cancelled' && result.decision === undefined) {
+      deps.audit.record({
+        ts: result.finishedAt,
+        sessionId: result.sessionId,
+        toolUseId: result.toolUseId,
+        executionId: result.id,
+        tool: result.tool?.name ?? result.name,
+        behavior: 'deny',
+        reasonType: 'cancelled',
+        reasonDetail: `cancelled before its permission decision${abort.reason === undefined ? '' : `: ${abort.reason}`}`,
+        actor: result.actor,
+        inputDigest: result.inputDigest,
+      });
+    }
     await persist(result, deps, log);
     deps.observer.onState(result);
     return result;

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ERROR_CODES } from '../../errors.js';
+import { REASON_TYPES } from '../../permissions/types.js';
 import { AnthropicToolUse, ExecuteRequest, MAX_TOOL_USES_PER_REQUEST, OpenAIFunctionCallItem, OpenAIToolCall } from '../tool-uses.js';
 
 /** The schemas that become components of the OpenAPI document. */
@@ -23,7 +24,7 @@ export const ErrorBody = z
   })
   .register(api, { id: 'Error' });
 
-export const ReasonType = z.enum(['rule', 'mode', 'hook', 'classifier', 'user', 'timeout', 'headless', 'safety', 'working_dir', 'tool']);
+export const ReasonType = z.enum(REASON_TYPES);
 export const Reason = z.object({ type: ReasonType, detail: z.string() }).register(api, { id: 'Reason' });
 export const DecisionSummary = z.object({ behavior: z.enum(['allow', 'deny', 'ask']), reason: Reason }).register(api, { id: 'Decision' });
 export const ChainStep = z

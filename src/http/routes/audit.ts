@@ -5,12 +5,13 @@ import type { Services } from '../../services.js';
 import type { AuditRow } from '../../storage/audit.js';
 import { decodeCursor, encodeCursor, parseTime } from '../cursor.js';
 import { parseRequest } from '../validate.js';
+import { REASON_TYPES } from '../../permissions/types.js';
 
 export const AuditQuery = z.object({
   session_id: z.string().min(1).max(256).optional(),
   tool: z.string().min(1).max(512).optional(),
   behavior: z.enum(['allow', 'deny', 'ask']).optional(),
-  reason: z.enum(['rule', 'mode', 'hook', 'classifier', 'user', 'timeout', 'headless', 'safety', 'working_dir', 'tool']).optional(),
+  reason: z.enum(REASON_TYPES).optional(),
   since: z.string().max(64).optional(),
   until: z.string().max(64).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),

@@ -107,6 +107,68 @@ export function sliceLines(text: string, from: number, count: number): string[] 
   return out;
 }
 
+/**
+ * Lines [start, start + limit) of a text fed piece by piece (a file read a
+ * chunk at a time, a stored result's chunks), split as sliceLines splits:
+ * lines before the window are counted, not held, and past `maxChars`
+ * characters of window lines the window stops (`overflow`), so that one huge
+ * line is never gathered whole.
+ */
+export class LineWindow {
+  readonly lines: string[] = [];
+  overflow = false;
+  /** Characters of window lines taken so far. */
+  held = 0;
+  private current = '';
+  /** Characters seen since the last newline. */
+  private open = false;
+
+  constructor(
+    private readonly start: number,
+    private readonly limit: number,
+    private readonly opts: { maxChars?: number; dropCr?: boolean; firstLine?: number } = {},
+  ) {
+    this.line = opts.firstLine ?? 0;
+  }
+
+  private line: number;
+
+  /** Takes the next piece of text; false once the window is full or has overflowed (feed no more). */
+  feed(text: string): boolean {
+    for (let i = 0; i < text.length; ) {
+      const nl = text.indexOf('\n', i);
+      const end = nl === -1 ? text.length : nl;
+      if (this.line >= this.start && end > i) {
+        this.held += end - i;
+        if (this.held > (this.opts.maxChars ?? Number.POSITIVE_INFINITY)) {
+          this.overflow = true;
+          return false;
+        }
+        this.current += text.slice(i, end);
+      }
+      this.open = true;
+      if (nl === -1) return true;
+      this.endLine();
+      if (this.lines.length >= this.limit) return false;
+      i = nl + 1;
+    }
+    return true;
+  }
+
+  /** The end of the text: a last line without a newline is a line too. */
+  finish(): string[] {
+    if (this.open && !this.overflow && this.lines.length < this.limit) this.endLine();
+    return this.lines;
+  }
+
+  private endLine(): void {
+    if (this.line >= this.start) this.lines.push(this.opts.dropCr && this.current.endsWith('\r') ? this.current.slice(0, -1) : this.current);
+    this.current = '';
+    this.open = false;
+    this.line++;
+  }
+}
+
 /** Number of `\n` in text[0, end). */
 export function countNewlines(text: string, end = text.length): number {
   let n = 0;
@@ -171,7 +233,7 @@ export function assertRegularFile(abs: string, st: fs.Stats): void {
   if (!st.isFile()) throw new ToolError(`${abs} is not a regular file (a FIFO, socket or device); it cannot be read or edited.`, 'io');
 }
 
-const readAt = promisify(fs.read);
+export const readAt = promisify(fs.read);
 
 /**
  * An open file from its start, read until its end or past `max` bytes (by

@@ -43,7 +43,7 @@ import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, workingDirs, type PathUse } from './bash-paths.js';
-import { protectedPathReason, serviceFileMessage } from './filesystem.js';
+import { protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
 import { PATH_RULE_TOOLS } from './rule-index.js';
 import { parseRule } from './rule-parser.js';
@@ -183,9 +183,8 @@ function protectedWrite(u: PathUse, spellings: (abs: string) => string[], ctx: B
     // The directory a glob only starts in (`*.md` in the workspace root) is not moved or removed: the
     // scripts toolexec runs are judged among the glob's matches, not by the directory that holds them.
     const inside = u.globDirs?.includes(abs) ?? false;
-    const why = spellings(abs)
-      .map((p) => protectedPathReason(p) ?? (inside ? undefined : ctx.workspace.runScriptReason(p)))
-      .find((x) => x !== undefined);
+    let why: string | undefined;
+    for (const p of spellings(abs)) if ((why = protectedChangeReason(p, ctx.workspace, inside)) !== undefined) break;
     if (why) return { abs, why };
   }
   if (u.uncertain) {

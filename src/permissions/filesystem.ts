@@ -15,6 +15,7 @@
 import path from 'node:path';
 import { ToolError } from '../pipeline/error-class.js';
 import type { PermissionResult, ToolContext } from '../tool/types.js';
+import type { Workspace } from '../workspace.js';
 import { messages } from './messages.js';
 
 /** Claude Code's safety paths (case-insensitive), plus toolexec's own data directory. */
@@ -46,6 +47,17 @@ export function protectedPathReason(absPath: string): string | undefined {
     if (last && PROTECTED_FILES.has(seg)) return `${seg} is a protected file`;
   }
   return undefined;
+}
+
+/**
+ * Why changing a path always needs a person's approval, in every mode: a
+ * protected path, or a script toolexec runs itself (Workspace.runScriptReason).
+ * `globStart`: the path is a directory a glob only starts in (`src` of
+ * `src/*.ts`), which the command does not move or remove, so only the
+ * protected paths count for it.
+ */
+export function protectedChangeReason(abs: string, workspace: Workspace, globStart = false): string | undefined {
+  return protectedPathReason(abs) ?? (globStart ? undefined : workspace.runScriptReason(abs));
 }
 
 /** The spellings of a path a rule is matched against: canonical first, then as resolved. */
@@ -91,10 +103,8 @@ export function checkPathPermission(
   const own = serviceFileReason(all, ctx);
   if (own) return { behavior: 'deny', message: serviceFileMessage(toolName, own), type: 'safety', detail: own };
   if (kind === 'edit') {
-    const why =
-      protectedPathReason(canonical) ??
-      (all[1] ? protectedPathReason(all[1]) : undefined) ??
-      all.map((p) => ctx.workspace.runScriptReason(p)).find((x) => x !== undefined);
+    let why: string | undefined;
+    for (const p of all) if ((why = protectedChangeReason(p, ctx.workspace)) !== undefined) break;
     if (why) {
       return {
         behavior: 'ask',

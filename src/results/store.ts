@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../storage/db.js';
+import { countNewlines, LineWindow } from '../file-state/text-file.js';
 
 /** Characters per stored chunk: large enough that a 100 MB result is ~1,600 rows. */
 export const CHUNK_CHARS = 64 * 1024;
@@ -36,13 +37,6 @@ interface ChunkRow {
 
 export function newResultId(): string {
   return `res_${randomBytes(12).toString('base64url')}`;
-}
-
-function countNewlines(s: string): number {
-  let n = 0;
-  let i = -1;
-  while ((i = s.indexOf('\n', i + 1)) !== -1) n++;
-  return n;
 }
 
 /** Writes one result chunk by chunk. */
@@ -244,30 +238,13 @@ export class ResultStore {
     if (meta.total_chars === 0) return { lines, totalLines: 0 };
     // Line `offset` starts after the offset-th newline: in the last chunk that begins before it.
     const first = offset === 0 ? undefined : (this.chunkForLine.get(id, offset) as { seq: number } | undefined);
-    let lineNo = -1;
-    let current = '';
-    let held = 0;
+    let window: LineWindow | undefined;
     for (const c of this.chunks(id, first?.seq ?? 0)) {
-      if (lineNo < 0) lineNo = c.line_start;
-      const data = c.data;
-      for (let pos = 0; pos < data.length; ) {
-        const nl = data.indexOf('\n', pos);
-        const end = nl === -1 ? data.length : nl;
-        if (lineNo >= offset && end > pos) {
-          held += end - pos;
-          if (held > maxChars) return { lines, totalLines, overflow: true };
-          current += data.slice(pos, end);
-        }
-        if (nl === -1) break;
-        if (lineNo >= offset) lines.push(current);
-        current = '';
-        lineNo++;
-        if (lines.length >= limit) return { lines, totalLines };
-        pos = nl + 1;
-      }
+      window ??= new LineWindow(offset, limit, { maxChars, firstLine: c.line_start });
+      if (!window.feed(c.data)) break;
     }
-    if (current.length > 0 && lineNo >= offset && lines.length < limit) lines.push(current);
-    return { lines, totalLines };
+    if (window?.overflow) return { lines: window.lines, totalLines, overflow: true };
+    return { lines: window?.finish() ?? lines, totalLines };
   }
 
   private lastChunkEndsWithNewline(id: string, meta: ResultMeta): boolean {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { fileStateKey } from '../file-state/cache.js';
-import { assertRegularFile, countNewlines, decodeText, fileNotFoundMessage, formatFileSize, moreThanItsSize, readAtMost, sliceLines } from '../file-state/text-file.js';
+import { assertRegularFile, countNewlines, decodeText, fileNotFoundMessage, formatFileSize, LineWindow, moreThanItsSize, readAt, readAtMost, sliceLines } from '../file-state/text-file.js';
 import { ToolError } from '../pipeline/error-class.js';
 import { assertStillPermitted, checkPathPermission } from '../permissions/filesystem.js';
 import { CHARS_PER_TOKEN, estimateTokens, estimateTokensOfChars } from '../pool/tokens.js';
@@ -208,43 +208,15 @@ const STREAM_WINDOW_MAX_CHARS = MAX_OUTPUT_TOKENS * CHARS_PER_TOKEN;
 async function readWindowStreaming(fd: number, start: number, limit: number, signal: AbortSignal): Promise<string[]> {
   const buf = Buffer.alloc(STREAM_CHUNK_BYTES);
   const decoder = new StringDecoder('utf8');
-  const out: string[] = [];
-  let line = 0;
-  let current = '';
-  let held = 0;
-  let pending = false;
-  const take = (text: string, from: number, to: number): void => {
-    if (line < start || to === from) return;
-    held += to - from;
-    if (held > STREAM_WINDOW_MAX_CHARS) throw tooManyTokens(estimateTokensOfChars(held), true);
-    current += text.slice(from, to);
-  };
-  const endLine = (): void => {
-    if (line >= start) out.push(current.endsWith('\r') ? current.slice(0, -1) : current);
-    current = '';
-    pending = false;
-    line++;
-  };
+  const window = new LineWindow(start, limit, { maxChars: STREAM_WINDOW_MAX_CHARS, dropCr: true });
   for (let pos = 0; ; ) {
     if (signal.aborted) throw Object.assign(new Error('The read was cancelled'), { name: 'AbortError' });
-    const n = await new Promise<number>((resolve, reject) =>
-      fs.read(fd, buf, 0, buf.length, pos, (err, bytes) => (err ? reject(err) : resolve(bytes))),
-    );
-    const text = n === 0 ? decoder.end() : decoder.write(buf.subarray(0, n));
-    pos += n;
-    for (let i = 0; i < text.length; ) {
-      const nl = text.indexOf('\n', i);
-      take(text, i, nl === -1 ? text.length : nl);
-      pending = true;
-      if (nl === -1) break;
-      endLine();
-      if (out.length >= limit) return out;
-      i = nl + 1;
-    }
-    if (n === 0) break;
+    const { bytesRead } = await readAt(fd, buf, 0, buf.length, pos);
+    pos += bytesRead;
+    const more = window.feed(bytesRead === 0 ? decoder.end() : decoder.write(buf.subarray(0, bytesRead)));
+    if (window.overflow) throw tooManyTokens(estimateTokensOfChars(window.held), true);
+    if (!more || bytesRead === 0) return window.finish();
   }
-  if (pending) endLine();
-  return out;
 }
 
 function parseNotebook(text: string, abs: string): NotebookCellSource[] {

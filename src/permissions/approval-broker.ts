@@ -127,6 +127,8 @@ export const RECENT_REQUESTS = 50;
 
 export class ApprovalBroker implements Approvals {
   private readonly pending = new Map<string, Pending>();
+  /** Pending request ids per session, oldest first: a subscriber's backlog without a walk over every pending request. */
+  private readonly pendingBySession = new Map<string, Set<string>>();
   private readonly listeners = new Set<(e: BrokerEvent) => void>();
   private hasApprover: (sessionId: string) => boolean = () => false;
   /** Set by cancelAll (shutdown): later requests are denied at once, never left on a timer. */
@@ -223,6 +225,9 @@ export class ApprovalBroker implements Approvals {
         clearTimeout(timer);
         req.signal.removeEventListener('abort', onAbort);
         this.pending.delete(view.id);
+        const ids = this.pendingBySession.get(view.session_id);
+        ids?.delete(view.id);
+        if (ids?.size === 0) this.pendingBySession.delete(view.session_id);
         view.status = status;
         view.resolved_at = Date.now();
         view.resolved_by = actor;
@@ -248,6 +253,12 @@ export class ApprovalBroker implements Approvals {
         }
       };
       this.pending.set(view.id, { view, finish });
+      let ids = this.pendingBySession.get(view.session_id);
+      if (ids === undefined) {
+        ids = new Set();
+        this.pendingBySession.set(view.session_id, ids);
+      }
+      ids.add(view.id);
       if (req.signal.aborted) {
         onAbort();
         return;
@@ -302,6 +313,18 @@ export class ApprovalBroker implements Approvals {
     const pending = [...this.pending.values()].map((p) => p.view);
     const recent = (this.recent.all(limit) as Row[]).map(rowToView);
     return { pending, recent };
+  }
+
+  /** Ids of the requests waiting for an answer in a session (`"*"`: in every session), oldest first. */
+  pendingIds(sessionId: string): string[] {
+    if (sessionId === '*') return [...this.pending.keys()];
+    const ids = this.pendingBySession.get(sessionId);
+    return ids === undefined ? [] : [...ids];
+  }
+
+  /** A request still waiting for an answer; undefined once it is resolved. */
+  pendingView(id: string): PermissionRequestView | undefined {
+    return this.pending.get(id)?.view;
   }
 
   get pendingCount(): number {

@@ -48,6 +48,14 @@ interface Conn {
   sessions: Set<string>;
   alive: boolean;
   droppedProgress: number;
+  /**
+   * Requests that were already waiting when the connection subscribed, still
+   * to be shown to it (ids, oldest first; a Set, so that subscribing again
+   * adds nothing twice). Sent as the socket drains (pumpBacklog).
+   */
+  backlog: Set<string> | undefined;
+  /** Backlog frames handed to the socket and not yet written out. */
+  backlogInFlight: number;
 }
 
 const WILDCARD = '*';
@@ -87,7 +95,7 @@ export class WsHub {
   }
 
   attach(socket: WebSocket, principal: Principal): void {
-    const conn: Conn = { socket, principal, sessions: new Set(), alive: true, droppedProgress: 0 };
+    const conn: Conn = { socket, principal, sessions: new Set(), alive: true, droppedProgress: 0, backlog: undefined, backlogInFlight: 0 };
     this.conns.add(conn);
     socket.on('pong', () => {
       conn.alive = true;
@@ -100,6 +108,7 @@ export class WsHub {
 
   private detach(conn: Conn): void {
     if (!this.conns.delete(conn)) return;
+    conn.backlog = undefined;
     for (const s of conn.sessions) {
       const set = this.bySession.get(s);
       set?.delete(conn);
@@ -149,9 +158,14 @@ export class WsHub {
           set.add(conn);
           this.bySession.set(f.session_id, set);
           this.send(conn, { type: 'ack', ref: 'subscribe', session_id: f.session_id }, true);
-          // Requests already waiting for this session are shown to the new subscriber.
-          for (const r of this.broker.list(0).pending) {
-            if (f.session_id === WILDCARD || r.session_id === f.session_id) this.send(conn, { type: 'permission.request', request: r }, true);
+          // Requests already waiting for this session are shown to the new subscriber, as its socket
+          // drains: thousands of them sent at once went past maxBufferedBytes, and the approver who
+          // connected to answer them was cut off (and again at each reconnection).
+          const ids = this.broker.pendingIds(f.session_id);
+          if (ids.length > 0) {
+            const backlog = (conn.backlog ??= new Set());
+            for (const id of ids) backlog.add(id);
+            this.pumpBacklog(conn);
           }
           return;
         }
@@ -208,6 +222,36 @@ export class WsHub {
       return;
     }
     s.send(JSON.stringify(frame));
+  }
+
+  /**
+   * Sends backlog frames while the socket's buffer is under `slowBytes`,
+   * and goes on as the frames are written out (each carries a callback):
+   * the buffer stays bounded however many requests wait. A request answered
+   * meanwhile, or of a session the connection left, is skipped.
+   */
+  private pumpBacklog(conn: Conn): void {
+    const backlog = conn.backlog;
+    if (backlog === undefined) return;
+    const s = conn.socket;
+    for (const id of backlog) {
+      if (s.readyState !== s.OPEN || !this.conns.has(conn)) {
+        conn.backlog = undefined;
+        return;
+      }
+      // One frame in flight at least, whatever else fills the buffer, so that a callback comes to go on.
+      if (conn.backlogInFlight > 0 && s.bufferedAmount > this.opts.slowBytes) return;
+      backlog.delete(id);
+      const r = this.broker.pendingView(id);
+      if (r === undefined || !(conn.sessions.has(WILDCARD) || conn.sessions.has(r.session_id))) continue;
+      conn.backlogInFlight += 1;
+      s.send(JSON.stringify({ type: 'permission.request', request: r }), (err) => {
+        conn.backlogInFlight -= 1;
+        if (err) conn.backlog = undefined;
+        else this.pumpBacklog(conn);
+      });
+    }
+    if (backlog.size === 0 && conn.backlog === backlog) conn.backlog = undefined;
   }
 
   private targets(sessionId: string): Set<Conn> | undefined {

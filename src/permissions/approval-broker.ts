@@ -57,6 +57,8 @@ export type BrokerEvent =
   | { type: 'permission.resolved'; request: PermissionRequestView };
 
 interface Pending {
+  /** Its place among the pending requests (they are kept in this order): the listing's cursor. */
+  seq: number;
   view: PermissionRequestView;
   finish: (outcome: ApprovalOutcome, status: RequestStatus, actor: string | null, answer?: PermissionAnswer) => void;
 }
@@ -131,6 +133,7 @@ export class ApprovalBroker implements Approvals {
   private readonly pendingBySession = new Map<string, Set<string>>();
   private readonly listeners = new Set<(e: BrokerEvent) => void>();
   private hasApprover: (sessionId: string) => boolean = () => false;
+  private nextSeq = 1;
   /** Set by cancelAll (shutdown): later requests are denied at once, never left on a timer. */
   private closed = false;
   private readonly insert: Statement;
@@ -252,7 +255,7 @@ export class ApprovalBroker implements Approvals {
           this.opts.log.error({ err: e, request_id: view.id }, 'could not record the answer of a permission request');
         }
       };
-      this.pending.set(view.id, { view, finish });
+      this.pending.set(view.id, { seq: this.nextSeq++, view, finish });
       let ids = this.pendingBySession.get(view.session_id);
       if (ids === undefined) {
         ids = new Set();
@@ -313,6 +316,32 @@ export class ApprovalBroker implements Approvals {
     const pending = [...this.pending.values()].map((p) => p.view);
     const recent = (this.recent.all(limit) as Row[]).map(rowToView);
     return { pending, recent };
+  }
+
+  /**
+   * A page of the pending requests, oldest first: at most `limit` after the
+   * one at `afterSeq`, of one session or of all; `next` is the position to
+   * go on from, or undefined at the end. Requests keep their position while
+   * others are answered or added.
+   */
+  pendingPage(opts: { sessionId?: string | undefined; afterSeq?: number | undefined; limit: number }): { requests: PermissionRequestView[]; next: number | undefined } {
+    const after = opts.afterSeq ?? 0;
+    const requests: PermissionRequestView[] = [];
+    let last = 0;
+    const ids = opts.sessionId === undefined ? this.pending.keys() : (this.pendingBySession.get(opts.sessionId) ?? new Set<string>()).values();
+    for (const id of ids) {
+      const p = this.pending.get(id);
+      if (p === undefined || p.seq <= after) continue;
+      if (requests.length === opts.limit) return { requests, next: last };
+      requests.push(p.view);
+      last = p.seq;
+    }
+    return { requests, next: undefined };
+  }
+
+  /** The most recent resolved requests. */
+  recentRequests(limit = RECENT_REQUESTS): PermissionRequestView[] {
+    return (this.recent.all(limit) as Row[]).map(rowToView);
   }
 
   /** Ids of the requests waiting for an answer in a session (`"*"`: in every session), oldest first. */

@@ -200,7 +200,13 @@ export const PermissionRequest = z
     remember: Nullable(z.string()),
   })
   .register(api, { id: 'PermissionRequest' });
-export const PermissionRequestList = z.object({ requests: z.array(PermissionRequest) }).register(api, { id: 'PermissionRequestList' });
+export const PermissionRequestList = z
+  .object({
+    requests: z.array(PermissionRequest).meta({ description: 'A page of pending requests, oldest first; the first page adds the most recent answered ones' }),
+    pending_count: z.number().int().meta({ description: 'Requests waiting for an answer (in the session, if one is given)' }),
+    next_cursor: Nullable(z.string()),
+  })
+  .register(api, { id: 'PermissionRequestList' });
 export const PermissionAnswerDoc = z
   .object({
     decision: z.enum(['allow', 'deny']),

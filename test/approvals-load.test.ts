@@ -1,0 +1,102 @@
+/**
+ * The approval path under load, in process: hundreds of requests waiting at
+ * once (wait:false calls, nobody answering), listed a page at a time, and
+ * the races around one request (timeout, cancel, two answers, a mode change)
+ * each ending with one outcome, one audit row and a clear error to the loser.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { cleanupTmp, makeApp, probeTool, use, type TestApp } from './helpers.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+// Response bodies are checked field by field below.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function until(cond: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    if (cond()) return;
+    await sleep(10);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function start(permissions: Record<string, unknown> = {}): Promise<TestApp> {
+  t = await makeApp(
+    { server: { maxInFlightCalls: 5000 }, permissions: { headless: 'wait', askTimeoutMs: 120_000, ...permissions } },
+    // Read-only, so concurrency-safe: a session's calls wait for their answers together.
+    { extraTools: [probeTool({ name: 'Asker', readOnly: true })] },
+  );
+  return t;
+}
+
+/** `sessions` x `perSession` wait:false calls that all wait for a person. */
+async function ask(app: TestApp['app'], sessions: number, perSession: number, prefix = 'q'): Promise<void> {
+  for (let s = 0; s < sessions; s++) {
+    const uses = Array.from({ length: perSession }, (_, i) => use('Asker', { value: `${prefix}-${s}-${i}` }, `${prefix}-${s}-${i}`));
+    const r = await app.inject({ method: 'POST', url: '/execute', payload: { session_id: `${prefix}-${s}`, tool_uses: uses, wait: false } });
+    expect(r.statusCode).toBe(202);
+  }
+}
+
+async function get(app: TestApp['app'], url: string): Promise<{ status: number; body: Json }> {
+  const r = await app.inject({ method: 'GET', url });
+  return { status: r.statusCode, body: r.json() };
+}
+
+describe('GET /permissions/requests with hundreds waiting', () => {
+  it('pages through the pending requests, oldest first, each once, while others are answered and added', async () => {
+    const { app } = await start();
+    await ask(app, 25, 10);
+    await until(() => app.toolexec.broker.pendingCount === 250, 'every request to wait');
+    const first = await get(app, '/permissions/requests?limit=100');
+    expect(first.status).toBe(200);
+    expect(first.body.pending_count).toBe(250);
+    const pendingOf = (b: Json): Json[] => b.requests.filter((r: Json) => r.status === 'pending');
+    expect(pendingOf(first.body)).toHaveLength(100);
+    expect(first.body.next_cursor).toEqual(expect.any(String));
+    const seen: string[] = pendingOf(first.body).map((r: Json) => r.id);
+    // Meanwhile: ten requests not yet listed are answered, and fifty more come.
+    const all = app.toolexec.broker.pendingIds('*');
+    const answered = all.slice(150, 160);
+    for (const id of answered) {
+      expect((await app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision: 'deny' } })).statusCode).toBe(200);
+    }
+    await ask(app, 5, 10, 'late');
+    await until(() => app.toolexec.broker.pendingCount === 290, 'the new requests to wait');
+    let cursor: string | null = first.body.next_cursor;
+    while (cursor !== null) {
+      const page = await get(app, `/permissions/requests?limit=100&cursor=${cursor}`);
+      expect(page.status).toBe(200);
+      // Later pages are pending requests only.
+      expect(page.body.requests.every((r: Json) => r.status === 'pending')).toBe(true);
+      seen.push(...page.body.requests.map((r: Json) => r.id));
+      cursor = page.body.next_cursor;
+    }
+    // Every request still waiting, each once, oldest first; none of the answered ones.
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.filter((id) => !answered.includes(id))).toEqual(app.toolexec.broker.pendingIds('*'));
+    expect(seen.some((id) => answered.includes(id))).toBe(false);
+    // One session's.
+    const one = await get(app, '/permissions/requests?session_id=q-3&limit=4');
+    expect(one.body.pending_count).toBe(10);
+    expect(pendingOf(one.body).map((r: Json) => r.session_id)).toEqual(['q-3', 'q-3', 'q-3', 'q-3']);
+    expect(one.body.next_cursor).toEqual(expect.any(String));
+    // A cursor this service did not issue, a limit out of range: 400 with a code.
+    for (const q of ['cursor=nope', 'limit=0', 'limit=5000']) {
+      const bad = await get(app, `/permissions/requests?${q}`);
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.code).toBe('TOOLEXEC_ERR_REQUEST_INVALID');
+    }
+    // The default page is bounded too.
+    const dflt = await get(app, '/permissions/requests');
+    expect(pendingOf(dflt.body)).toHaveLength(100);
+  });
+});

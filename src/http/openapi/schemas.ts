@@ -176,7 +176,15 @@ export const AuditEntry = z
     input_digest: z.string(),
   })
   .register(api, { id: 'AuditEntry' });
-export const AuditList = z.object({ entries: z.array(AuditEntry), next_cursor: Nullable(z.string()) }).register(api, { id: 'AuditList' });
+export const AuditList = z
+  .object({
+    entries: z.array(AuditEntry),
+    next_cursor: Nullable(z.string()).meta({
+      description:
+        'Where the next page starts; null after the last. A page filtered on tool, behavior, reason, since or until looks at a bounded window of rows, so it may hold fewer entries than limit (even none) and still have a next_cursor',
+    }),
+  })
+  .register(api, { id: 'AuditList' });
 
 export const PermissionRequest = z
   .object({

@@ -100,3 +100,66 @@ describe('GET /permissions/requests with hundreds waiting', () => {
     expect(pendingOf(dflt.body)).toHaveLength(100);
   });
 });
+
+describe('races around one request', () => {
+  it('answers racing the ask timeout: each call has one outcome and one audit row that says which; the loser gets 409', async () => {
+    const { app } = await start({ askTimeoutMs: 300 });
+    await ask(app, 20, 10, 'race');
+    await until(() => app.toolexec.broker.pendingCount === 200, 'every request to wait');
+    const ids = app.toolexec.broker.pendingIds('*');
+    const byId = new Map(ids.map((id) => [id, app.toolexec.broker.pendingView(id)!.execution_id]));
+    // Answered one by one from before the timeout to after it.
+    const answers = new Map<string, number>();
+    for (const id of ids) {
+      const r = await app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision: 'allow' } });
+      answers.set(id, r.statusCode);
+      if (r.statusCode !== 200) {
+        expect(r.statusCode).toBe(409);
+        expect(r.json().error.code).toBe('TOOLEXEC_ERR_PERMISSION_REQUEST_RESOLVED');
+      }
+      await sleep(2);
+    }
+    await until(() => app.toolexec.registry.size === 0, 'every call to end');
+    const rows = app.toolexec.db.prepare("SELECT execution_id, behavior, reason_type FROM audit WHERE tool_use_id LIKE 'race-%'").all() as Json[];
+    expect(rows).toHaveLength(200);
+    const audit = new Map(rows.map((r) => [r.execution_id, r]));
+    for (const [id, status] of answers) {
+      const row = audit.get(byId.get(id));
+      expect(row, id).toMatchObject(status === 200 ? { behavior: 'allow', reason_type: 'user' } : { behavior: 'deny', reason_type: 'timeout' });
+      const exec = app.toolexec.executions.get(byId.get(id)!)!;
+      expect(exec.status).toBe(status === 200 ? 'succeeded' : 'denied');
+    }
+  });
+
+  it('an answer after the call was cancelled gets 409; the call is audited once, as cancelled', async () => {
+    const { app } = await start();
+    await ask(app, 10, 10, 'cx');
+    await until(() => app.toolexec.broker.pendingCount === 100, 'every request to wait');
+    const views = app.toolexec.broker.pendingIds('*').map((id) => app.toolexec.broker.pendingView(id)!);
+    for (const [i, v] of views.entries()) {
+      if (i % 2 === 0) {
+        expect((await app.inject({ method: 'POST', url: `/executions/${v.execution_id}/cancel` })).statusCode).toBe(202);
+        const late = await app.inject({ method: 'POST', url: `/permissions/requests/${v.id}`, payload: { decision: 'allow' } });
+        expect(late.statusCode).toBe(409);
+        expect(late.json().error).toMatchObject({ code: 'TOOLEXEC_ERR_PERMISSION_REQUEST_RESOLVED' });
+      } else {
+        expect((await app.inject({ method: 'POST', url: `/permissions/requests/${v.id}`, payload: { decision: 'allow' } })).statusCode).toBe(200);
+        // Cancelling a call whose answer came is too late or stops it running; either way it is not answered again.
+        const cancel = await app.inject({ method: 'POST', url: `/executions/${v.execution_id}/cancel` });
+        expect([202, 409]).toContain(cancel.statusCode);
+      }
+    }
+    await until(() => app.toolexec.registry.size === 0, 'every call to end');
+    const rows = app.toolexec.db.prepare("SELECT execution_id, behavior, reason_type FROM audit WHERE tool_use_id LIKE 'cx-%'").all() as Json[];
+    const per = new Map<string, Json[]>();
+    for (const r of rows) per.set(r.execution_id, [...(per.get(r.execution_id) ?? []), r]);
+    for (const [i, v] of views.entries()) {
+      const mine = per.get(v.execution_id) ?? [];
+      expect(mine, v.execution_id).toHaveLength(1);
+      expect(mine[0]).toMatchObject(i % 2 === 0 ? { behavior: 'deny', reason_type: 'cancelled' } : { behavior: 'allow', reason_type: 'user' });
+      const exec = app.toolexec.executions.get(v.execution_id)!;
+      expect(['succeeded', 'cancelled']).toContain(exec.status);
+      if (i % 2 === 0) expect(exec.status).toBe('cancelled');
+    }
+  });
+});

@@ -101,13 +101,43 @@ describe('GET /permissions/requests with hundreds waiting', () => {
   });
 });
 
+describe('GET /executions?status= for calls in flight', () => {
+  it('lists the calls waiting for a person by their live status, a page at a time (their rows still say queued)', async () => {
+    const { app } = await start();
+    await ask(app, 25, 10, 'st');
+    await until(() => app.toolexec.broker.pendingCount === 250, 'every request to wait');
+    const waiting = new Set(app.toolexec.broker.pendingIds('*').map((id) => app.toolexec.broker.pendingView(id)!.execution_id));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await get(app, `/executions?status=awaiting_permission&limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.status).toBe(200);
+      for (const e of page.body.executions) expect(e).toMatchObject({ status: 'awaiting_permission', tool: 'Asker', finished_at: null });
+      seen.push(...page.body.executions.map((e: Json) => e.id));
+      cursor = page.body.next_cursor;
+    } while (cursor !== null);
+    expect(new Set(seen)).toEqual(waiting);
+    expect(seen).toHaveLength(250);
+    // Newest first, as every listing.
+    const seqs = seen.map((id) => parseInt(id.slice(3, 14), 36));
+    expect([...seqs].sort((a, b) => b - a)).toEqual(seqs);
+    // None is queued any more; one session's; another tool's.
+    expect((await get(app, '/executions?status=queued')).body.executions).toEqual([]);
+    expect((await get(app, '/executions?status=awaiting_permission&session_id=st-4')).body.executions).toHaveLength(10);
+    expect((await get(app, '/executions?status=awaiting_permission&tool=Read')).body.executions).toEqual([]);
+  });
+});
+
 describe('races around one request', () => {
   it('answers racing the ask timeout: each call has one outcome and one audit row that says which; the loser gets 409', async () => {
     const { app } = await start({ askTimeoutMs: 300 });
     await ask(app, 20, 10, 'race');
-    await until(() => app.toolexec.broker.pendingCount === 200, 'every request to wait');
-    const ids = app.toolexec.broker.pendingIds('*');
-    const byId = new Map(ids.map((id) => [id, app.toolexec.broker.pendingView(id)!.execution_id]));
+    // Every call asked (on a slow machine the first may have expired already).
+    const requests = (): Array<{ id: string; execution_id: string }> =>
+      app.toolexec.db.prepare("SELECT id, execution_id FROM permission_requests WHERE tool_use_id LIKE 'race-%' ORDER BY created_at").all() as Array<{ id: string; execution_id: string }>;
+    await until(() => requests().length === 200, 'every call to ask');
+    const byId = new Map(requests().map((r) => [r.id, r.execution_id]));
+    const ids = [...byId.keys()];
     // Answered one by one from before the timeout to after it.
     const answers = new Map<string, number>();
     for (const id of ids) {

@@ -1,6 +1,7 @@
 /**
- * A long history on a real SQLite file (300,000 audit rows, built once in
- * SQL): GET /audit with every documented filter walks an index from the
+ * A long history on a real SQLite file (300,000 audit rows and 300,000
+ * executions, built once in SQL): GET /audit and GET /executions with every
+ * documented filter walk an index from the
  * cursor and looks at a bounded window of rows per page, so that a rare
  * filter never blocks the service for a scan of the whole table; paging
  * finds every matching row exactly once, in order, while rows are added and
@@ -8,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_FLOOR_SQL, AUDIT_SCAN_ROWS, AUDIT_SESSION_FLOOR_SQL, AUDIT_SINCE_PROBE_SQL, auditSelect, type AuditQuery } from '../src/storage/audit.js';
+import { EXECUTIONS_FLOOR_SQL, EXECUTIONS_SCAN_ROWS, EXECUTIONS_SESSION_FLOOR_SQL, executionsSelect, type ListFilter } from '../src/storage/executions.js';
 import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
 
 let t: TestApp;
@@ -24,7 +26,13 @@ beforeAll(async () => {
              CASE WHEN i % 10000 = 0 THEN 'Rare' ELSE 'Read' END,
              CASE WHEN i % 10000 = 0 THEN 'deny' ELSE 'allow' END,
              CASE WHEN i % 10000 = 0 THEN 'timeout' ELSE 'rule' END,
-             'd', 'agent', 'x' FROM n;`);
+             'd', 'agent', 'x' FROM n;
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
+    INSERT INTO executions (seq, id, session_id, tool_use_id, tool, status, input_digest, error_class, is_error, created_at, finished_at, duration_ms)
+      SELECT i, 'ex_h' || i, 's' || (i % 100), 'tu' || i,
+             CASE WHEN i % 10000 = 0 THEN 'Rare' ELSE 'Read' END,
+             CASE WHEN i % 10000 = 5000 THEN 'denied' ELSE 'succeeded' END,
+             'x', NULL, 0, ${T0} + i * 1000, ${T0} + i * 1000 + 1, 1 FROM n;`);
 }, 120_000);
 afterAll(async () => {
   await t.close();
@@ -117,5 +125,47 @@ describe('GET /audit over 300,000 rows', () => {
     expect(got.ids.filter((id) => survived.has(id))).toEqual(before.filter((id) => survived.has(id)));
     expect(got.ids.every((id) => before.includes(id))).toBe(true);
     expect(pruned).toBeGreaterThan(0);
+  });
+});
+
+const EXEC_FILTERS: Array<[string, Omit<ListFilter, 'limit'>, string]> = [
+  ['status=denied', { status: 'denied' }, "status = 'denied'"],
+  ['tool=Rare', { tool: 'Rare' }, "tool = 'Rare'"],
+  ['status=succeeded&tool=Rare', { status: 'succeeded', tool: 'Rare' }, "status = 'succeeded' AND tool = 'Rare'"],
+  ['session_id=s0&status=denied', { sessionId: 's0', status: 'denied' }, "session_id = 's0' AND status = 'denied'"],
+  ['session_id=s7', { sessionId: 's7' }, "session_id = 's7'"],
+  ['', {}, '1'],
+];
+
+describe('GET /executions over 300,000 rows', () => {
+  it('walks an index from the cursor for every filter: no scan of the table, no sort', () => {
+    for (const [name, f] of EXEC_FILTERS) {
+      const { sql, params } = executionsSelect({ ...f, beforeSeq: 200_000, atLeastSeq: 180_000, limit: 51 });
+      const p = plan(sql, params);
+      expect(p, name).not.toMatch(/TEMP B-TREE|SCAN executions(?! USING)/);
+      expect(p, name).toMatch(/SEARCH executions USING (INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)|INDEX executions_session)/);
+    }
+    expect(plan(EXECUTIONS_FLOOR_SQL, [200_000, EXECUTIONS_SCAN_ROWS])).toMatch(/SEARCH executions USING INTEGER PRIMARY KEY \(rowid<\?\)/);
+    expect(plan(EXECUTIONS_SESSION_FLOOR_SQL, ['s0', 200_000, EXECUTIONS_SCAN_ROWS])).toMatch(/USING COVERING INDEX executions_session/);
+  });
+
+  it('pages find every matching row once, newest first; a rare filter takes one page per window of rows', async () => {
+    const db = t.app.toolexec.db;
+    for (const [name, , where] of EXEC_FILTERS) {
+      const expected = (db.prepare(`SELECT id FROM executions WHERE ${where} ORDER BY seq DESC`).all() as Array<{ id: string }>).map((r) => r.id);
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      let n = 0;
+      do {
+        const r = await t.app.inject({ url: `/executions?limit=500&${name}${cursor ? `&cursor=${cursor}` : ''}` });
+        expect(r.statusCode).toBe(200);
+        const body = r.json() as Json;
+        ids.push(...body.executions.map((e: Json) => e.id));
+        cursor = body.next_cursor;
+        n++;
+      } while (cursor !== null && n < 2000);
+      expect(ids, name).toEqual(expected);
+      if (name === 'status=denied' || name === 'tool=Rare') expect(n, name).toBeGreaterThanOrEqual(ROWS / EXECUTIONS_SCAN_ROWS);
+    }
   });
 });

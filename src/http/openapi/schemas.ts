@@ -119,7 +119,15 @@ export const ExecutionListItem = z
   })
   .register(api, { id: 'ExecutionListItem' });
 
-export const ExecutionList = z.object({ executions: z.array(ExecutionListItem), next_cursor: Nullable(z.string()) }).register(api, { id: 'ExecutionList' });
+export const ExecutionList = z
+  .object({
+    executions: z.array(ExecutionListItem),
+    next_cursor: Nullable(z.string()).meta({
+      description:
+        'Where the next page starts; null after the last. A page filtered on a finished status or a tool looks at a bounded window of rows, so it may hold fewer executions than limit (even none) and still have a next_cursor',
+    }),
+  })
+  .register(api, { id: 'ExecutionList' });
 
 const HookMessage = z.object({
   event: z.string(),

@@ -169,3 +169,33 @@ describe('GET /executions over 300,000 rows', () => {
     }
   });
 });
+
+describe('a session with 300,000 calls behind it', () => {
+  it('loads its idempotency index row by row: the heap does not take the whole history at once, and an old id is still replayed', async () => {
+    const big = await makeApp();
+    big.app.toolexec.db.exec(`
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
+      INSERT INTO executions (seq, id, session_id, tool_use_id, tool, status, input_digest, result_block, created_at, finished_at, duration_ms)
+        SELECT i, printf('ex_%011d', i) || 'AAAAAAAA', 'big', 'toolu_01ABCDEFGHIJKLMNOPQRSTUV' || i, 'Read', 'succeeded', 'x',
+               '{"type":"tool_result","tool_use_id":"toolu_01ABCDEFGHIJKLMNOPQRSTUV' || i || '","content":"old"}', ${T0}, ${T0} + 1, 1 FROM n;
+      INSERT INTO sessions (id, mode, cwd, created_at, updated_at) VALUES ('big', 'default', '${big.workspace}', ${T0}, ${T0});`);
+    try {
+      const before = process.memoryUsage().heapUsed;
+      const session = big.app.toolexec.sessions.get('big');
+      const grown = process.memoryUsage().heapUsed - before;
+      expect(session.toolUses.size).toBe(ROWS);
+      // As one array, the 300,000 rows were about 65 MB of heap at once; row by row, what stays is the
+      // index (4,096 ids and 4-byte hashes) and young garbage.
+      expect(grown).toBeLessThan(40 * 1024 * 1024);
+      // The first of them is still known: a replay, not a second run.
+      const r = await big.app.inject({
+        method: 'POST',
+        url: '/execute',
+        payload: { session_id: 'big', tool_uses: [{ type: 'tool_use', id: 'toolu_01ABCDEFGHIJKLMNOPQRSTUV1', name: 'Read', input: { file_path: 'x' } }] },
+      });
+      expect(r.json().executions[0]).toMatchObject({ replayed: true, status: 'succeeded' });
+    } finally {
+      await big.close();
+    }
+  }, 120_000);
+});

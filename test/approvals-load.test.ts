@@ -192,4 +192,29 @@ describe('races around one request', () => {
       if (i % 2 === 0) expect(exec.status).toBe('cancelled');
     }
   });
+
+  it('a session switched to plan mode while its calls wait: an allow that comes after runs nothing that is not read-only, audited as the mode', async () => {
+    const calls: unknown[] = [];
+    t = await makeApp({ permissions: { headless: 'wait', askTimeoutMs: 120_000 } }, { extraTools: [probeTool({ name: 'Writer', calls })] });
+    const { app } = t;
+    const r = await app.inject({
+      method: 'POST',
+      url: '/execute',
+      payload: { session_id: 'pm', wait: false, tool_uses: [use('Writer', { value: 'w' }, 'pm-w')] },
+    });
+    expect(r.statusCode).toBe(202);
+    await until(() => app.toolexec.broker.pendingCount === 1, 'the first request');
+    const patched = await app.inject({ method: 'PATCH', url: '/sessions/pm', payload: { mode: 'plan' } });
+    expect(patched.statusCode).toBe(200);
+    const first = app.toolexec.broker.pendingView(app.toolexec.broker.pendingIds('pm')[0]!)!;
+    expect(first.tool).toBe('Writer');
+    expect((await app.inject({ method: 'POST', url: `/permissions/requests/${first.id}`, payload: { decision: 'allow' } })).statusCode).toBe(200);
+    await until(() => app.toolexec.registry.size === 0, 'the calls to end');
+    const writer = app.toolexec.executions.findByToolUse('pm', 'pm-w')!;
+    expect(calls).toEqual([]);
+    expect(writer.status).toBe('denied');
+    const rows = app.toolexec.db.prepare("SELECT tool_use_id, behavior, reason_type, reason_detail FROM audit WHERE session_id = 'pm' ORDER BY id").all();
+    expect(rows).toEqual([{ tool_use_id: 'pm-w', behavior: 'deny', reason_type: 'mode', reason_detail: 'plan' }]);
+    expect(JSON.parse(writer.result_block!).content).toContain('plan');
+  });
 });

@@ -217,4 +217,33 @@ describe('races around one request', () => {
     expect(rows).toEqual([{ tool_use_id: 'pm-w', behavior: 'deny', reason_type: 'mode', reason_detail: 'plan' }]);
     expect(JSON.parse(writer.result_block!).content).toContain('plan');
   });
+
+  it('an answer after the waiting client went away gets 409; its calls are audited as cancelled, once each', async () => {
+    const { app } = await start();
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (app.server.address() as { port: number }).port;
+    const clients = Array.from({ length: 20 }, (_, s) => {
+      const ac = new AbortController();
+      const uses = Array.from({ length: 5 }, (_, i) => use('Asker', { value: `${s}-${i}` }, `gone-${s}-${i}`));
+      const done = fetch(`http://127.0.0.1:${port}/execute`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ session_id: `gone-${s}`, tool_uses: uses }),
+        signal: ac.signal,
+      }).catch((e: unknown) => e);
+      return { ac, done };
+    });
+    await until(() => app.toolexec.broker.pendingCount === 100, 'every request to wait');
+    const views = app.toolexec.broker.pendingIds('*').map((id) => app.toolexec.broker.pendingView(id)!);
+    for (const c of clients) c.ac.abort();
+    await Promise.all(clients.map((c) => c.done));
+    await until(() => app.toolexec.registry.size === 0, 'the calls to be cancelled');
+    for (const v of views) {
+      const late = await app.inject({ method: 'POST', url: `/permissions/requests/${v.id}`, payload: { decision: 'allow' } });
+      expect(late.statusCode).toBe(409);
+      expect(late.json().error).toMatchObject({ code: 'TOOLEXEC_ERR_PERMISSION_REQUEST_RESOLVED', details: { status: 'cancelled' } });
+    }
+    const rows = app.toolexec.db.prepare("SELECT behavior, reason_type, COUNT(*) AS n, COUNT(DISTINCT execution_id) AS calls FROM audit WHERE tool_use_id LIKE 'gone-%' GROUP BY 1, 2").all();
+    expect(rows).toEqual([{ behavior: 'deny', reason_type: 'cancelled', n: 100, calls: 100 }]);
+  });
 });

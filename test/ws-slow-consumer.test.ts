@@ -351,3 +351,39 @@ describe('an approver who connects while many requests wait', () => {
     expect(rows).toEqual([{ behavior: 'allow', reason_type: 'user', actor: 'alice', n: N }]);
   });
 });
+
+describe('a backlog answered in a burst', () => {
+  it('reaches a watcher that reads slowly: the resolved frames do not carry every input again', async () => {
+    const N = 400;
+    t = await makeApp(
+      { server: { tokens, maxInFlightCalls: 5000 }, permissions: { askTimeoutMs: 120_000, headless: 'wait' } },
+      { extraTools: [probeTool({ name: 'Asker', readOnly: true })], ws: { heartbeatMs: 60_000, slowBytes: 64 * 1024, maxBufferedBytes: 1024 * 1024 } },
+    );
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (t.app.server.address() as net.AddressInfo).port;
+    const watcher = await connect(port, WATCHER, '*');
+    // 400 requests of 32 KB each: about 13 MB of inputs, more than the kernel's buffers take.
+    const pad = 'q'.repeat(32 * 1024);
+    for (let s = 0; s < N / 10; s++) {
+      const uses = Array.from({ length: 10 }, (_, i) => use('Asker', { value: `${s}-${i}-${pad}` }, `burst-${s}-${i}`));
+      expect((await post(port, { session_id: `burst-${s}`, tool_uses: uses, wait: false })).status).toBe(202);
+    }
+    await watcher.until(() => watcher.count('permission.request') === N, 'every request frame');
+    // The watcher stops reading; a script answers every request, one after another.
+    tcp(watcher).pause();
+    const broker = t.app.toolexec.broker;
+    for (const id of broker.pendingIds('*')) {
+      const r = await fetch(`http://127.0.0.1:${port}/permissions/requests/${id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${APPROVER}` },
+        body: JSON.stringify({ decision: 'allow' }),
+      });
+      expect(r.status).toBe(200);
+    }
+    tcp(watcher).resume();
+    await watcher.until(() => watcher.closed || watcher.count('permission.resolved') === N, 'every resolved frame');
+    expect(watcher.closed).toBe(false);
+    const resolved = watcher.frames.filter((f) => f.type === 'permission.resolved').map((f) => f.request as Record<string, unknown>);
+    expect(resolved.every((r) => r.status === 'allowed' && r.resolved_by === 'alice' && typeof r.summary === 'string' && !('input' in r))).toBe(true);
+  });
+});

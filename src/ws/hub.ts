@@ -207,8 +207,8 @@ export class WsHub {
     this.send(conn, { type: 'error', code: err.code, message: err.message, ...extra }, true);
   }
 
-  /** Sends a frame; `essential` frames are never dropped for slowness. */
-  private send(conn: Conn, frame: Record<string, unknown>, essential: boolean): void {
+  /** Sends a frame (an object, or its JSON text); `essential` frames are never dropped for slowness. */
+  private send(conn: Conn, frame: Record<string, unknown> | string, essential: boolean): void {
     const s = conn.socket;
     if (s.readyState !== s.OPEN) return;
     if (s.bufferedAmount > this.opts.maxBufferedBytes) {
@@ -221,7 +221,7 @@ export class WsHub {
       conn.droppedProgress += 1;
       return;
     }
-    s.send(JSON.stringify(frame));
+    s.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
   /**
@@ -281,13 +281,20 @@ export class WsHub {
       default:
         return;
     }
-    for (const c of targets) this.send(c, frame, essential);
+    const text = JSON.stringify(frame);
+    for (const c of targets) this.send(c, text, essential);
   }
 
   private onPermission(e: BrokerEvent): void {
     const targets = this.targets(e.request.session_id);
-    if (!targets) return;
-    for (const c of targets) this.send(c, { type: e.type, request: e.request }, true);
+    if (!targets || targets.size === 0) return;
+    // A resolved request goes without its input: the request frame carried it, and an answer to each of
+    // thousands of requests (a script approving a backlog) sent every input again to every subscriber,
+    // as frames that are never dropped: watchers were cut off past maxBufferedBytes.
+    const request = e.type === 'permission.resolved' ? { ...e.request, input: undefined } : e.request;
+    // Serialised once for every subscriber.
+    const text = JSON.stringify({ type: e.type, request });
+    for (const c of targets) this.send(c, text, true);
   }
 
   private heartbeat(): void {

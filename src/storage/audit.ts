@@ -148,8 +148,8 @@ export class AuditLog {
    * serves (session, execution, none) are read straight from it. Any other
    * filter is checked on a window of at most `scanRows` rows below the
    * cursor, in the order of the index the query walks: the window's lower end
-   * is found by stepping over that many index entries (no row is read), and
-   * the page ends there if it is not full.
+   * is found by stepping over that many entries of that index (no filter
+   * evaluated, no row returned), and the page ends there if it is not full.
    */
   page(f: AuditFilter, scanRows = AUDIT_SCAN_ROWS): AuditPage {
     const residual = f.tool !== undefined || f.behavior !== undefined || f.reason !== undefined || f.since !== undefined || f.until !== undefined;

@@ -403,8 +403,8 @@ export class ExecutionLog {
    * A page of rows, newest first, at most `f.limit`. A session's rows and
    * the unfiltered list are read straight from their index; a status or
    * tool filter is checked on a window of at most `scanRows` rows below the
-   * cursor (its lower end found by stepping over index entries), and the
-   * page ends there if it is not full.
+   * cursor (its lower end found by stepping over that many index entries,
+   * no filter evaluated), and the page ends there if it is not full.
    */
   page(f: ListFilter, scanRows = EXECUTIONS_SCAN_ROWS): ExecutionPage {
     if (f.status === undefined && f.tool === undefined) {

@@ -138,6 +138,40 @@ describe('storage failures in the middle of a call', () => {
   });
 });
 
+describe('wait:false calls whose records cannot be committed', () => {
+  it('reject nothing unhandled (Node would end the process): the calls are written once the database takes writes', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown): void => {
+      unhandled.push(e);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      t = await makeApp({ permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({})], observability: { readinessCacheMs: 0 } });
+      t.app.toolexec.db.pragma('query_only = ON');
+      const r = await t.app.inject({
+        method: 'POST',
+        url: '/execute',
+        // The same id twice: the second item is the first one's replay.
+        payload: { session_id: 'nw', wait: false, tool_uses: [use('Probe', { value: 'a' }, 'nw-1'), use('Probe', { value: 'a' }, 'nw-1'), use('Probe', { value: 'b' }, 'nw-2')] },
+      });
+      expect(r.statusCode).toBe(202);
+      // The calls ran; their commits failed.
+      await until(async () => t!.app.toolexec.registry.size === 0, 'the calls to end');
+      // A repeat while the rows are held is told so (as a waiting caller is), and not run twice.
+      const again = await t.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'nw', wait: false, tool_uses: [use('Probe', { value: 'a' }, 'nw-1')] } });
+      expect(again.statusCode).toBe(503);
+      expect(again.json().error.code).toBe('TOOLEXEC_ERR_STORAGE_UNAVAILABLE');
+      await new Promise((res) => setTimeout(res, 100));
+      expect(unhandled).toEqual([]);
+      t.app.toolexec.db.pragma('query_only = OFF');
+      await until(async () => t!.app.toolexec.executions.findByToolUse('nw', 'nw-2')?.status === 'succeeded', 'the held rows');
+      expect(t.app.toolexec.executions.findByToolUse('nw', 'nw-1')?.status).toBe('succeeded');
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
+
 describe('a thousand concurrent POST /execute', () => {
   it('admits what it can, answers the rest 503 with Retry-After, and stays healthy', async () => {
     // The admitted calls hold until every refusal is in (or 30 s), so that the

@@ -131,6 +131,26 @@ describe('SIGTERM', () => {
     d.close();
     expect(integrity(s.db)).toBe('ok');
   });
+  it('with 2,000 calls waiting for a person: each is cancelled with its row and an audit row, and it exits 0', async () => {
+    const s = await startService({ permissions: { headless: 'wait' }, server: { shutdownGraceMs: 200, maxInFlightCalls: 5000 } });
+    // Reads outside the workspace ask; Read is concurrency-safe, so a session's ten wait together.
+    for (let i = 0; i < 200; i++) {
+      const uses = Array.from({ length: 10 }, (_, k) => ({ type: 'tool_use', id: `w-${i}-${k}`, name: 'Read', input: { file_path: `/etc/hostname-${k}` } }));
+      const r = await fetch(`${s.base}/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session_id: `wait-${i}`, wait: false, tool_uses: uses }) });
+      expect(r.status).toBe(202);
+    }
+    await waitFor(async () => ((await (await fetch(`${s.base}/permissions/requests?limit=1`)).json()) as { pending_count: number }).pending_count === 2000, 'every call to wait');
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toEqual({ code: 0, signal: null });
+    const d = new Database(s.db, { readonly: true });
+    expect(d.prepare("SELECT status, COUNT(*) AS n FROM executions WHERE session_id LIKE 'wait-%' GROUP BY 1").all()).toEqual([{ status: 'cancelled', n: 2000 }]);
+    expect(d.prepare("SELECT behavior, reason_type, COUNT(DISTINCT execution_id) AS n FROM audit WHERE session_id LIKE 'wait-%' GROUP BY 1, 2").all()).toEqual([
+      { behavior: 'deny', reason_type: 'cancelled', n: 2000 },
+    ]);
+    expect(d.prepare("SELECT status, COUNT(*) AS n FROM permission_requests WHERE session_id LIKE 'wait-%' GROUP BY 1").all()).toEqual([{ status: 'cancelled', n: 2000 }]);
+    d.close();
+    expect(integrity(s.db)).toBe('ok');
+  });
 });
 
 describe('SIGKILL under load', () => {

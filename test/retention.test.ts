@@ -207,6 +207,47 @@ describe('retention', () => {
     expect(count('audit') + count('executions') + count('results') + count('permission_requests')).toBe(0);
   });
 
+  it('prunes a large backlog in batches that each walk an index from where the last stopped (no sort of the whole backlog)', async () => {
+    t = await makeApp();
+    const db = svc().db;
+    const OLD = 60_000;
+    // Built in SQL, in one transaction: 60,000 old audit rows (three per millisecond) and 3,000 old results, then young ones.
+    db.exec(`
+      WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${OLD - 1})
+      INSERT INTO audit (ts, session_id, tool_use_id, execution_id, tool, behavior, reason_type, input_digest)
+        SELECT ${now - 40 * DAY} + i / 3, 's' || (i % 100), 'tu' || i, 'ex_old_' || i, 'Read', 'allow', 'rule', 'd' FROM n;
+      WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 2999)
+      INSERT INTO results (id, session_id, execution_id, tool, total_bytes, complete, created_at)
+        SELECT 'res_old_' || i, 's', 'ex_old_' || i, 'Bash', 10, 1, ${now - 40 * DAY} + i / 3 FROM n;`);
+    for (let i = 0; i < 5; i++) insertAudit(now - DAY + i);
+    const retention = new Retention(db, { auditMaxAgeDays: 30, resultsMaxAgeDays: 30, intervalMs: 3_600_000, isLive: () => false, log: svc().log });
+    // Each batch's query walks audit_ts / results_created from the previous batch's last row and stops after
+    // a batch: no temporary B-tree, which would gather and sort every old row of the backlog for each batch.
+    const q = (retention as unknown as { q: Record<string, { source: string }> }).q;
+    for (const name of ['audit', 'results']) {
+      const sql = q[name]!.source;
+      const params = new Array<number>(sql.split('?').length - 1).fill(0);
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join(' | ');
+      expect(plan, name).not.toMatch(/TEMP B-TREE|SCAN/);
+      expect(plan, name).toMatch(/USING INDEX (audit_ts|results_created)/);
+    }
+    let turns = 0;
+    let done = false;
+    const tick = (): void => {
+      if (done) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const r = await retention.runOnce();
+    done = true;
+    expect(r).toMatchObject({ audit: OLD, resultsByAge: 3000 });
+    expect(count('audit')).toBe(5);
+    expect(count('results')).toBe(0);
+    // One batch of 500 per turn of the event loop: the calls served meanwhile waited for one batch at most.
+    expect(turns).toBeGreaterThanOrEqual(OLD / 500 + 3000 / 500 - 1);
+  });
+
   it('runs on its timer once configured, and stops with the service', async () => {
     t = await makeApp({ retention: { auditMaxAgeDays: 30, intervalMs: 50 } });
     insertAudit(now - 40 * DAY);

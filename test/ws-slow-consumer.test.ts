@@ -288,3 +288,102 @@ describe('shutdown', () => {
     expect(t!.app.toolexec.broker.pendingCount).toBe(0);
   });
 });
+
+describe('an approver who connects while many requests wait', () => {
+  it('is shown every waiting request as its socket drains, is never cut off for the backlog, and answers them all', async () => {
+    const SESSIONS = 100;
+    const PER_SESSION = 10;
+    const N = SESSIONS * PER_SESSION;
+    const SLOW = 64 * 1024;
+    t = await makeApp(
+      { server: { tokens, maxInFlightCalls: 5000 }, permissions: { askTimeoutMs: 120_000, headless: 'wait' } },
+      // Read-only, so concurrency-safe: a session's ten calls wait for their answers together.
+      { extraTools: [probeTool({ name: 'Asker', readOnly: true })], ws: { heartbeatMs: 60_000, slowBytes: SLOW, maxBufferedBytes: 512 * 1024 } },
+    );
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (t.app.server.address() as net.AddressInfo).port;
+    const pad = 'p'.repeat(8192);
+    for (let s = 0; s < SESSIONS; s++) {
+      const uses = Array.from({ length: PER_SESSION }, (_, i) => use('Asker', { value: `${s}-${i}-${pad}` }, `late-${s}-${i}`));
+      expect((await post(port, { session_id: `late-${s}`, tool_uses: uses, wait: false })).status).toBe(202);
+    }
+    const broker = t.app.toolexec.broker;
+    for (let i = 0; broker.pendingCount < N; i++) {
+      if (i > 3000) throw new Error('timed out waiting for every request to wait');
+      await sleep(10);
+    }
+    // About 8 MB of requests wait: far more than the connection may have buffered (512 KB).
+    let maxBuffered = 0;
+    let sampling = true;
+    const sample = (): void => {
+      if (!sampling) return;
+      for (const s of serverSockets()) maxBuffered = Math.max(maxBuffered, s.bufferedAmount);
+      setImmediate(sample);
+    };
+    sample();
+    // The approver subscribes, and reads nothing for a moment (a slow start: the kernel's buffers fill).
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { authorization: `Bearer ${APPROVER}` } });
+    sockets.push(ws);
+    const approver = new Client(ws, false);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    tcp(approver).pause();
+    ws.send(JSON.stringify({ type: 'subscribe', session_id: '*' }));
+    await sleep(300);
+    tcp(approver).resume();
+    await approver.until(() => approver.closed || approver.count('permission.request') === N, 'the backlog');
+    sampling = false;
+    expect(approver.closed).toBe(false);
+    // What waited was sent as the socket drained: never much past slowBytes in the server's buffer.
+    expect(maxBuffered).toBeLessThanOrEqual(2 * SLOW);
+    const ids = approver.frames.filter((f) => f.type === 'permission.request').map((f) => (f.request as { id: string }).id);
+    expect(new Set(ids).size).toBe(N);
+    // Answered twenty at a time (each answer is broadcast back as permission.resolved, with the request).
+    for (let i = 0; i < N; i += 20) {
+      for (const id of ids.slice(i, i + 20)) ws.send(JSON.stringify({ type: 'permission.respond', request_id: id, decision: 'allow' }));
+      await approver.until(() => approver.count('ack') === Math.min(N, i + 20) + 1, 'the answers to be taken');
+    }
+    await approver.until(() => t!.app.toolexec.registry.size === 0, 'every call to run');
+    expect(approver.count('error')).toBe(0);
+    const rows = t.app.toolexec.db.prepare("SELECT behavior, reason_type, actor, COUNT(*) AS n FROM audit WHERE tool_use_id LIKE 'late-%' GROUP BY 1, 2, 3").all();
+    expect(rows).toEqual([{ behavior: 'allow', reason_type: 'user', actor: 'alice', n: N }]);
+  });
+});
+
+describe('a backlog answered in a burst', () => {
+  it('reaches a watcher that reads slowly: the resolved frames do not carry every input again', async () => {
+    const N = 400;
+    t = await makeApp(
+      { server: { tokens, maxInFlightCalls: 5000 }, permissions: { askTimeoutMs: 120_000, headless: 'wait' } },
+      { extraTools: [probeTool({ name: 'Asker', readOnly: true })], ws: { heartbeatMs: 60_000, slowBytes: 64 * 1024, maxBufferedBytes: 1024 * 1024 } },
+    );
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (t.app.server.address() as net.AddressInfo).port;
+    const watcher = await connect(port, WATCHER, '*');
+    // 400 requests of 32 KB each: about 13 MB of inputs, more than the kernel's buffers take.
+    const pad = 'q'.repeat(32 * 1024);
+    for (let s = 0; s < N / 10; s++) {
+      const uses = Array.from({ length: 10 }, (_, i) => use('Asker', { value: `${s}-${i}-${pad}` }, `burst-${s}-${i}`));
+      expect((await post(port, { session_id: `burst-${s}`, tool_uses: uses, wait: false })).status).toBe(202);
+    }
+    await watcher.until(() => watcher.count('permission.request') === N, 'every request frame');
+    // The watcher stops reading; a script answers every request, one after another.
+    tcp(watcher).pause();
+    const broker = t.app.toolexec.broker;
+    for (const id of broker.pendingIds('*')) {
+      const r = await fetch(`http://127.0.0.1:${port}/permissions/requests/${id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${APPROVER}` },
+        body: JSON.stringify({ decision: 'allow' }),
+      });
+      expect(r.status).toBe(200);
+    }
+    tcp(watcher).resume();
+    await watcher.until(() => watcher.closed || watcher.count('permission.resolved') === N, 'every resolved frame');
+    expect(watcher.closed).toBe(false);
+    const resolved = watcher.frames.filter((f) => f.type === 'permission.resolved').map((f) => f.request as Record<string, unknown>);
+    expect(resolved.every((r) => r.status === 'allowed' && r.resolved_by === 'alice' && typeof r.summary === 'string' && !('input' in r))).toBe(true);
+  });
+});

@@ -11,6 +11,7 @@ import { REMOTE_HELP, REMOTE_OPTIONS, choice, flag, intOption, parse, str } from
 import { ServiceError, request, requireTarget, type ServiceTarget } from './client.js';
 import { usageError, warn, type CliIO, type CommandResult } from './io.js';
 import { REASON_TYPES } from '../permissions/types.js';
+import { decodeCursor } from '../http/cursor.js';
 
 export const AUDIT_HELP = `usage: toolexec audit [options]
 
@@ -99,6 +100,15 @@ const sleep = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
     signal?.addEventListener('abort', done, { once: true });
   });
 
+/** The id a cursor of GET /audit continues below (Infinity for one this version cannot read: paging goes on). */
+function cursorBelow(cursor: string): number {
+  try {
+    return decodeCursor(cursor) ?? Number.POSITIVE_INFINITY;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
 /** Newest first, paging by cursor, until `count` entries or `stopAtId` (exclusive) is reached. */
 async function fetchNewest(
   target: ServiceTarget,
@@ -117,7 +127,10 @@ async function fetchNewest(
       if (e.id <= stopAtId) return out;
       out.push(e);
     }
-    if (!body.next_cursor || body.entries.length === 0) break;
+    // A page may hold fewer entries than asked, even none (the service looks at a bounded window of
+    // rows per page for filters no index serves): go on while there is a cursor, down to stopAtId.
+    if (!body.next_cursor) break;
+    if (cursorBelow(body.next_cursor) <= stopAtId + 1) break;
     cursor = body.next_cursor;
   }
   return out;

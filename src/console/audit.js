@@ -47,10 +47,19 @@ export class AuditPanel {
     this.more.disabled = true;
     this.summary.textContent = 'Loading…';
     try {
-      const body = await api('/audit', { query: { ...this.filters, limit: PAGE, cursor } });
-      this.rows.append(...body.entries.map(row));
-      this.count += body.entries.length;
-      this.cursor = body.next_cursor;
+      // A filter no index serves is checked on a bounded window of rows per request: a page may come back
+      // short, or empty, with a cursor. A few requests fill it; "load more" goes on from there.
+      let got = 0;
+      let next = cursor;
+      for (let i = 0; i < 10; i++) {
+        const body = await api('/audit', { query: { ...this.filters, limit: PAGE - got, cursor: next } });
+        this.rows.append(...body.entries.map(row));
+        got += body.entries.length;
+        next = body.next_cursor;
+        if (!next || got >= PAGE) break;
+      }
+      this.count += got;
+      this.cursor = next;
     } catch (e) {
       setError(this.error, `Could not load the audit log: ${e.message}`);
       throw e;

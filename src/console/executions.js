@@ -41,9 +41,18 @@ export class ExecutionsPanel {
     setError(this.error, '');
     this.more.disabled = true;
     try {
-      const body = await api('/executions', { query: { ...this.filters, limit: 50, cursor } });
-      for (const e of body.executions) this.upsert(e, { append: true });
-      this.cursor = body.next_cursor;
+      // A status or tool filter is checked on a bounded window of rows per request: a page may come back
+      // short, or empty, with a cursor. A few requests fill it; "load more" goes on from there.
+      let got = 0;
+      let next = cursor;
+      for (let i = 0; i < 10; i++) {
+        const body = await api('/executions', { query: { ...this.filters, limit: 50 - got, cursor: next } });
+        for (const e of body.executions) this.upsert(e, { append: true });
+        got += body.executions.length;
+        next = body.next_cursor;
+        if (!next || got >= 50) break;
+      }
+      this.cursor = next;
     } catch (e) {
       setError(this.error, `Could not load executions: ${e.message}`);
       throw e;

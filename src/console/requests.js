@@ -21,7 +21,14 @@ export class RequestsPanel {
 
   /** Loads pending and recent requests; later frames keep them current. */
   async load() {
-    const { requests } = await api('/permissions/requests');
+    // Every page of the pending requests (the first carries the recent ones too).
+    const requests = [];
+    let cursor = null;
+    do {
+      const page = await api(`/permissions/requests?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      requests.push(...page.requests);
+      cursor = page.next_cursor;
+    } while (cursor);
     const pendingIds = new Set();
     for (const r of requests) {
       if (r.status === 'pending') {

@@ -39,6 +39,18 @@ export interface BatchItem {
   done: Promise<{ summary: ExecutionSummary; block: ToolResultBlock }>;
 }
 
+/**
+ * `p`, marked handled. An item's `done` is awaited only by a caller that
+ * waits (POST /execute with wait:true, /mcp): after a wait:false answer a
+ * call whose record could not be committed (a full or read-only database,
+ * the database closed under a shutdown) rejects it with nobody listening,
+ * and Node ends the process on an unhandled rejection.
+ */
+function handled<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => {});
+  return p;
+}
+
 export function summaryOfCall(f: FinishedCall): ExecutionSummary {
   return {
     id: f.id,
@@ -119,7 +131,7 @@ export class Executor {
     for (const use of uses) {
       const dup = seen.get(use.id);
       if (dup) {
-        items.push({ ...dup, use, replayed: true, queued: undefined, done: dup.done.then((d) => ({ ...d, summary: { ...d.summary, replayed: true as const } })) });
+        items.push({ ...dup, use, replayed: true, queued: undefined, done: handled(dup.done.then((d) => ({ ...d, summary: { ...d.summary, replayed: true as const } }))) });
         continue;
       }
       const live = registry.findByToolUse(session.id, use.id);
@@ -129,7 +141,7 @@ export class Executor {
           executionId: live.call.id,
           replayed: true,
           queued: undefined,
-          done: live.done.then((f) => ({ summary: { ...summaryOfCall(f), replayed: true as const }, block: f.block })),
+          done: handled(live.done.then((f) => ({ summary: { ...summaryOfCall(f), replayed: true as const }, block: f.block }))),
         };
         items.push(item);
         seen.set(use.id, item);
@@ -145,10 +157,11 @@ export class Executor {
       if (earlier !== undefined && !row && deps.executions.isHeld(earlier)) {
         // It ran, but its record is still waiting for the database to take
         // writes again: never run it twice, and say so until the row is there.
-        const held = Promise.reject(
-          new ToolexecError('TOOLEXEC_ERR_STORAGE_UNAVAILABLE', `The call with tool_use id ${use.id} ran, but its record is not written yet; retry later`, { execution_id: earlier }),
+        const held = handled(
+          Promise.reject(
+            new ToolexecError('TOOLEXEC_ERR_STORAGE_UNAVAILABLE', `The call with tool_use id ${use.id} ran, but its record is not written yet; retry later`, { execution_id: earlier }),
+          ),
         );
-        held.catch(() => {});
         const item: BatchItem = { use, executionId: earlier, replayed: true, queued: undefined, done: held };
         items.push(item);
         seen.set(use.id, item);
@@ -186,7 +199,7 @@ export class Executor {
         executionId: id,
         replayed: false,
         queued,
-        done: donePromise.then((f) => ({ summary: summaryOfCall(f), block: f.block })),
+        done: handled(donePromise.then((f) => ({ summary: summaryOfCall(f), block: f.block }))),
       };
       items.push(item);
       seen.set(use.id, item);

@@ -57,6 +57,8 @@ export type BrokerEvent =
   | { type: 'permission.resolved'; request: PermissionRequestView };
 
 interface Pending {
+  /** Its place among the pending requests (they are kept in this order): the listing's cursor. */
+  seq: number;
   view: PermissionRequestView;
   finish: (outcome: ApprovalOutcome, status: RequestStatus, actor: string | null, answer?: PermissionAnswer) => void;
 }
@@ -127,8 +129,11 @@ export const RECENT_REQUESTS = 50;
 
 export class ApprovalBroker implements Approvals {
   private readonly pending = new Map<string, Pending>();
+  /** Pending request ids per session, oldest first: a subscriber's backlog without a walk over every pending request. */
+  private readonly pendingBySession = new Map<string, Set<string>>();
   private readonly listeners = new Set<(e: BrokerEvent) => void>();
   private hasApprover: (sessionId: string) => boolean = () => false;
+  private nextSeq = 1;
   /** Set by cancelAll (shutdown): later requests are denied at once, never left on a timer. */
   private closed = false;
   private readonly insert: Statement;
@@ -223,6 +228,9 @@ export class ApprovalBroker implements Approvals {
         clearTimeout(timer);
         req.signal.removeEventListener('abort', onAbort);
         this.pending.delete(view.id);
+        const ids = this.pendingBySession.get(view.session_id);
+        ids?.delete(view.id);
+        if (ids?.size === 0) this.pendingBySession.delete(view.session_id);
         view.status = status;
         view.resolved_at = Date.now();
         view.resolved_by = actor;
@@ -247,7 +255,13 @@ export class ApprovalBroker implements Approvals {
           this.opts.log.error({ err: e, request_id: view.id }, 'could not record the answer of a permission request');
         }
       };
-      this.pending.set(view.id, { view, finish });
+      this.pending.set(view.id, { seq: this.nextSeq++, view, finish });
+      let ids = this.pendingBySession.get(view.session_id);
+      if (ids === undefined) {
+        ids = new Set();
+        this.pendingBySession.set(view.session_id, ids);
+      }
+      ids.add(view.id);
       if (req.signal.aborted) {
         onAbort();
         return;
@@ -302,6 +316,44 @@ export class ApprovalBroker implements Approvals {
     const pending = [...this.pending.values()].map((p) => p.view);
     const recent = (this.recent.all(limit) as Row[]).map(rowToView);
     return { pending, recent };
+  }
+
+  /**
+   * A page of the pending requests, oldest first: at most `limit` after the
+   * one at `afterSeq`, of one session or of all; `next` is the position to
+   * go on from, or undefined at the end. Requests keep their position while
+   * others are answered or added.
+   */
+  pendingPage(opts: { sessionId?: string | undefined; afterSeq?: number | undefined; limit: number }): { requests: PermissionRequestView[]; next: number | undefined } {
+    const after = opts.afterSeq ?? 0;
+    const requests: PermissionRequestView[] = [];
+    let last = 0;
+    const ids = opts.sessionId === undefined ? this.pending.keys() : (this.pendingBySession.get(opts.sessionId) ?? new Set<string>()).values();
+    for (const id of ids) {
+      const p = this.pending.get(id);
+      if (p === undefined || p.seq <= after) continue;
+      if (requests.length === opts.limit) return { requests, next: last };
+      requests.push(p.view);
+      last = p.seq;
+    }
+    return { requests, next: undefined };
+  }
+
+  /** The most recent resolved requests. */
+  recentRequests(limit = RECENT_REQUESTS): PermissionRequestView[] {
+    return (this.recent.all(limit) as Row[]).map(rowToView);
+  }
+
+  /** Ids of the requests waiting for an answer in a session (`"*"`: in every session), oldest first. */
+  pendingIds(sessionId: string): string[] {
+    if (sessionId === '*') return [...this.pending.keys()];
+    const ids = this.pendingBySession.get(sessionId);
+    return ids === undefined ? [] : [...ids];
+  }
+
+  /** A request still waiting for an answer; undefined once it is resolved. */
+  pendingView(id: string): PermissionRequestView | undefined {
+    return this.pending.get(id)?.view;
   }
 
   get pendingCount(): number {

@@ -54,6 +54,8 @@ export async function permission(
     d = await permissionRequestHooks(d, call, session, deps, abort.signal);
     if (d.updatedInput) input = d.updatedInput;
   }
+  // The mode the question was asked in: the session's may change while the call waits (PATCH /sessions/:id).
+  const askedIn = session.mode;
   if (d.behavior === 'ask') {
     onAwaiting(awaitingPermissionCall(call, tool, call.input, undefined));
     const outcome = await deps.approvals.request({
@@ -102,7 +104,17 @@ export async function permission(
   // valid, and never past a deny: the rule, tool and safety layers judge it
   // again (the person's allow answers the asks; it cannot lift a deny).
   let checked: Parsed | FinishedCall | undefined;
-  if (d.behavior === 'allow' && input !== call.input) {
+  if (d.behavior === 'allow' && input === call.input && session.mode === 'plan' && askedIn !== 'plan') {
+    // Switched to plan mode while the call waited for its answer: plan mode's gate holds whatever the
+    // answer (as it does for an updated input, judged below in the session's mode).
+    const again = await decide({ tool, input, ctx, mode: session.mode, rules, hook: undefined });
+    if (again.behavior === 'deny') {
+      d = {
+        ...again,
+        chain: [...d.chain, { layer: 'mode', outcome: 'deny', detail: `the session was switched to plan mode while the call waited: ${again.reason.type}: ${again.reason.detail}` }],
+      };
+    }
+  } else if (d.behavior === 'allow' && input !== call.input) {
     const reparsed = parse(validatingCall(call, tool, undefined), input);
     checked = reparsed.status !== 'validating' ? reparsed : await validate(reparsed as Parsed, ctx);
     if (checked.status === 'validating') {

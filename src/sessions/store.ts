@@ -33,7 +33,7 @@ export class SessionStore {
     private readonly writer: GroupCommitWriter,
     private readonly defaults: { mode: PermissionMode; cwd: string; allowBypass: boolean },
     /** Loads a session's tool_use ids (idempotency) when it comes back into memory. */
-    private readonly loadToolUses: (sessionId: string) => Array<{ tool_use_id: string; id: string }> = () => [],
+    private readonly loadToolUses: (sessionId: string) => Iterable<{ tool_use_id: string; id: string }> = () => [],
     private readonly maxInMemory = MAX_SESSIONS_IN_MEMORY,
     /** Shared by every session's FileStateCache. */
     private readonly budget = new FileStateBudget(FILE_STATE_GLOBAL_MAX_BYTES),

@@ -71,6 +71,53 @@ export interface ListFilter {
   beforeSeq?: number | undefined;
 }
 
+/**
+ * Rows one page of GET /executions examines at most when it filters on a
+ * column no index leads with (status, tool): see AUDIT_SCAN_ROWS
+ * (storage/audit.ts) for why a bounded window rather than an index.
+ */
+export const EXECUTIONS_SCAN_ROWS = 20_000;
+
+/** The seq scanRows rows below the cursor (the lower end of a page's window), and the one below it if any. */
+export const EXECUTIONS_FLOOR_SQL = 'SELECT seq FROM executions WHERE seq < ? ORDER BY seq DESC LIMIT 2 OFFSET ?';
+export const EXECUTIONS_SESSION_FLOOR_SQL = 'SELECT seq FROM executions WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT 2 OFFSET ?';
+
+export interface ExecutionPage {
+  rows: ExecutionRow[];
+  /** Where the next page starts (rows with seq below it), or undefined after the last one. */
+  next: number | undefined;
+}
+
+/** The SELECT behind a page (exported for the tests that check its query plan). */
+export function executionsSelect(f: ListFilter & { atLeastSeq?: number | undefined }): { sql: string; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (f.sessionId !== undefined) {
+    where.push('session_id = ?');
+    params.push(f.sessionId);
+  }
+  if (f.status !== undefined) {
+    where.push('status = ?');
+    params.push(f.status);
+  }
+  if (f.tool !== undefined) {
+    where.push('tool = ?');
+    params.push(f.tool);
+  }
+  if (f.beforeSeq !== undefined) {
+    where.push('seq < ?');
+    params.push(f.beforeSeq);
+  }
+  if (f.atLeastSeq !== undefined) {
+    where.push('seq >= ?');
+    params.push(f.atLeastSeq);
+  }
+  // Newest first along the key, or along executions_session for a session.
+  const from = f.sessionId !== undefined ? 'executions INDEXED BY executions_session' : 'executions NOT INDEXED';
+  params.push(f.limit);
+  return { sql: `SELECT * FROM ${from} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`, params };
+}
+
 /** Input stored with an execution is capped; its digest always covers the whole. */
 export const STORED_INPUT_MAX_CHARS = 16 * 1024;
 
@@ -187,6 +234,8 @@ export class ExecutionLog {
   private readonly interrupted: Statement<[number]>;
   private readonly interruptedRows: Statement<[]>;
   private readonly setDecision: Statement<[string, number]>;
+  private readonly floor: Statement<[number, number]>;
+  private readonly floorInSession: Statement<[string, number, number]>;
   private pending = new Map<string, Pending>();
   /** Calls started here and not finished yet: the writes that could still join a commit. */
   private readonly open = new Set<string>();
@@ -202,6 +251,8 @@ export class ExecutionLog {
     // writes: the whole commit fails and the rows stay pending.
     this.rows = new MultiRowWriter<Pending>(db, upsertSql, COLUMNS, bindRow, (r, e) => this.onRowError(r.id, e));
     this.bySeq = db.prepare('SELECT * FROM executions WHERE seq = ?');
+    this.floor = db.prepare(EXECUTIONS_FLOOR_SQL);
+    this.floorInSession = db.prepare(EXECUTIONS_SESSION_FLOOR_SQL);
     const max = db.prepare('SELECT MAX(seq) AS m FROM executions').get() as { m: number | null };
     this.nextSeq = (max.m ?? 0) + 1;
     this.byToolUse = db.prepare('SELECT * FROM executions WHERE session_id = ? AND tool_use_id = ? ORDER BY seq LIMIT 1');
@@ -333,33 +384,39 @@ export class ExecutionLog {
     return this.byToolUse.get(sessionId, toolUseId) as ExecutionRow | undefined;
   }
 
-  /** tool_use id → execution id for a session, oldest first (loads a session's idempotency map). */
-  toolUsesOf(sessionId: string): Array<{ tool_use_id: string; id: string }> {
-    return this.sessionToolUses.all(sessionId) as Array<{ tool_use_id: string; id: string }>;
+  /**
+   * tool_use id → execution id for a session, oldest first (loads a session's
+   * idempotency map). Read row by row: a session with a long history loads
+   * into its bounded index without every row of it held at once (500,000
+   * rows were +158 MB of RSS as one array).
+   */
+  toolUsesOf(sessionId: string): Iterable<{ tool_use_id: string; id: string }> {
+    return this.sessionToolUses.iterate(sessionId) as IterableIterator<{ tool_use_id: string; id: string }>;
   }
 
-  list(f: ListFilter): ExecutionRow[] {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (f.sessionId !== undefined) {
-      where.push('session_id = ?');
-      params.push(f.sessionId);
-    }
-    if (f.status !== undefined) {
-      where.push('status = ?');
-      params.push(f.status);
-    }
-    if (f.tool !== undefined) {
-      where.push('tool = ?');
-      params.push(f.tool);
-    }
-    if (f.beforeSeq !== undefined) {
-      where.push('seq < ?');
-      params.push(f.beforeSeq);
-    }
-    const sql = `SELECT * FROM executions ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
-    params.push(f.limit);
+  list(f: ListFilter & { atLeastSeq?: number | undefined }): ExecutionRow[] {
+    const { sql, params } = executionsSelect(f);
     return this.db.prepare(sql).all(...params) as ExecutionRow[];
+  }
+
+  /**
+   * A page of rows, newest first, at most `f.limit`. A session's rows and
+   * the unfiltered list are read straight from their index; a status or
+   * tool filter is checked on a window of at most `scanRows` rows below the
+   * cursor (its lower end found by stepping over that many index entries,
+   * no filter evaluated), and the page ends there if it is not full.
+   */
+  page(f: ListFilter, scanRows = EXECUTIONS_SCAN_ROWS): ExecutionPage {
+    if (f.status === undefined && f.tool === undefined) {
+      const rows = this.list({ ...f, limit: f.limit + 1 });
+      return rows.length > f.limit ? { rows: rows.slice(0, f.limit), next: rows[f.limit - 1]!.seq } : { rows, next: undefined };
+    }
+    const before = f.beforeSeq ?? Number.MAX_SAFE_INTEGER;
+    const ends = (f.sessionId !== undefined ? this.floorInSession.all(f.sessionId, before, scanRows - 1) : this.floor.all(before, scanRows - 1)) as Array<{ seq: number }>;
+    const floor = ends[0]?.seq;
+    const rows = this.list({ ...f, atLeastSeq: floor, limit: f.limit + 1 });
+    if (rows.length > f.limit) return { rows: rows.slice(0, f.limit), next: rows[f.limit - 1]!.seq };
+    return { rows, next: floor !== undefined && ends.length === 2 ? floor : undefined };
   }
 
   /** At start-up: calls a previous process left unfinished are marked cancelled. */

@@ -48,6 +48,14 @@ interface Conn {
   sessions: Set<string>;
   alive: boolean;
   droppedProgress: number;
+  /**
+   * Requests that were already waiting when the connection subscribed, still
+   * to be shown to it (ids, oldest first; a Set, so that subscribing again
+   * adds nothing twice). Sent as the socket drains (pumpBacklog).
+   */
+  backlog: Set<string> | undefined;
+  /** Backlog frames handed to the socket and not yet written out. */
+  backlogInFlight: number;
 }
 
 const WILDCARD = '*';
@@ -87,7 +95,7 @@ export class WsHub {
   }
 
   attach(socket: WebSocket, principal: Principal): void {
-    const conn: Conn = { socket, principal, sessions: new Set(), alive: true, droppedProgress: 0 };
+    const conn: Conn = { socket, principal, sessions: new Set(), alive: true, droppedProgress: 0, backlog: undefined, backlogInFlight: 0 };
     this.conns.add(conn);
     socket.on('pong', () => {
       conn.alive = true;
@@ -100,6 +108,7 @@ export class WsHub {
 
   private detach(conn: Conn): void {
     if (!this.conns.delete(conn)) return;
+    conn.backlog = undefined;
     for (const s of conn.sessions) {
       const set = this.bySession.get(s);
       set?.delete(conn);
@@ -149,9 +158,14 @@ export class WsHub {
           set.add(conn);
           this.bySession.set(f.session_id, set);
           this.send(conn, { type: 'ack', ref: 'subscribe', session_id: f.session_id }, true);
-          // Requests already waiting for this session are shown to the new subscriber.
-          for (const r of this.broker.list(0).pending) {
-            if (f.session_id === WILDCARD || r.session_id === f.session_id) this.send(conn, { type: 'permission.request', request: r }, true);
+          // Requests already waiting for this session are shown to the new subscriber, as its socket
+          // drains: thousands of them sent at once went past maxBufferedBytes, and the approver who
+          // connected to answer them was cut off (and again at each reconnection).
+          const ids = this.broker.pendingIds(f.session_id);
+          if (ids.length > 0) {
+            const backlog = (conn.backlog ??= new Set());
+            for (const id of ids) backlog.add(id);
+            this.pumpBacklog(conn);
           }
           return;
         }
@@ -193,8 +207,8 @@ export class WsHub {
     this.send(conn, { type: 'error', code: err.code, message: err.message, ...extra }, true);
   }
 
-  /** Sends a frame; `essential` frames are never dropped for slowness. */
-  private send(conn: Conn, frame: Record<string, unknown>, essential: boolean): void {
+  /** Sends a frame (an object, or its JSON text); `essential` frames are never dropped for slowness. */
+  private send(conn: Conn, frame: Record<string, unknown> | string, essential: boolean): void {
     const s = conn.socket;
     if (s.readyState !== s.OPEN) return;
     if (s.bufferedAmount > this.opts.maxBufferedBytes) {
@@ -207,7 +221,37 @@ export class WsHub {
       conn.droppedProgress += 1;
       return;
     }
-    s.send(JSON.stringify(frame));
+    s.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+
+  /**
+   * Sends backlog frames while the socket's buffer is under `slowBytes`,
+   * and goes on as the frames are written out (each carries a callback):
+   * the buffer stays bounded however many requests wait. A request answered
+   * meanwhile, or of a session the connection left, is skipped.
+   */
+  private pumpBacklog(conn: Conn): void {
+    const backlog = conn.backlog;
+    if (backlog === undefined) return;
+    const s = conn.socket;
+    for (const id of backlog) {
+      if (s.readyState !== s.OPEN || !this.conns.has(conn)) {
+        conn.backlog = undefined;
+        return;
+      }
+      // One frame in flight at least, whatever else fills the buffer, so that a callback comes to go on.
+      if (conn.backlogInFlight > 0 && s.bufferedAmount > this.opts.slowBytes) return;
+      backlog.delete(id);
+      const r = this.broker.pendingView(id);
+      if (r === undefined || !(conn.sessions.has(WILDCARD) || conn.sessions.has(r.session_id))) continue;
+      conn.backlogInFlight += 1;
+      s.send(JSON.stringify({ type: 'permission.request', request: r }), (err) => {
+        conn.backlogInFlight -= 1;
+        if (err) conn.backlog = undefined;
+        else this.pumpBacklog(conn);
+      });
+    }
+    if (backlog.size === 0 && conn.backlog === backlog) conn.backlog = undefined;
   }
 
   private targets(sessionId: string): Set<Conn> | undefined {
@@ -237,13 +281,20 @@ export class WsHub {
       default:
         return;
     }
-    for (const c of targets) this.send(c, frame, essential);
+    const text = JSON.stringify(frame);
+    for (const c of targets) this.send(c, text, essential);
   }
 
   private onPermission(e: BrokerEvent): void {
     const targets = this.targets(e.request.session_id);
-    if (!targets) return;
-    for (const c of targets) this.send(c, { type: e.type, request: e.request }, true);
+    if (!targets || targets.size === 0) return;
+    // A resolved request goes without its input: the request frame carried it, and an answer to each of
+    // thousands of requests (a script approving a backlog) sent every input again to every subscriber,
+    // as frames that are never dropped: watchers were cut off past maxBufferedBytes.
+    const request = e.type === 'permission.resolved' ? { ...e.request, input: undefined } : e.request;
+    // Serialised once for every subscriber.
+    const text = JSON.stringify({ type: e.type, request });
+    for (const c of targets) this.send(c, text, true);
   }
 
   private heartbeat(): void {

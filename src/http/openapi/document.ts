@@ -9,6 +9,7 @@ import { ToolsQuery } from '../routes/tools.js';
 import { ToolSearchQuery } from '../routes/tool-search.js';
 import { ExecutionsQuery } from '../routes/executions.js';
 import { AuditQuery } from '../routes/audit.js';
+import { PermissionRequestsQuery } from '../routes/permissions.js';
 import * as S from './schemas.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'delete';
@@ -162,6 +163,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     scope: 'read',
     tag: 'permissions',
     summary: 'Pending and recent permission requests',
+    query: PermissionRequestsQuery,
     responses: { 200: { description: 'The requests', schema: S.PermissionRequestList }, ...STD_ERRORS },
   },
   {

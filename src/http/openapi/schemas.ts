@@ -119,7 +119,15 @@ export const ExecutionListItem = z
   })
   .register(api, { id: 'ExecutionListItem' });
 
-export const ExecutionList = z.object({ executions: z.array(ExecutionListItem), next_cursor: Nullable(z.string()) }).register(api, { id: 'ExecutionList' });
+export const ExecutionList = z
+  .object({
+    executions: z.array(ExecutionListItem),
+    next_cursor: Nullable(z.string()).meta({
+      description:
+        'Where the next page starts; null after the last. A page filtered on a finished status or a tool looks at a bounded window of rows, so it may hold fewer executions than limit (even none) and still have a next_cursor',
+    }),
+  })
+  .register(api, { id: 'ExecutionList' });
 
 const HookMessage = z.object({
   event: z.string(),
@@ -176,7 +184,15 @@ export const AuditEntry = z
     input_digest: z.string(),
   })
   .register(api, { id: 'AuditEntry' });
-export const AuditList = z.object({ entries: z.array(AuditEntry), next_cursor: Nullable(z.string()) }).register(api, { id: 'AuditList' });
+export const AuditList = z
+  .object({
+    entries: z.array(AuditEntry),
+    next_cursor: Nullable(z.string()).meta({
+      description:
+        'Where the next page starts; null after the last. A page filtered on tool, behavior, reason, since or until looks at a bounded window of rows, so it may hold fewer entries than limit (even none) and still have a next_cursor',
+    }),
+  })
+  .register(api, { id: 'AuditList' });
 
 export const PermissionRequest = z
   .object({
@@ -200,7 +216,13 @@ export const PermissionRequest = z
     remember: Nullable(z.string()),
   })
   .register(api, { id: 'PermissionRequest' });
-export const PermissionRequestList = z.object({ requests: z.array(PermissionRequest) }).register(api, { id: 'PermissionRequestList' });
+export const PermissionRequestList = z
+  .object({
+    requests: z.array(PermissionRequest).meta({ description: 'A page of pending requests, oldest first; the first page adds the most recent answered ones' }),
+    pending_count: z.number().int().meta({ description: 'Requests waiting for an answer (in the session, if one is given)' }),
+    next_cursor: Nullable(z.string()),
+  })
+  .register(api, { id: 'PermissionRequestList' });
 export const PermissionAnswerDoc = z
   .object({
     decision: z.enum(['allow', 'deny']),

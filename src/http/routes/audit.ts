@@ -37,7 +37,7 @@ export function auditRoutes(app: FastifyInstance, svc: Services): void {
   app.get('/audit', { config: { scope: 'read' } }, async (req) => {
     const q = parseRequest(AuditQuery, req.query, 'query');
     const { limit } = q;
-    const rows = svc.audit.query({
+    const page = svc.audit.page({
       sessionId: q.session_id,
       tool: q.tool,
       behavior: q.behavior,
@@ -45,9 +45,8 @@ export function auditRoutes(app: FastifyInstance, svc: Services): void {
       since: parseTime(q.since, 'since'),
       until: parseTime(q.until, 'until'),
       beforeId: decodeCursor(q.cursor),
-      limit: limit + 1,
+      limit,
     });
-    const page = rows.slice(0, limit);
-    return { entries: page.map(auditEntry), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null };
+    return { entries: page.rows.map(auditEntry), next_cursor: page.next === undefined ? null : encodeCursor(page.next) };
   });
 }

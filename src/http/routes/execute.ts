@@ -47,6 +47,12 @@ function queuedSummary(item: BatchItem, svc: Services): ExecutionSummary {
     };
   }
   const row = svc.executions.get(item.executionId);
+  if (!row && svc.executions.isHeld(item.executionId)) {
+    // It ran; its record waits for the database to take writes (as a waiting caller is told).
+    throw new ToolexecError('TOOLEXEC_ERR_STORAGE_UNAVAILABLE', `The call with tool_use id ${item.use.id} ran, but its record is not written yet; retry later`, {
+      execution_id: item.executionId,
+    });
+  }
   if (!row) throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_FOUND');
   return { ...summaryOfRow(row), replayed: true };
 }

@@ -10,7 +10,7 @@ import { ToolexecError } from '../../errors.js';
 import type { Call } from '../../pipeline/types.js';
 import { TERMINAL_STATUSES } from '../../pipeline/types.js';
 import type { Services } from '../../services.js';
-import type { ExecutionRow } from '../../storage/executions.js';
+import { seqOfId, type ExecutionRow } from '../../storage/executions.js';
 import type { ToolResultBlock } from '../../tool/types.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { parseRequest } from '../validate.js';
@@ -64,14 +64,51 @@ export function listItem(r: ExecutionRow, live: Call | undefined) {
   };
 }
 
+/** A call in flight, as the list shows it (its row may not be written yet, and holds its first status only). */
+function liveItem(call: Call) {
+  const d = 'decision' in call ? call.decision : undefined;
+  return {
+    id: call.id,
+    session_id: call.sessionId,
+    tool_use_id: call.toolUseId,
+    tool: 'tool' in call && call.tool ? call.tool.name : call.name,
+    status: call.status,
+    decision: d ? { behavior: d.behavior, reason: d.reason } : null,
+    error_class: null,
+    is_error: false,
+    result_id: null,
+    created_at: call.createdAt,
+    finished_at: null,
+    duration_ms: null,
+  };
+}
+
 export function executionRoutes(app: FastifyInstance, svc: Services): void {
   app.get('/executions', { config: { scope: 'read' } }, async (req) => {
     const { limit, cursor, session_id, status, tool } = parseRequest(ExecutionsQuery, req.query, 'query');
-    const rows = svc.executions.list({ sessionId: session_id, status, tool, limit: limit + 1, beforeSeq: decodeCursor(cursor) });
-    const page = rows.slice(0, limit);
+    const beforeSeq = decodeCursor(cursor);
+    if (status !== undefined && !TERMINAL_STATUSES.has(status)) {
+      // A call in flight: its status lives in the registry (the row says queued until the call ends), and
+      // the registry holds every such call (at most server.maxInFlightCalls).
+      const live = svc.registry
+        .all()
+        .map((e) => ({ call: e.call, seq: seqOfId(e.call.id) ?? 0 }))
+        .filter(({ call, seq }) => {
+          if (call.status !== status || (session_id !== undefined && call.sessionId !== session_id)) return false;
+          if (tool !== undefined && ('tool' in call && call.tool ? call.tool.name : call.name) !== tool) return false;
+          return beforeSeq === undefined || seq < beforeSeq;
+        })
+        .sort((a, b) => b.seq - a.seq);
+      const page = live.slice(0, limit);
+      return {
+        executions: page.map((l) => liveItem(l.call)),
+        next_cursor: live.length > limit ? encodeCursor(page[page.length - 1]!.seq) : null,
+      };
+    }
+    const page = svc.executions.page({ sessionId: session_id, status, tool, limit, beforeSeq });
     return {
-      executions: page.map((r) => listItem(r, svc.registry.get(r.id)?.call)),
-      next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.seq) : null,
+      executions: page.rows.map((r) => listItem(r, svc.registry.get(r.id)?.call)),
+      next_cursor: page.next === undefined ? null : encodeCursor(page.next),
     };
   });
 

@@ -15,6 +15,7 @@ import { makeContext } from '../../pipeline/context.js';
 import { formatIssues } from '../../pipeline/input-errors.js';
 import type { Services } from '../../services.js';
 import { actorOf } from '../context.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
 import { parseRequest } from '../validate.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(256) });
@@ -34,6 +35,12 @@ export const RuleCreate = z.strictObject({
 
 const RulesQuery = z.object({ session_id: z.string().min(1).max(256).optional() });
 
+export const PermissionRequestsQuery = z.object({
+  session_id: z.string().min(1).max(256).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(200).optional(),
+});
+
 
 export function ruleView(r: PermissionRule) {
   return {
@@ -51,9 +58,18 @@ export function ruleView(r: PermissionRule) {
 }
 
 export function permissionRoutes(app: FastifyInstance, svc: Services): void {
-  app.get('/permissions/requests', { config: { scope: 'read' } }, async () => {
-    const { pending, recent } = svc.broker.list();
-    return { requests: [...pending, ...recent] };
+  // Pending requests a page at a time (every one of 10,000 waiting was 27 MB in one body), oldest first;
+  // the first page adds the most recent answered ones.
+  app.get('/permissions/requests', { config: { scope: 'read' } }, async (req) => {
+    const q = parseRequest(PermissionRequestsQuery, req.query, 'query');
+    const afterSeq = decodeCursor(q.cursor);
+    const page = svc.broker.pendingPage({ sessionId: q.session_id, afterSeq, limit: q.limit });
+    const recent = afterSeq === undefined ? svc.broker.recentRequests().filter((r) => q.session_id === undefined || r.session_id === q.session_id) : [];
+    return {
+      requests: [...page.requests, ...recent],
+      pending_count: q.session_id === undefined ? svc.broker.pendingCount : svc.broker.pendingIds(q.session_id).length,
+      next_cursor: page.next === undefined ? null : encodeCursor(page.next),
+    };
   });
 
   app.post('/permissions/requests/:id', { config: { scope: 'approve' } }, async (req) => {

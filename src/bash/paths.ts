@@ -120,6 +120,18 @@ const GREP = READ({
   skip: 1,
   files: { '-f': 'read', '--file': 'read', '--exclude-from': 'read' },
 });
+const PGREP = READ({
+  short: 'd:lavwcfg:G:inoO:P:s:t:u:U:xF:Lr:AHeq:',
+  long:
+    '--delimiter= --list-name --list-full --inverse --lightweight --count --full --pgroup= --group= --ignore-case --newest --oldest ' +
+    '--older= --parent= --session= --terminal= --euid= --uid= --exact --pidfile= --logpidfile --runstates= --ignore-ancestors ' +
+    '--require-handler --cgroup= --ns= --nslist= --env= --signal= --queue= --echo',
+  skip: Number.POSITIVE_INFINITY,
+  files: { '-F': 'read', '--pidfile': 'read' },
+});
+/** pkill's and pidwait's first word may be a signal (`-9`, `-HUP`, `-SIGTERM`), not an option. */
+const SIGNAL_WORD =
+  /^-(\d+|(SIG)?(HUP|INT|QUIT|ILL|TRAP|ABRT|IOT|BUS|FPE|KILL|USR1|SEGV|USR2|PIPE|ALRM|TERM|STKFLT|CHLD|CLD|CONT|STOP|TSTP|TTIN|TTOU|URG|XCPU|XFSZ|VTALRM|PROF|WINCH|IO|POLL|PWR|SYS|UNUSED|RTMIN|RTMAX|RTMIN\+\d+|RTMAX-\d+))$/i;
 const CHOWN_LONG = '--changes --dereference --no-dereference --no-preserve-root --preserve-root --quiet --silent --recursive --reference= --verbose';
 
 /**
@@ -323,6 +335,10 @@ const SPECS: Readonly<Record<string, Spec>> = {
     skip: Number.POSITIVE_INFINITY,
     files: { '-f': 'read', '--file': 'read', '-r': 'read', '--reference': 'read' },
   }),
+  // procps-ng 4: the pattern is not a path; -F reads a pid file (pgrep is read-only, the file is still a read).
+  pgrep: PGREP,
+  pkill: PGREP,
+  pidwait: PGREP,
   rm: WRITE({ short: 'dfirvIR', long: '--force --interactive=? --one-file-system --no-preserve-root --preserve-root=? --recursive --dir --verbose' }),
   rmdir: WRITE({ short: 'pv', long: '--ignore-fail-on-non-empty --parents --verbose' }),
   unlink: WRITE(),
@@ -493,7 +509,7 @@ export function hiddenNames(raw: string): Word {
 const GIT_FILE_OPTIONS = ['--no-index', '--untracked', '--contents', '--pathspec-from-file', '--exclude-from', '--exclude-per-directory', '--ignore-revs-file', '--file', '--blob', '--orderfile', '--output'];
 
 /**
- * Whether a git argument reads a file that git does not track (see GIT_FILE_OPTIONS; also `-O<orderfile>`, `-f <file>`).
+ * Whether a git argument reads a file that git does not track (see GIT_FILE_OPTIONS; also `-O<orderfile>`, `-f <file>`, `ls-files -X <file>`).
  * git's parse-options accepts any unambiguous prefix of a long option (`git config --fil=F --list`, `git blame --cont=F`).
  */
 export function gitReadsFiles(verb: string | undefined, a: string): boolean {
@@ -504,6 +520,8 @@ export function gitReadsFiles(verb: string | undefined, a: string): boolean {
   if (a.startsWith('-O') && !a.startsWith('--')) return true;
   if ((verb === 'grep' || verb === 'config') && /^-[A-Za-z]*f/.test(a) && !a.startsWith('--')) return true;
   if (verb === 'blame' && /^-[A-Za-z]*S/.test(a) && !a.startsWith('--')) return true;
+  // ls-files -X FILE is --exclude-from=FILE.
+  if (verb === 'ls-files' && /^-[A-Za-z]*X/.test(a) && !a.startsWith('--')) return true;
   return false;
 }
 
@@ -567,7 +585,8 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
   if (archiver) return archiver(args);
   const spec = Object.hasOwn(SPECS, name) ? SPECS[name] : undefined;
   if (!spec) return out;
-  const { options, operands: positionals, unknown } = parseArgs(name, args, spec);
+  const parsed = (name === 'pkill' || name === 'pidwait') && args[0]?.literal && SIGNAL_WORD.test(args[0].value) ? args.slice(1) : args;
+  const { options, operands: positionals, unknown } = parseArgs(name, parsed, spec);
   out.opaque.push(...unknown);
   // A word that is an expansion may split into several, options among them, wherever it stands.
   for (const w of args) if (!w.literal) out.opaque.push(w);

@@ -1,7 +1,8 @@
 /**
  * Files read-only commands read through an option or on their own, which
  * Read deny rules must reach (a review of the read-only tables): `pgrep -F`,
- * `git ls-files -X`. On real rule indexes and workspaces.
+ * `git ls-files -X`, and the configuration files `git config`, `git var -l`
+ * and `git remote -v` print values from. On real rule indexes and workspaces.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -44,5 +45,50 @@ describe('git ls-files -X', () => {
       expect((await env.check(c)).behavior, c).toBe('ask');
     }
     expect((await env.check('git ls-files -o --exclude-standard')).behavior).toBe('allow');
+  });
+});
+
+describe('git configuration printed by git config, git var -l and git remote -v', () => {
+  function repo(deny: string[], mode: 'default' | 'bypassPermissions' = 'default') {
+    const env = ruleEnv({ deny, mode });
+    fs.mkdirSync(path.join(env.ws, '.git'));
+    fs.writeFileSync(path.join(env.ws, '.git', 'config'), '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n');
+    fs.mkdirSync(path.join(env.ws, 'src'));
+    return env;
+  }
+
+  it('denies them when a Read deny rule covers .git/config, from a subdirectory and through a .git file too', async () => {
+    for (const mode of ['default', BYPASS.defaultMode] as const) {
+      const env = repo(['Read(./.git/config)'], mode);
+      for (const c of ['git config -l', 'git config --list --show-origin', 'git config --get http.https://github.com/.extraheader', 'git config --local -l', 'git --no-pager config --get-regexp http', 'git var -l', 'git remote -v', 'git remote get-url origin', 'cd src && git config -l']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.git/config)' });
+      }
+      // Another scope does not read it.
+      expect((await env.check('git config --system -l')).behavior).not.toBe('deny');
+    }
+    // A worktree's `.git` file names the git directory.
+    const env = ruleEnv({ deny: ['Read(//**/gitdirs/main/config)'] });
+    fs.mkdirSync(path.join(env.ws, 'gitdirs', 'main'), { recursive: true });
+    fs.writeFileSync(path.join(env.ws, 'gitdirs', 'main', 'config'), '[core]\n');
+    fs.writeFileSync(path.join(env.ws, '.git'), 'gitdir: gitdirs/main\n');
+    expect((await env.check('git config -l')).behavior).toBe('deny');
+  });
+
+  it('denies them when a Read deny rule covers ~/.gitconfig', async () => {
+    const env = repo(['Read(~/.gitconfig)']);
+    for (const c of ['git config -l', 'git config --global --get user.email', 'git config --glob -l']) {
+      expect((await env.check(c)).behavior, c).toBe('deny');
+    }
+    expect((await env.check('git config --local -l')).behavior).toBe('allow');
+  });
+
+  it('leaves everyday git read-only under Read deny rules', async () => {
+    const env = repo(['Read(./.git/config)', 'Read(./.env)']);
+    for (const c of ['git status', 'git log --oneline -5', 'git branch', 'git remote', 'git rev-parse HEAD', 'git ls-files']) {
+      expect((await env.check(c)).behavior, c).toBe('allow');
+    }
+    // Without a Read deny rule on them, git config stays read-only.
+    const free = repo(['Read(./.env)']);
+    for (const c of ['git config -l', 'git remote -v', 'git config --get user.name']) expect((await free.check(c)).behavior, c).toBe('allow');
   });
 });

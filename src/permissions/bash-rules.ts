@@ -43,6 +43,7 @@ import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, workingDirs, type PathUse } from './bash-paths.js';
+import { gitConfigReads } from './git-config-reads.js';
 import { protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
 import { PATH_RULE_TOOLS } from './rule-index.js';
@@ -253,6 +254,18 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
         if (rule) return { behavior: 'deny', message: `Permission to write ${abs} has been denied.`, type: 'rule', detail: rule.raw };
         const own = serviceFiles ? all.map((p) => ctx.workspace.serviceFileReason(p)).find((x) => x !== undefined) : undefined;
         if (own) return { behavior: 'deny', message: serviceFileMessage('Bash', own), type: 'safety', detail: own };
+      }
+    }
+  }
+
+  // 2b. Configuration files git prints values from (`git config -l`, `git remote -v`).
+  if (isReadDenyActive(ctx)) {
+    for (const cmd of a.commands) {
+      for (const dir of cwds.dirs) {
+        for (const file of gitConfigReads(innermostOf(cmd).argv, dir, ctx.workspace.home)) {
+          const rule = q.pathRule('read', 'deny', spellings(file));
+          if (rule) return { behavior: 'deny', message: `Permission to read ${file} has been denied.`, type: 'rule', detail: rule.raw };
+        }
       }
     }
   }

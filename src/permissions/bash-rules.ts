@@ -44,7 +44,7 @@ import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads } from './git-config-reads.js';
-import { protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
+import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
 import { PATH_RULE_TOOLS } from './rule-index.js';
 import { parseRule } from './rule-parser.js';
@@ -239,6 +239,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   const uses = pathUses(a, cwds);
   const spellings = spellingsOf(ctx);
   const serviceFiles = ctx.workspace.hasServiceFiles;
+  let linkUnknown: PermissionResult | undefined;
   for (const u of uses) {
     for (const abs of u.abs) {
       const all = spellings(abs);
@@ -255,6 +256,10 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
         const own = serviceFiles ? all.map((p) => ctx.workspace.serviceFileReason(p)).find((x) => x !== undefined) : undefined;
         if (own) return { behavior: 'deny', message: serviceFileMessage('Bash', own), type: 'safety', detail: own };
       }
+      // The same file under another name: a write through a hard link (`>> x`, `tee -a x`) changes it in place.
+      const link = q.hardLinkDeny(u.kind === 'read' ? 'read' : 'edit', all[0]!);
+      if (link && !('unknown' in link)) return hardLinkResult('Bash', abs, link);
+      if (link) linkUnknown ??= hardLinkResult('Bash', abs, link);
     }
   }
 
@@ -287,7 +292,9 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
   }
 
-  // 4. Writes to protected files that the analysis found (bypass-immune).
+  // 4. A file with several names, one of which may be a denied file (bypass-immune); writes to protected files.
+  if (linkUnknown) return linkUnknown;
+
   const modelled = uses.filter((u) => !u.fallback);
   for (const u of modelled) {
     if (u.kind !== 'write') continue;

@@ -4,6 +4,7 @@
  */
 import type { PermissionMode } from '../config/schema.js';
 import type { Workspace } from '../workspace.js';
+import { hardLinkVerdict, type HardLinkVerdict } from './hard-links.js';
 import type { PathKind, RuleIndex } from './rule-index.js';
 import type { Behavior, PermissionQuery, PermissionRule } from './types.js';
 
@@ -30,6 +31,11 @@ export class SessionPermissionQuery implements PermissionQuery {
 
   pathRuleBelow(kind: PathKind, behavior: Behavior, dirs: readonly string[]): PermissionRule | undefined {
     return this.rules.pathRuleBelow(kind, behavior, dirs);
+  }
+
+  hardLinkDeny(kind: PathKind, realPath: string): HardLinkVerdict | undefined {
+    if (!this.rules.hasPathRules(kind, 'deny')) return undefined;
+    return hardLinkVerdict(realPath, this.rules.pathRuleList(kind, 'deny'));
   }
 
   isReadDenied(absPath: string): boolean {

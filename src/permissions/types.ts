@@ -2,6 +2,7 @@
  * Permission vocabulary shared by the engine, the tools and the audit log.
  */
 import type { PermissionMode } from '../config/schema.js';
+import type { HardLinkVerdict } from './hard-links.js';
 
 export type Behavior = 'allow' | 'deny' | 'ask';
 
@@ -76,4 +77,10 @@ export interface PermissionQuery {
   pathRuleBelow(kind: 'read' | 'edit', behavior: Behavior, dirs: readonly string[]): PermissionRule | undefined;
   /** Whether a Read deny rule (or a whole-tool Read deny) covers this absolute path, or it is one of toolexec's own files. */
   isReadDenied(absPath: string): boolean;
+  /**
+   * Whether a real path is a hard link to a file a deny rule of this kind
+   * covers (permissions/hard-links.ts): the rule and that file's name, or
+   * `unknown` when that could not be settled; undefined when it is not.
+   */
+  hardLinkDeny(kind: 'read' | 'edit', realPath: string): HardLinkVerdict | undefined;
 }

@@ -1,0 +1,108 @@
+/**
+ * Hard links to a denied file. Path rules judge a file by its names, and a
+ * hard link is the same file under a name no rule covers: with `Read(./.env)`
+ * denied, `x` made by `ln .env x` (or by extracting an archive holding a hard
+ * link member, which cannot be judged before it runs) prints `.env`, and a
+ * Bash write through it (`>> x`) changes `.env` in place.
+ *
+ * Only a regular file with more than one link (`st_nlink > 1`) is looked at,
+ * and only while deny rules of the kind exist: one stat, which is all an
+ * everyday file costs. For such a file, the files the deny rules cover are
+ * looked for below each rule's fixed prefix (`./.env` is one stat; a bare
+ * `.env` walks the working directory; `~/.ssh/**` walks ~/.ssh), comparing
+ * device and inode. Directory entries are listed without a stat each; only a
+ * name a rule covers is stat'ed. The walk stops after WALK_LIMIT entries:
+ * past it, whether the file is a denied one cannot be known (a caller asks).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { PathMatcher } from './path-rules.js';
+import type { PermissionRule } from './types.js';
+
+/**
+ * Directory entries listed per check. A checkout of 20,000 files (node_modules
+ * excluded) is listed in about 40 ms on a laptop SSD; the check runs only
+ * for files with several links (pnpm's and cargo's hard links, mostly).
+ */
+export const WALK_LIMIT = 20_000;
+
+export interface DenyRuleEntry {
+  rule: PermissionRule;
+  /** The rule's fixed prefix (no wildcard): what it covers lies at or below it. */
+  prefix: string;
+  matches: PathMatcher;
+}
+
+export type HardLinkVerdict =
+  /** The file is also `other`, which `rule` denies. */
+  | { rule: PermissionRule; other: string }
+  /** The walk was cut short: the file may be a denied one. */
+  | { unknown: true };
+
+/** Whether `abs` is a regular file with other names, and its identity. */
+function linkedFile(abs: string): fs.Stats | undefined {
+  try {
+    const st = fs.statSync(abs);
+    return st.isFile() && st.nlink > 1 ? st : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `abs` (a real path, symlinks resolved) is a hard link to a file a
+ * deny rule covers; undefined when it is not (or has a single name).
+ */
+export function hardLinkVerdict(abs: string, rules: readonly DenyRuleEntry[]): HardLinkVerdict | undefined {
+  if (rules.length === 0) return undefined;
+  const target = linkedFile(abs);
+  if (!target) return undefined;
+  const same = (p: string): boolean => {
+    if (p === abs) return false;
+    try {
+      const st = fs.statSync(p);
+      return st.ino === target.ino && st.dev === target.dev;
+    } catch {
+      return false;
+    }
+  };
+  const covering = (p: string): PermissionRule | undefined => rules.find((r) => r.matches(p))?.rule;
+  // Each prefix once, and none below another one walked (`.env` and `./secrets/**` both start in the working directory).
+  const prefixes = [...new Set(rules.map((r) => r.prefix))].sort((a, b) => a.length - b.length);
+  const roots = prefixes.filter((p, i) => !prefixes.slice(0, i).some((q) => q === '/' || p.startsWith(`${q}/`)));
+  let budget = WALK_LIMIT;
+  for (const root of roots) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(root);
+    } catch {
+      continue;
+    }
+    if (!st.isDirectory()) {
+      const rule = covering(root);
+      if (rule && same(root)) return { rule, other: root };
+      continue;
+    }
+    // Breadth first, symlinks not followed: a file reached through one is also where it really lies.
+    const queue = [root];
+    for (let at = 0; at < queue.length; at++) {
+      let entries: fs.Dirent[];
+      try {
+        entries = fs.readdirSync(queue[at]!, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      budget -= entries.length;
+      if (budget < 0) return { unknown: true };
+      for (const e of entries) {
+        const p = path.join(queue[at]!, e.name);
+        if (e.isDirectory()) queue.push(p);
+        else if (e.isFile()) {
+          const rule = covering(p);
+          if (rule && same(p)) return { rule, other: p };
+        }
+      }
+    }
+  }
+  return undefined;
+}

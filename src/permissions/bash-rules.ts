@@ -20,7 +20,9 @@
  *      whose target cannot be known while Read deny rules or toolexec's own
  *      files exist → ask (safety); a recursive read of a directory holding
  *      toolexec's own files, or where Read deny rules deny some → ask (safety)
- *   7. reads or writes outside the working directories → ask (working_dir),
+ *   7. a network redirection (`> /dev/tcp/HOST/PORT`) → ask (type tool: not
+ *      an edit, whatever the Edit allow rules or the mode); reads or writes
+ *      outside the working directories → ask (working_dir),
  *      unless an Edit allow rule covers a redirection's target
  *   8. more than one `cd`, or `cd` with `git` → ask
  *   9. every file an output redirection writes allowed as an edit would be
@@ -194,6 +196,9 @@ function protectedWrite(u: PathUse, spellings: (abs: string) => string[], ctx: B
   }
   return undefined;
 }
+
+/** What bash opens as a socket instead of a file, in a redirection (it compares the expanded word, so only this spelling). */
+const NETWORK_REDIRECT = /^\/dev\/(tcp|udp)\/[^/]+\/[^/]+$/;
 
 /** The decision for an analysed command. */
 /** git verbs that print file contents from the repository whatever their options. */
@@ -396,7 +401,20 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
   }
 
-  // 7. Outside the working directories.
+  // 7. bash's network redirections (`> /dev/tcp/HOST/PORT`, `< /dev/udp/…`) open a connection, not a
+  // file: never an edit an Edit allow rule or acceptEdits grants. As for curl, bypassPermissions lets it through.
+  const net = a.redirects.find((r) => r.target !== undefined && r.target.literal && NETWORK_REDIRECT.test(r.target.value));
+  if (net) {
+    const shown = short(net.target!.value, 80);
+    return {
+      behavior: 'ask',
+      message: `This Bash command opens a network connection through ${shown} (bash's network redirection), which is not a file; it needs approval.`,
+      type: 'tool',
+      detail: `network redirection: ${shown}`,
+    };
+  }
+
+  // 7b. Outside the working directories.
   for (const u of modelled) {
     if (u.redirect && u.kind === 'write' && editAllowRule(u, ctx)) continue;
     for (const abs of u.abs) {

@@ -306,6 +306,36 @@ function isDevice(w: Word, redirect: boolean): boolean {
   return DEVICES.has(w.value) || /^\/dev\/fd\/\d+$/.test(w.value);
 }
 
+/** A process's own directory in /proc: `self` (and a pid) means the checker here, but the command there. */
+const PROC_PID = /^\/proc\/(self|thread-self|\d+)(\/|$)/;
+
+/**
+ * Whether a path leads through a process's /proc directory (`/proc/self/cwd/.env`,
+ * or a symlink to one: `l` → /proc/self/cwd). The checker resolving it would
+ * follow its own process's links (its working directory, its root, its open
+ * files), not those of the command that opens it: where it leads is not known.
+ */
+export function throughProcDir(p: string, hops = 0): boolean {
+  if (PROC_PID.test(p)) return true;
+  if (hops > 40) return true;
+  // Only a path with a symlink on it can lead elsewhere (one realpath tells).
+  if (realpathLoose(p) === p) return false;
+  const parts = p.split('/').filter((x) => x.length > 0);
+  let cur = '';
+  for (let i = 0; i < parts.length; i++) {
+    cur = `${cur}/${parts[i]}`;
+    let target: string;
+    try {
+      if (!fs.lstatSync(cur).isSymbolicLink()) continue;
+      target = fs.readlinkSync(cur);
+    } catch {
+      return false;
+    }
+    return throughProcDir(path.resolve(path.dirname(cur), target, ...parts.slice(i + 1)), hops + 1);
+  }
+  return false;
+}
+
 export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   const uses: PathUse[] = [];
   const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean; opaque?: boolean }): void => {
@@ -323,7 +353,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
         reached.push(r);
       } else unresolved = true;
     }
-    const uncertain = unresolved || (relative && cwds.unknown) || (o.relocated ?? false) || (o.opaque ?? false);
+    const uncertain = unresolved || (relative && cwds.unknown) || (o.relocated ?? false) || (o.opaque ?? false) || [...abs].some((p) => throughProcDir(p));
     // A start directory that another working directory's reading matches is no mere start.
     const reachOnly = [...new Set(reached.flatMap((r) => r.globDirs))].filter((p) => reached.every((r) => !r.all.includes(p) || r.globDirs.includes(p)));
     uses.push({ word, kind, abs: [...abs], uncertain, redirect, fallback: o.fallback ?? false, ...(reachOnly.length > 0 ? { globDirs: reachOnly } : {}) });

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { initBashParser } from '../src/bash/parser.js';
-import { hardLinkVerdict, WALK_LIMIT } from '../src/permissions/hard-links.js';
+import { hardLinkChecker, WALK_LIMIT } from '../src/permissions/hard-links.js';
 import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
 import { BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
@@ -76,15 +76,18 @@ describe('Bash through a hard link to a denied file', () => {
   });
 });
 
-describe('hardLinkVerdict', () => {
+describe('hardLinkChecker', () => {
   it('finds the denied name below a rule prefix, and nothing for a file with one name', () => {
     const ws = tmpDir();
     plant(ws);
     const rule = { raw: 'Read(./.env)' } as never;
     const entry = { rule, prefix: ws, matches: (p: string) => p === path.join(ws, '.env') };
-    expect(hardLinkVerdict(path.join(ws, 'x'), [entry])).toEqual({ rule, other: path.join(ws, '.env') });
-    expect(hardLinkVerdict(path.join(ws, 'y'), [entry])).toBeUndefined();
-    expect(hardLinkVerdict(path.join(ws, 'src', 'a.ts'), [entry])).toBeUndefined();
+    const check = hardLinkChecker([entry]);
+    expect(check(path.join(ws, 'x'))).toEqual({ rule, other: path.join(ws, '.env') });
+    expect(check(path.join(ws, 'y'))).toBeUndefined();
+    expect(check(path.join(ws, 'src', 'a.ts'))).toBeUndefined();
+    // The denied file itself is the rules' business, not a link's.
+    expect(check(path.join(ws, '.env'))).toBeUndefined();
   });
 });
 
@@ -99,3 +102,20 @@ describe('the Read tool through a hard link to a denied file', () => {
     expect(ok.text).toContain('plain');
   });
 });
+
+describe('Grep through a hard link to a denied file', () => {
+  it.each(['rg', 'js'] as const)('does not search it (%s engine), and searches other files with several names', async (engine) => {
+    t = await makeApp({ permissions: { deny: ['Read(./.env)'] }, grep: { engine } });
+    plant(t.workspace);
+    fs.writeFileSync(path.join(t.workspace, 'y'), 'SECRET lookalike\n');
+    for (const output_mode of ['content', 'files_with_matches'] as const) {
+      const r = await run(t, 'Grep', { pattern: 'SECRET', output_mode });
+      expect(r.text).not.toContain('hunter2');
+      expect(r.text).not.toMatch(/(^|\/)x(:|$)/m);
+      expect(r.text).toContain('y');
+    }
+    const one = await run(t, 'Grep', { pattern: 'SECRET', path: path.join(t.workspace, 'x'), output_mode: 'content' });
+    expect(one.text).not.toContain('hunter2');
+  });
+});
+

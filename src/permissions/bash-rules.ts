@@ -245,6 +245,8 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   const spellings = spellingsOf(ctx);
   const serviceFiles = ctx.workspace.hasServiceFiles;
   let linkUnknown: PermissionResult | undefined;
+  const readLinks = q.hardLinkChecker('read');
+  const editLinks = q.hardLinkChecker('edit');
   for (const u of uses) {
     for (const abs of u.abs) {
       const all = spellings(abs);
@@ -262,7 +264,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
         if (own) return { behavior: 'deny', message: serviceFileMessage('Bash', own), type: 'safety', detail: own };
       }
       // The same file under another name: a write through a hard link (`>> x`, `tee -a x`) changes it in place.
-      const link = q.hardLinkDeny(u.kind === 'read' ? 'read' : 'edit', all[0]!);
+      const link = (u.kind === 'read' ? readLinks : editLinks)(all[0]!);
       if (link && !('unknown' in link)) return hardLinkResult('Bash', abs, link);
       if (link) linkUnknown ??= hardLinkResult('Bash', abs, link);
     }

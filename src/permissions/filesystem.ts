@@ -106,7 +106,7 @@ export function checkPathPermission(
   if (kind === 'read') {
     // The same file under another name (a hard link): Edit, Write and NotebookEdit replace the file they write
     // (a new inode), so only reading through the link reaches the denied file.
-    const link = q.hardLinkDeny('read', canonical);
+    const link = q.hardLinkChecker('read')(canonical);
     if (link) return hardLinkResult(toolName, canonical, link);
   }
   if (kind === 'edit') {
@@ -176,7 +176,7 @@ export function assertStillPermitted(kind: 'read' | 'edit', toolName: string, re
   }
   const own = serviceFileReason(all, ctx);
   if (own) throw new ToolError(serviceFileMessage(toolName, own), 'permission');
-  const link = kind === 'read' ? ctx.permissions.hardLinkDeny('read', realPath) : undefined;
+  const link = kind === 'read' ? ctx.permissions.hardLinkChecker('read')(realPath) : undefined;
   if (link && !('unknown' in link)) {
     throw new ToolError(`${messages.ruleDenied(toolName)} ${realPath} is now a hard link to ${link.other}, which ${link.rule.raw} denies.`, 'permission');
   }

@@ -7,12 +7,14 @@
  *
  * Only a regular file with more than one link (`st_nlink > 1`) is looked at,
  * and only while deny rules of the kind exist: one stat, which is all an
- * everyday file costs. For such a file, the files the deny rules cover are
- * looked for below each rule's fixed prefix (`./.env` is one stat; a bare
- * `.env` walks the working directory; `~/.ssh/**` walks ~/.ssh), comparing
- * device and inode. Directory entries are listed without a stat each; only a
- * name a rule covers is stat'ed. The walk stops after WALK_LIMIT entries:
- * past it, whether the file is a denied one cannot be known (a caller asks).
+ * everyday file costs. For such a file, the denied files that have several
+ * links themselves (only those can have another name) are collected once per
+ * checker (one decision, one search): found below each rule's fixed prefix
+ * (`./.env` is one stat; a bare `.env` walks the working directory;
+ * `~/.ssh/**` walks ~/.ssh), with directory entries listed without a stat
+ * each and only a name a rule covers stat'ed. The walk stops after WALK_LIMIT
+ * entries: past it, whether a file is a denied one cannot be known (the
+ * caller asks, or hides the file).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -49,24 +51,16 @@ function linkedFile(abs: string): fs.Stats | undefined {
   }
 }
 
-/**
- * Whether `abs` (a real path, symlinks resolved) is a hard link to a file a
- * deny rule covers; undefined when it is not (or has a single name).
- */
-export function hardLinkVerdict(abs: string, rules: readonly DenyRuleEntry[]): HardLinkVerdict | undefined {
-  if (rules.length === 0) return undefined;
-  const target = linkedFile(abs);
-  if (!target) return undefined;
-  const same = (p: string): boolean => {
-    if (p === abs) return false;
-    try {
-      const st = fs.statSync(p);
-      return st.ino === target.ino && st.dev === target.dev;
-    } catch {
-      return false;
-    }
-  };
+type Found = { rule: PermissionRule; other: string };
+
+/** The denied files with several links, by `dev:ino`; undefined when the walk was cut short. */
+function deniedLinkedFiles(rules: readonly DenyRuleEntry[]): Map<string, Found> | undefined {
+  const out = new Map<string, Found>();
   const covering = (p: string): PermissionRule | undefined => rules.find((r) => r.matches(p))?.rule;
+  const note = (p: string, rule: PermissionRule): void => {
+    const st = linkedFile(p);
+    if (st) out.set(`${st.dev}:${st.ino}`, { rule, other: p });
+  };
   // Each prefix once, and none below another one walked (`.env` and `./secrets/**` both start in the working directory).
   const prefixes = [...new Set(rules.map((r) => r.prefix))].sort((a, b) => a.length - b.length);
   const roots = prefixes.filter((p, i) => !prefixes.slice(0, i).some((q) => q === '/' || p.startsWith(`${q}/`)));
@@ -80,7 +74,7 @@ export function hardLinkVerdict(abs: string, rules: readonly DenyRuleEntry[]): H
     }
     if (!st.isDirectory()) {
       const rule = covering(root);
-      if (rule && same(root)) return { rule, other: root };
+      if (rule) note(root, rule);
       continue;
     }
     // Breadth first, symlinks not followed: a file reached through one is also where it really lies.
@@ -93,16 +87,35 @@ export function hardLinkVerdict(abs: string, rules: readonly DenyRuleEntry[]): H
         continue;
       }
       budget -= entries.length;
-      if (budget < 0) return { unknown: true };
+      if (budget < 0) return undefined;
       for (const e of entries) {
         const p = path.join(queue[at]!, e.name);
         if (e.isDirectory()) queue.push(p);
         else if (e.isFile()) {
           const rule = covering(p);
-          if (rule && same(p)) return { rule, other: p };
+          if (rule) note(p, rule);
         }
       }
     }
   }
-  return undefined;
+  return out;
+}
+
+/**
+ * A check of real paths against these deny rules by identity: the denied
+ * file a path is another name of, `unknown` when that could not be settled,
+ * undefined when it is none (or has a single name). The denied files are
+ * looked for once, on the first path with several names.
+ */
+export function hardLinkChecker(rules: readonly DenyRuleEntry[]): (abs: string) => HardLinkVerdict | undefined {
+  let ids: Map<string, Found> | undefined | null = null;
+  return (abs) => {
+    if (rules.length === 0) return undefined;
+    const st = linkedFile(abs);
+    if (!st) return undefined;
+    if (ids === null) ids = deniedLinkedFiles(rules);
+    if (ids === undefined) return { unknown: true };
+    const hit = ids.get(`${st.dev}:${st.ino}`);
+    return hit && hit.other !== abs ? hit : undefined;
+  };
 }

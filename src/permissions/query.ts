@@ -4,9 +4,11 @@
  */
 import type { PermissionMode } from '../config/schema.js';
 import type { Workspace } from '../workspace.js';
-import { hardLinkVerdict, type HardLinkVerdict } from './hard-links.js';
+import { hardLinkChecker, type HardLinkVerdict } from './hard-links.js';
 import type { PathKind, RuleIndex } from './rule-index.js';
 import type { Behavior, PermissionQuery, PermissionRule } from './types.js';
+
+const NO_LINKS = (): undefined => undefined;
 
 export class SessionPermissionQuery implements PermissionQuery {
   private readonly readDenyRules: boolean;
@@ -33,9 +35,9 @@ export class SessionPermissionQuery implements PermissionQuery {
     return this.rules.pathRuleBelow(kind, behavior, dirs);
   }
 
-  hardLinkDeny(kind: PathKind, realPath: string): HardLinkVerdict | undefined {
-    if (!this.rules.hasPathRules(kind, 'deny')) return undefined;
-    return hardLinkVerdict(realPath, this.rules.pathRuleList(kind, 'deny'));
+  hardLinkChecker(kind: PathKind): (realPath: string) => HardLinkVerdict | undefined {
+    if (!this.rules.hasPathRules(kind, 'deny')) return NO_LINKS;
+    return hardLinkChecker(this.rules.pathRuleList(kind, 'deny'));
   }
 
   isReadDenied(absPath: string): boolean {

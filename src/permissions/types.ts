@@ -2,7 +2,7 @@
  * Permission vocabulary shared by the engine, the tools and the audit log.
  */
 import type { PermissionMode } from '../config/schema.js';
-import type { HardLinkVerdict } from './hard-links.js';
+import type { HardLinkCheck } from './hard-links.js';
 
 export type Behavior = 'allow' | 'deny' | 'ask';
 
@@ -83,5 +83,5 @@ export interface PermissionQuery {
    * `unknown` when that could not be settled; undefined when it is none. One
    * checker per decision or search: the denied files are looked for once.
    */
-  hardLinkChecker(kind: 'read' | 'edit'): (realPath: string) => HardLinkVerdict | undefined;
+  hardLinkChecker(kind: 'read' | 'edit'): HardLinkCheck;
 }

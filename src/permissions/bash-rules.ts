@@ -36,16 +36,16 @@
  * bypassPermissions lets through.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { analyseBash, analyseBashSync } from '../bash/parser.js';
 import { ACCEPT_EDITS_COMMANDS, commandName, pathArgs } from '../bash/paths.js';
 import { isReadOnlyCommand } from '../bash/read-only.js';
-import { allowCandidates, compileBashRule, denyCandidates, withoutGitGlobals, type CompiledBashRule } from '../bash/rule-match.js';
-import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
+import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule } from '../bash/rule-match.js';
+import type { BashAnalysis, SimpleCommand } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
+import { gitInPlantedRepository, gitPrintsContent } from './bash-git.js';
 import { treeEscape, type TreeDeps } from './tree-reach.js';
 import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
@@ -139,24 +139,6 @@ function diffReadsDirectory(cmd: SimpleCommand, dirs: readonly string[]): boolea
   return false;
 }
 
-/**
- * Whether git would run in a directory laid out as a repository that is not
- * a `.git` (HEAD, objects and refs beside each other, between where it runs
- * and the workspace root): its `config` is an ordinary file there, and git
- * obeys it (core.fsmonitor runs a program on `git status`).
- */
-function gitInPlantedRepository(cmd: SimpleCommand, dirs: readonly string[], root: string): boolean {
-  if (commandName(innermostOf(cmd).argv) !== 'git') return false;
-  for (const start of dirs) {
-    for (let d = start; ; d = path.dirname(d)) {
-      if (fs.existsSync(path.join(d, '.git'))) break;
-      if (['HEAD', 'objects', 'refs'].every((n) => fs.existsSync(path.join(d, n)))) return true;
-      if (d === root || path.dirname(d) === d || !d.startsWith(root)) break;
-    }
-  }
-  return false;
-}
-
 function acceptEditsAllows(cmd: SimpleCommand, dirs: readonly string[]): boolean {
   if (globsMayBeOptions(cmd, dirs)) return false;
   if (!cmd.assignments.every((a) => SAFE_ENV_VARS.has(a.name))) return false;
@@ -202,27 +184,6 @@ function protectedWrite(u: PathUse, spellings: (abs: string) => string[], ctx: B
 const NETWORK_REDIRECT = /^\/dev\/(tcp|udp)\/[^/]+\/[^/]+$/;
 
 /** The decision for an analysed command. */
-/** git verbs that print file contents from the repository whatever their options. */
-const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set(['show', 'cat-file', 'grep', 'diff', 'diff-tree', 'diff-index', 'diff-files', 'blame', 'annotate', 'archive', 'format-patch', 'difftool', 'range-diff', 'bundle']);
-/** git verbs that print contents with a patch option. */
-const GIT_PATCH_VERBS: ReadonlySet<string> = new Set(['log', 'whatchanged', 'reflog', 'stash', 'shortlog']);
-const GIT_PATCH_OPTION = /^(-[A-Za-z]*[puLc]|--patch|--patch-with-stat|--patch-with-raw|--cc|--word-diff.*|--color-words.*|-U\d*|--unified.*|--full-diff|--binary|--raw)$/;
-
-/** The git verb that prints tracked contents in this argv (git's global options skipped), if it does. */
-function gitPrintsContent(argv: readonly Word[]): string | undefined {
-  if (commandName(argv) !== 'git') return undefined;
-  const words = withoutGitGlobals(argv)?.[0] ?? argv;
-  const rest = words.slice(1);
-  const verbWord = rest.find((w) => !(w.literal && w.value.startsWith('-')));
-  if (!verbWord) return undefined;
-  // A verb that is an expansion could be any of them.
-  if (!verbWord.literal) return '(a verb that is an expansion)';
-  const verb = verbWord.value;
-  if (GIT_CONTENT_VERBS.has(verb)) return verb;
-  if (GIT_PATCH_VERBS.has(verb) && rest.some((w) => !w.literal || GIT_PATCH_OPTION.test(w.value))) return `${verb} with a patch`;
-  return undefined;
-}
-
 export function decideBashPermission(command: string, a: BashAnalysis, ctx: BashPermissionContext): PermissionResult {
   const q = ctx.permissions;
   const denyRules = q.contentRules('Bash', 'deny');
@@ -498,7 +459,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       if (!byRule.includes(rule.raw)) byRule.push(rule.raw);
       continue;
     }
-    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs) && !gitInPlantedRepository(cmd, cwds.dirs, ctx.workspace.root)) continue;
+    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs) && !gitInPlantedRepository(innermostOf(cmd).argv, cwds.dirs, ctx.workspace.root)) continue;
     if (q.mode === 'acceptEdits' && acceptEditsAllows(cmd, cwds.dirs)) {
       byMode = true;
       continue;

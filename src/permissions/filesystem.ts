@@ -83,6 +83,25 @@ export function serviceFileReason(spellings: readonly string[], ctx: Pick<ToolCo
   return undefined;
 }
 
+/** A process's environment in /proc (`/proc/self/environ`, `/proc/PID/task/TID/environ`). */
+const PROCESS_ENVIRON = /^\/proc\/[^/]+\/(task\/[^/]+\/)?environ$/;
+
+export function isProcessEnvironment(abs: string): boolean {
+  return PROCESS_ENVIRON.test(abs);
+}
+
+/**
+ * Why one of these spellings of a path is a process's environment, or
+ * undefined. The file tools run in toolexec's own process, so
+ * `/proc/self/environ` is toolexec's environment (its tokens, the
+ * credentials it was started with); like its configuration files, no rule
+ * or mode lets a tool read it.
+ */
+export function processEnvironmentReason(spellings: readonly string[]): string | undefined {
+  const hit = spellings.find(isProcessEnvironment);
+  return hit === undefined ? undefined : `${hit} is a process's environment (toolexec's own holds its tokens)`;
+}
+
 /** What the model is told when a tool would read or change one of toolexec's own files. */
 export function serviceFileMessage(toolName: string, why: string): string {
   return `Permission to use ${toolName} on this path has been denied: ${why}, which no tool may read or change.`;
@@ -101,7 +120,7 @@ export function checkPathPermission(
     return { behavior: 'deny', message: messages.ruleDenied(toolName), type: 'rule', detail: deny.raw };
   }
   // The file tools show what they read (Edit, Write and NotebookEdit return the original too).
-  const own = serviceFileReason(all, ctx);
+  const own = serviceFileReason(all, ctx) ?? processEnvironmentReason(all);
   if (own) return { behavior: 'deny', message: serviceFileMessage(toolName, own), type: 'safety', detail: own };
   if (kind === 'read') {
     // The same file under another name (a hard link): Edit, Write and NotebookEdit replace the file they write
@@ -174,7 +193,7 @@ export function assertStillPermitted(kind: 'read' | 'edit', toolName: string, re
   if (deny) {
     throw new ToolError(`${messages.ruleDenied(toolName)} The path now leads to ${realPath}, which ${deny.raw} denies.`, 'permission');
   }
-  const own = serviceFileReason(all, ctx);
+  const own = serviceFileReason(all, ctx) ?? processEnvironmentReason(all);
   if (own) throw new ToolError(serviceFileMessage(toolName, own), 'permission');
   const link = kind === 'read' ? ctx.permissions.hardLinkChecker('read')(realPath) : undefined;
   if (link && !('unknown' in link)) {

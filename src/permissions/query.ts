@@ -4,6 +4,7 @@
  */
 import type { PermissionMode } from '../config/schema.js';
 import type { Workspace } from '../workspace.js';
+import { isProcessEnvironment } from './filesystem.js';
 import { hardLinkChecker, type HardLinkCheck } from './hard-links.js';
 import type { PathKind, RuleIndex } from './rule-index.js';
 import type { Behavior, PermissionQuery, PermissionRule } from './types.js';
@@ -42,6 +43,8 @@ export class SessionPermissionQuery implements PermissionQuery {
 
   isReadDenied(absPath: string): boolean {
     if (this.readDeniedWhole) return true;
+    // A process's environment (Grep's walk of /proc/self): toolexec's own holds its tokens.
+    if (isProcessEnvironment(absPath)) return true;
     // toolexec's own files, as spelt: Grep's walk does not follow symlinks, and
     // Glob judges a symlink where it leads (tools/glob.ts).
     if (this.workspace.serviceFileReason(absPath) !== undefined) return true;

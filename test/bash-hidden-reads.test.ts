@@ -141,3 +141,12 @@ describe('programs without an option table', () => {
   });
 });
 
+describe('git commands that print tracked contents', () => {
+  it('ask while Read deny rules exist, in bypassPermissions too: fast-export, merge-tree, unpack-file, request-pull, diff-pairs', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], mode: BYPASS.defaultMode });
+    for (const c of ['git fast-export --all', 'git merge-tree HEAD other', 'git unpack-file HEAD:.env', 'git request-pull -p v1 origin', 'git diff-pairs -z']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/prints tracked contents/) });
+    }
+  });
+});
+

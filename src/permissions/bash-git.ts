@@ -11,7 +11,12 @@ import { withoutGitGlobals } from '../bash/rule-match.js';
 import type { Word } from '../bash/types.js';
 
 /** git verbs that print file contents from the repository whatever their options. */
-const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set(['show', 'cat-file', 'grep', 'diff', 'diff-tree', 'diff-index', 'diff-files', 'blame', 'annotate', 'archive', 'format-patch', 'difftool', 'range-diff', 'bundle']);
+const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set([
+  'show', 'cat-file', 'grep', 'diff', 'diff-tree', 'diff-index', 'diff-files', 'diff-pairs', 'blame', 'annotate', 'archive', 'format-patch',
+  'difftool', 'range-diff', 'bundle',
+  // A stream of every blob, conflicted contents, a blob written out to a file, a request with its patch.
+  'fast-export', 'merge-tree', 'unpack-file', 'request-pull',
+]);
 /** git verbs that print contents with a patch option. */
 const GIT_PATCH_VERBS: ReadonlySet<string> = new Set(['log', 'whatchanged', 'reflog', 'stash', 'shortlog']);
 const GIT_PATCH_OPTION = /^(-[A-Za-z]*[puLc]|--patch|--patch-with-stat|--patch-with-raw|--cc|--word-diff.*|--color-words.*|-U\d*|--unified.*|--full-diff|--binary|--raw)$/;

@@ -150,3 +150,35 @@ describe('git commands that print tracked contents', () => {
   });
 });
 
+describe('git reading files into messages and objects', () => {
+  it('denies a Read-denied file as a message, template, blob or patch, under allow rules and in bypassPermissions', async () => {
+    const cases: RuleEnvOptions[] = [{ mode: BYPASS.defaultMode }, { allow: ['Bash(git commit:*)', 'Bash(git tag:*)', 'Bash(git notes:*)', 'Bash(git hash-object:*)', 'Bash(git apply:*)'] }];
+    for (const opts of cases) {
+      const env = ruleEnv({ deny: ['Read(./.env)'], ...opts });
+      for (const c of [
+        'git commit --allow-empty -F .env',
+        'git commit -qF.env',
+        'git commit --file=.env',
+        'git commit --fil .env',
+        'git commit -t .env',
+        'git commit --template=.env',
+        'git -C . commit -F .env',
+        'git -c user.name=x commit -F .env',
+        'git tag -a v1 -F .env',
+        'git notes add -F .env',
+        'git hash-object -w .env',
+        'git apply .env',
+      ]) {
+        expect(await env.check(c), `${opts.mode ?? 'rule'}: ${c}`).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
+      }
+    }
+  });
+
+  it('leaves everyday commits and tags to their allow rules', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], allow: ['Bash(git commit:*)', 'Bash(git tag:*)'] });
+    for (const c of ['git commit -m "fix: -t handling"', 'git commit -am wip', 'git commit --amend --no-edit', 'git tag -a v1 -m release', 'git commit -F msg.txt']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'allow', type: 'rule' });
+    }
+  });
+});
+

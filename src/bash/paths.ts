@@ -13,6 +13,7 @@
  */
 import { rsyncPaths, scpPaths, tarPaths, unzipPaths, zipPaths } from './archive-paths.js';
 import type { Word } from './types.js';
+import { GIT_GLOBAL_WITH_VALUE } from './rule-match.js';
 import { resolveLong } from './wrappers.js';
 import { awkProgramFiles, sedScriptFiles } from './script-files.js';
 
@@ -552,6 +553,54 @@ function gitOutputs(args: readonly Word[]): Word[] {
   return out;
 }
 
+/** git verbs whose `-F FILE` / `--file=FILE` is a message read from a file (shown later by `git log`, `git show`). */
+const GIT_MESSAGE_FILE_VERBS: ReadonlySet<string> = new Set(['commit', 'tag', 'notes', 'merge']);
+/** git verbs whose operands are files they read (a blob hashed and stored, a patch, an mbox, files mailed). */
+const GIT_FILE_OPERAND_VERBS: ReadonlySet<string> = new Set(['hash-object', 'apply', 'am', 'send-email']);
+
+/**
+ * The files a git verb reads where an option or its operands say: a commit,
+ * tag or note message from `-F FILE` (or `--file`, any abbreviation), a
+ * commit template (`-t`, `--template`), and the operands of hash-object,
+ * apply, am and send-email. With Read(./.env) denied, `git commit -F .env`
+ * under Bash(git commit:*) put .env in a message `git log` prints.
+ */
+function gitInputs(verb: string | undefined, rest: readonly Word[]): Word[] {
+  if (verb === undefined) return [];
+  const out: Word[] = [];
+  const messages = GIT_MESSAGE_FILE_VERBS.has(verb);
+  for (let i = 0; i < rest.length; i++) {
+    const w = rest[i]!;
+    if (!w.literal) continue;
+    const v = w.value;
+    if (v === '--') {
+      if (GIT_FILE_OPERAND_VERBS.has(verb)) out.push(...rest.slice(i + 1));
+      break;
+    }
+    if (v.startsWith('--')) {
+      const eq = v.indexOf('=');
+      const name = eq === -1 ? v : v.slice(0, eq);
+      const names = [...(messages ? ['--file'] : []), ...(verb === 'commit' ? ['--template'] : [])];
+      if (name.length > 3 && names.some((n) => n.startsWith(name))) {
+        const value = eq === -1 ? rest[++i] : attached(w, eq + 1);
+        if (value) out.push(value);
+      }
+      continue;
+    }
+    if (v.startsWith('-') && v.length > 1) {
+      const letters = verb === 'commit' ? 'Ft' : messages ? 'F' : '';
+      const at = [...v.slice(1)].findIndex((c) => letters.includes(c));
+      if (at !== -1) {
+        const value = at + 2 < v.length ? attached(w, at + 2) : rest[++i];
+        if (value) out.push(value);
+      }
+      continue;
+    }
+    if (GIT_FILE_OPERAND_VERBS.has(verb)) out.push(w);
+  }
+  return out;
+}
+
 /** The paths an (unwrapped) argv reads and writes. */
 export function pathArgs(argv: readonly Word[]): PathArgs {
   const out: PathArgs = { reads: [], writes: [], recursive: false, opaque: [] };
@@ -599,7 +648,10 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
   }
   if (name === 'git') {
     // Read verbs reading files git does not track (`diff --no-index`, `grep --untracked`, `blame --contents`): not modelled.
-    const verbAt = args.findIndex((w) => w.literal && !w.value.startsWith('-'));
+    // The verb: the first word past git's global options (`-C dir`, `-c k=v` take the next word).
+    let verbAt = 0;
+    while (verbAt < args.length && args[verbAt]!.literal && args[verbAt]!.value.startsWith('-')) verbAt += GIT_GLOBAL_WITH_VALUE.has(args[verbAt]!.value) ? 2 : 1;
+    if (verbAt >= args.length || !args[verbAt]!.literal) verbAt = -1;
     const verb = verbAt === -1 ? undefined : args[verbAt]!.value;
     for (const w of args) if (!w.literal || gitReadsFiles(verb, w.value)) out.opaque.push(w);
     // `git diff a b` with a path outside the repository (or no repository) is
@@ -607,6 +659,7 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
     // revision read as a path inside the workspace harms nothing).
     if (verb === 'diff') for (const w of args.slice(verbAt + 1)) if (w.literal && !w.value.startsWith('-')) out.reads.push(w);
     out.writes.push(...gitOutputs(args));
+    out.reads.push(...gitInputs(verb, args.slice(verbAt + 1)));
     return out;
   }
   const archiver = Object.hasOwn(ARCHIVERS, name) ? ARCHIVERS[name] : undefined;

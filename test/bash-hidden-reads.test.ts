@@ -152,7 +152,7 @@ describe('git commands that print tracked contents', () => {
 
 describe('git reading files into messages and objects', () => {
   it('denies a Read-denied file as a message, template, blob or patch, under allow rules and in bypassPermissions', async () => {
-    const cases: RuleEnvOptions[] = [{ mode: BYPASS.defaultMode }, { allow: ['Bash(git commit:*)', 'Bash(git tag:*)', 'Bash(git notes:*)', 'Bash(git hash-object:*)', 'Bash(git apply:*)'] }];
+    const cases: RuleEnvOptions[] = [{ mode: BYPASS.defaultMode }, { allow: ['Bash(git commit:*)', 'Bash(git tag:*)', 'Bash(git notes:*)', 'Bash(git hash-object:*)', 'Bash(git apply:*)', 'Bash(git add:*)', 'Bash(git update-index:*)'] }];
     for (const opts of cases) {
       const env = ruleEnv({ deny: ['Read(./.env)'], ...opts });
       for (const c of [
@@ -168,6 +168,9 @@ describe('git reading files into messages and objects', () => {
         'git notes add -F .env',
         'git hash-object -w .env',
         'git apply .env',
+        'git add .env',
+        'git add -f -- .env',
+        'git update-index --add .env',
       ]) {
         expect(await env.check(c), `${opts.mode ?? 'rule'}: ${c}`).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
       }
@@ -175,8 +178,8 @@ describe('git reading files into messages and objects', () => {
   });
 
   it('leaves everyday commits and tags to their allow rules', async () => {
-    const env = ruleEnv({ deny: ['Read(./.env)'], allow: ['Bash(git commit:*)', 'Bash(git tag:*)'] });
-    for (const c of ['git commit -m "fix: -t handling"', 'git commit -am wip', 'git commit --amend --no-edit', 'git tag -a v1 -m release', 'git commit -F msg.txt']) {
+    const env = ruleEnv({ deny: ['Read(./.env)'], allow: ['Bash(git commit:*)', 'Bash(git tag:*)', 'Bash(git add:*)'] });
+    for (const c of ['git add .', 'git add -A', 'git add src .env.example', 'git commit -m "fix: -t handling"', 'git commit -am wip', 'git commit --amend --no-edit', 'git tag -a v1 -m release', 'git commit -F msg.txt']) {
       expect(await env.check(c), c).toMatchObject({ behavior: 'allow', type: 'rule' });
     }
   });

@@ -555,14 +555,19 @@ function gitOutputs(args: readonly Word[]): Word[] {
 
 /** git verbs whose `-F FILE` / `--file=FILE` is a message read from a file (shown later by `git log`, `git show`). */
 const GIT_MESSAGE_FILE_VERBS: ReadonlySet<string> = new Set(['commit', 'tag', 'notes', 'merge']);
-/** git verbs whose operands are files they read (a blob hashed and stored, a patch, an mbox, files mailed). */
-const GIT_FILE_OPERAND_VERBS: ReadonlySet<string> = new Set(['hash-object', 'apply', 'am', 'send-email']);
+/**
+ * git verbs whose operands are files they read: a blob hashed and stored, a
+ * patch, an mbox, files mailed, and files staged (`git add .env` puts it in
+ * the object store, where `git push` or `git bundle` carries it away).
+ */
+const GIT_FILE_OPERAND_VERBS: ReadonlySet<string> = new Set(['hash-object', 'apply', 'am', 'send-email', 'add', 'update-index']);
 
 /**
  * The files a git verb reads where an option or its operands say: a commit,
  * tag or note message from `-F FILE` (or `--file`, any abbreviation), a
  * commit template (`-t`, `--template`), and the operands of hash-object,
- * apply, am and send-email. With Read(./.env) denied, `git commit -F .env`
+ * apply, am, send-email, add and update-index (named files; a directory
+ * given is not read as a tree here). With Read(./.env) denied, `git commit -F .env`
  * under Bash(git commit:*) put .env in a message `git log` prints.
  */
 function gitInputs(verb: string | undefined, rest: readonly Word[]): Word[] {

@@ -109,10 +109,11 @@ describe('programs without an option table', () => {
     'shuf .env',
     'docker run --env-file .env alpine env',
     'gh gist create .env',
+    'man -l .env',
   ];
 
   it('are denied a file a Read deny rule covers when they name it, under an allow rule or in bypassPermissions', async () => {
-    const cases: RuleEnvOptions[] = [{ mode: BYPASS.defaultMode }, { allow: ['Bash(curl:*)', 'Bash(wget:*)', 'Bash(pr:*)', 'Bash(shuf:*)', 'Bash(docker:*)', 'Bash(gh:*)'] }];
+    const cases: RuleEnvOptions[] = [{ mode: BYPASS.defaultMode }, { allow: ['Bash(curl:*)', 'Bash(wget:*)', 'Bash(pr:*)', 'Bash(shuf:*)', 'Bash(docker:*)', 'Bash(gh:*)', 'Bash(man:*)'] }];
     for (const opts of cases) {
       const env = ruleEnv({ deny: ['Read(./.env)'], ...opts });
       for (const c of reads) expect(await env.check(c), c).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });

@@ -296,7 +296,7 @@ export function workingDirs(a: BashAnalysis, sessionCwd: string, home: string): 
 const NAMES_ONLY: ReadonlySet<string> = new Set([
   'echo', 'printf', 'test', '[', '[[', 'true', 'false', ':', 'which', 'type', 'hash', 'alias', 'unalias', 'export', 'unset',
   'local', 'declare', 'typeset', 'readonly', 'set', 'shopt', 'kill', 'killall', 'sleep', 'exit', 'return', 'break', 'continue',
-  'shift', 'wait', 'jobs', 'fg', 'bg', 'disown', 'umask', 'ulimit', 'times', 'trap', 'help', 'man', 'whatis', 'apropos',
+  'shift', 'wait', 'jobs', 'fg', 'bg', 'disown', 'umask', 'ulimit', 'times', 'trap', 'help', 'whatis', 'apropos',
   'basename', 'dirname', 'expr', 'seq', 'id', 'whoami', 'groups', 'uname', 'printenv', 'nproc', 'arch', 'uptime', 'locale',
   'getconf', 'tty', 'popd', 'dirs', 'let', 'read', 'readarray', 'mapfile', 'getopts', 'complete', 'compgen', 'caller', 'df',
 ]);

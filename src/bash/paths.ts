@@ -13,6 +13,7 @@
  */
 import { rsyncPaths, scpPaths, tarPaths, unzipPaths, zipPaths } from './archive-paths.js';
 import type { Word } from './types.js';
+import { GIT_GLOBAL_WITH_VALUE } from './rule-match.js';
 import { resolveLong } from './wrappers.js';
 import { awkProgramFiles, sedScriptFiles } from './script-files.js';
 
@@ -120,6 +121,18 @@ const GREP = READ({
   skip: 1,
   files: { '-f': 'read', '--file': 'read', '--exclude-from': 'read' },
 });
+const PGREP = READ({
+  short: 'd:lavwcfg:G:inoO:P:s:t:u:U:xF:Lr:AHeq:',
+  long:
+    '--delimiter= --list-name --list-full --inverse --lightweight --count --full --pgroup= --group= --ignore-case --newest --oldest ' +
+    '--older= --parent= --session= --terminal= --euid= --uid= --exact --pidfile= --logpidfile --runstates= --ignore-ancestors ' +
+    '--require-handler --cgroup= --ns= --nslist= --env= --signal= --queue= --echo',
+  skip: Number.POSITIVE_INFINITY,
+  files: { '-F': 'read', '--pidfile': 'read' },
+});
+/** pkill's and pidwait's first word may be a signal (`-9`, `-HUP`, `-SIGTERM`), not an option. */
+const SIGNAL_WORD =
+  /^-(\d+|(SIG)?(HUP|INT|QUIT|ILL|TRAP|ABRT|IOT|BUS|FPE|KILL|USR1|SEGV|USR2|PIPE|ALRM|TERM|STKFLT|CHLD|CLD|CONT|STOP|TSTP|TTIN|TTOU|URG|XCPU|XFSZ|VTALRM|PROF|WINCH|IO|POLL|PWR|SYS|UNUSED|RTMIN|RTMAX|RTMIN\+\d+|RTMAX-\d+))$/i;
 const CHOWN_LONG = '--changes --dereference --no-dereference --no-preserve-root --preserve-root --quiet --silent --recursive --reference= --verbose';
 
 /**
@@ -323,6 +336,10 @@ const SPECS: Readonly<Record<string, Spec>> = {
     skip: Number.POSITIVE_INFINITY,
     files: { '-f': 'read', '--file': 'read', '-r': 'read', '--reference': 'read' },
   }),
+  // procps-ng 4: the pattern is not a path; -F reads a pid file (pgrep is read-only, the file is still a read).
+  pgrep: PGREP,
+  pkill: PGREP,
+  pidwait: PGREP,
   rm: WRITE({ short: 'dfirvIR', long: '--force --interactive=? --one-file-system --no-preserve-root --preserve-root=? --recursive --dir --verbose' }),
   rmdir: WRITE({ short: 'pv', long: '--ignore-fail-on-non-empty --parents --verbose' }),
   unlink: WRITE(),
@@ -493,7 +510,7 @@ export function hiddenNames(raw: string): Word {
 const GIT_FILE_OPTIONS = ['--no-index', '--untracked', '--contents', '--pathspec-from-file', '--exclude-from', '--exclude-per-directory', '--ignore-revs-file', '--file', '--blob', '--orderfile', '--output'];
 
 /**
- * Whether a git argument reads a file that git does not track (see GIT_FILE_OPTIONS; also `-O<orderfile>`, `-f <file>`).
+ * Whether a git argument reads a file that git does not track (see GIT_FILE_OPTIONS; also `-O<orderfile>`, `-f <file>`, `ls-files -X <file>`).
  * git's parse-options accepts any unambiguous prefix of a long option (`git config --fil=F --list`, `git blame --cont=F`).
  */
 export function gitReadsFiles(verb: string | undefined, a: string): boolean {
@@ -504,7 +521,89 @@ export function gitReadsFiles(verb: string | undefined, a: string): boolean {
   if (a.startsWith('-O') && !a.startsWith('--')) return true;
   if ((verb === 'grep' || verb === 'config') && /^-[A-Za-z]*f/.test(a) && !a.startsWith('--')) return true;
   if (verb === 'blame' && /^-[A-Za-z]*S/.test(a) && !a.startsWith('--')) return true;
+  // ls-files -X FILE is --exclude-from=FILE.
+  if (verb === 'ls-files' && /^-[A-Za-z]*X/.test(a) && !a.startsWith('--')) return true;
   return false;
+}
+
+/**
+ * The files git writes where an option says (`log`/`diff`/`show --output=F`,
+ * by any abbreviation git accepts; `format-patch -o DIR`, `--output-directory`;
+ * `archive -o F`): `Bash(git log:*)` must not let `git log --output=.claude/settings.json`
+ * past the protected paths or Edit deny rules.
+ */
+function gitOutputs(args: readonly Word[]): Word[] {
+  const out: Word[] = [];
+  const dashO = args.some((w) => w.literal && (w.value === 'format-patch' || w.value === 'archive'));
+  for (let i = 0; i < args.length; i++) {
+    const w = args[i]!;
+    if (!w.literal) continue;
+    if (w.value === '--') break;
+    if (w.value.startsWith('--')) {
+      const eq = w.value.indexOf('=');
+      const name = eq === -1 ? w.value : w.value.slice(0, eq);
+      if (name.length < 5 || !(['--output', '--output-directory'].some((o) => o.startsWith(name)))) continue;
+      const value = eq === -1 ? args[i + 1] : attached(w, eq + 1);
+      if (value) out.push(value);
+    } else if (dashO && /^-o/.test(w.value)) {
+      const value = w.value.length > 2 ? attached(w, 2) : args[i + 1];
+      if (value) out.push(value);
+    }
+  }
+  return out;
+}
+
+/** git verbs whose `-F FILE` / `--file=FILE` is a message read from a file (shown later by `git log`, `git show`). */
+const GIT_MESSAGE_FILE_VERBS: ReadonlySet<string> = new Set(['commit', 'tag', 'notes', 'merge']);
+/**
+ * git verbs whose operands are files they read: a blob hashed and stored, a
+ * patch, an mbox, files mailed, and files staged (`git add .env` puts it in
+ * the object store, where `git push` or `git bundle` carries it away).
+ */
+const GIT_FILE_OPERAND_VERBS: ReadonlySet<string> = new Set(['hash-object', 'apply', 'am', 'send-email', 'add', 'update-index']);
+
+/**
+ * The files a git verb reads where an option or its operands say: a commit,
+ * tag or note message from `-F FILE` (or `--file`, any abbreviation), a
+ * commit template (`-t`, `--template`), and the operands of hash-object,
+ * apply, am, send-email, add and update-index (named files; a directory
+ * given is not read as a tree here). With Read(./.env) denied, `git commit -F .env`
+ * under Bash(git commit:*) put .env in a message `git log` prints.
+ */
+function gitInputs(verb: string | undefined, rest: readonly Word[]): Word[] {
+  if (verb === undefined) return [];
+  const out: Word[] = [];
+  const messages = GIT_MESSAGE_FILE_VERBS.has(verb);
+  for (let i = 0; i < rest.length; i++) {
+    const w = rest[i]!;
+    if (!w.literal) continue;
+    const v = w.value;
+    if (v === '--') {
+      if (GIT_FILE_OPERAND_VERBS.has(verb)) out.push(...rest.slice(i + 1));
+      break;
+    }
+    if (v.startsWith('--')) {
+      const eq = v.indexOf('=');
+      const name = eq === -1 ? v : v.slice(0, eq);
+      const names = [...(messages ? ['--file'] : []), ...(verb === 'commit' ? ['--template'] : [])];
+      if (name.length > 3 && names.some((n) => n.startsWith(name))) {
+        const value = eq === -1 ? rest[++i] : attached(w, eq + 1);
+        if (value) out.push(value);
+      }
+      continue;
+    }
+    if (v.startsWith('-') && v.length > 1) {
+      const letters = verb === 'commit' ? 'Ft' : messages ? 'F' : '';
+      const at = [...v.slice(1)].findIndex((c) => letters.includes(c));
+      if (at !== -1) {
+        const value = at + 2 < v.length ? attached(w, at + 2) : rest[++i];
+        if (value) out.push(value);
+      }
+      continue;
+    }
+    if (GIT_FILE_OPERAND_VERBS.has(verb)) out.push(w);
+  }
+  return out;
 }
 
 /** The paths an (unwrapped) argv reads and writes. */
@@ -554,20 +653,26 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
   }
   if (name === 'git') {
     // Read verbs reading files git does not track (`diff --no-index`, `grep --untracked`, `blame --contents`): not modelled.
-    const verbAt = args.findIndex((w) => w.literal && !w.value.startsWith('-'));
+    // The verb: the first word past git's global options (`-C dir`, `-c k=v` take the next word).
+    let verbAt = 0;
+    while (verbAt < args.length && args[verbAt]!.literal && args[verbAt]!.value.startsWith('-')) verbAt += GIT_GLOBAL_WITH_VALUE.has(args[verbAt]!.value) ? 2 : 1;
+    if (verbAt >= args.length || !args[verbAt]!.literal) verbAt = -1;
     const verb = verbAt === -1 ? undefined : args[verbAt]!.value;
     for (const w of args) if (!w.literal || gitReadsFiles(verb, w.value)) out.opaque.push(w);
     // `git diff a b` with a path outside the repository (or no repository) is
     // `git diff --no-index`: it prints files. Its operands are reads (a
     // revision read as a path inside the workspace harms nothing).
     if (verb === 'diff') for (const w of args.slice(verbAt + 1)) if (w.literal && !w.value.startsWith('-')) out.reads.push(w);
+    out.writes.push(...gitOutputs(args));
+    out.reads.push(...gitInputs(verb, args.slice(verbAt + 1)));
     return out;
   }
   const archiver = Object.hasOwn(ARCHIVERS, name) ? ARCHIVERS[name] : undefined;
   if (archiver) return archiver(args);
   const spec = Object.hasOwn(SPECS, name) ? SPECS[name] : undefined;
   if (!spec) return out;
-  const { options, operands: positionals, unknown } = parseArgs(name, args, spec);
+  const parsed = (name === 'pkill' || name === 'pidwait') && args[0]?.literal && SIGNAL_WORD.test(args[0].value) ? args.slice(1) : args;
+  const { options, operands: positionals, unknown } = parseArgs(name, parsed, spec);
   out.opaque.push(...unknown);
   // A word that is an expansion may split into several, options among them, wherever it stands.
   for (const w of args) if (!w.literal) out.opaque.push(w);

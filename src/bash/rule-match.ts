@@ -128,7 +128,7 @@ function withBaseName(words: readonly Word[]): Word[] | undefined {
 }
 
 /** git's global options (git.c handle_options) that take the next word as their value. */
-const GIT_GLOBAL_WITH_VALUE: ReadonlySet<string> = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--config-env', '--attr-source']);
+export const GIT_GLOBAL_WITH_VALUE: ReadonlySet<string> = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--config-env', '--attr-source']);
 
 /**
  * A git command with git's global options (`-C dir`, `-c k=v`, `--no-pager`,

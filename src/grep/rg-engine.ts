@@ -253,7 +253,7 @@ class Screen {
 
   /** The file, or a directory between the root and it, is Read-denied. */
   denied(abs: string): boolean {
-    if (this.q.isDenied(abs)) return true;
+    if (this.q.isDenied(abs) || this.q.isLinkDenied?.(abs)) return true;
     const rel = path.relative(this.q.root, path.dirname(abs));
     if (rel === '' || rel.startsWith('..')) return false;
     let dir = this.q.root;

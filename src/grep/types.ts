@@ -25,6 +25,11 @@ export interface SearchQuery {
   typeFilter: TypeFilter | undefined;
   /** A Read deny rule covers this absolute path. */
   isDenied(abs: string): boolean;
+  /**
+   * The file (a real path) is a hard link to a Read-denied file, or may be
+   * (permissions/hard-links.ts): it is not searched either.
+   */
+  isLinkDenied?(abs: string): boolean;
   signal: AbortSignal;
   env: NodeJS.ProcessEnv;
 }

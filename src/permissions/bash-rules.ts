@@ -20,7 +20,9 @@
  *      whose target cannot be known while Read deny rules or toolexec's own
  *      files exist → ask (safety); a recursive read of a directory holding
  *      toolexec's own files, or where Read deny rules deny some → ask (safety)
- *   7. reads or writes outside the working directories → ask (working_dir),
+ *   7. a network redirection (`> /dev/tcp/HOST/PORT`) → ask (type tool: not
+ *      an edit, whatever the Edit allow rules or the mode); reads or writes
+ *      outside the working directories → ask (working_dir),
  *      unless an Edit allow rule covers a redirection's target
  *   8. more than one `cd`, or `cd` with `git` → ask
  *   9. every file an output redirection writes allowed as an edit would be
@@ -34,16 +36,18 @@
  * bypassPermissions lets through.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { analyseBash, analyseBashSync } from '../bash/parser.js';
 import { ACCEPT_EDITS_COMMANDS, commandName, pathArgs } from '../bash/paths.js';
 import { isReadOnlyCommand } from '../bash/read-only.js';
-import { allowCandidates, compileBashRule, denyCandidates, withoutGitGlobals, type CompiledBashRule } from '../bash/rule-match.js';
-import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
+import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule } from '../bash/rule-match.js';
+import type { BashAnalysis, SimpleCommand } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, workingDirs, type PathUse } from './bash-paths.js';
-import { protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
+import { gitConfigReads, gitConfigWrite } from './git-config.js';
+import { gitInPlantedRepository, gitPrintsContent } from './bash-git.js';
+import { treeEscape, type TreeDeps } from './tree-reach.js';
+import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
 import { PATH_RULE_TOOLS } from './rule-index.js';
 import { parseRule } from './rule-parser.js';
@@ -135,24 +139,6 @@ function diffReadsDirectory(cmd: SimpleCommand, dirs: readonly string[]): boolea
   return false;
 }
 
-/**
- * Whether git would run in a directory laid out as a repository that is not
- * a `.git` (HEAD, objects and refs beside each other, between where it runs
- * and the workspace root): its `config` is an ordinary file there, and git
- * obeys it (core.fsmonitor runs a program on `git status`).
- */
-function gitInPlantedRepository(cmd: SimpleCommand, dirs: readonly string[], root: string): boolean {
-  if (commandName(innermostOf(cmd).argv) !== 'git') return false;
-  for (const start of dirs) {
-    for (let d = start; ; d = path.dirname(d)) {
-      if (fs.existsSync(path.join(d, '.git'))) break;
-      if (['HEAD', 'objects', 'refs'].every((n) => fs.existsSync(path.join(d, n)))) return true;
-      if (d === root || path.dirname(d) === d || !d.startsWith(root)) break;
-    }
-  }
-  return false;
-}
-
 function acceptEditsAllows(cmd: SimpleCommand, dirs: readonly string[]): boolean {
   if (globsMayBeOptions(cmd, dirs)) return false;
   if (!cmd.assignments.every((a) => SAFE_ENV_VARS.has(a.name))) return false;
@@ -194,28 +180,10 @@ function protectedWrite(u: PathUse, spellings: (abs: string) => string[], ctx: B
   return undefined;
 }
 
+/** What bash opens as a socket instead of a file, in a redirection (it compares the expanded word, so only this spelling). */
+const NETWORK_REDIRECT = /^\/dev\/(tcp|udp)\/[^/]+\/[^/]+$/;
+
 /** The decision for an analysed command. */
-/** git verbs that print file contents from the repository whatever their options. */
-const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set(['show', 'cat-file', 'grep', 'diff', 'diff-tree', 'diff-index', 'diff-files', 'blame', 'annotate', 'archive', 'format-patch', 'difftool', 'range-diff', 'bundle']);
-/** git verbs that print contents with a patch option. */
-const GIT_PATCH_VERBS: ReadonlySet<string> = new Set(['log', 'whatchanged', 'reflog', 'stash', 'shortlog']);
-const GIT_PATCH_OPTION = /^(-[A-Za-z]*[puLc]|--patch|--patch-with-stat|--patch-with-raw|--cc|--word-diff.*|--color-words.*|-U\d*|--unified.*|--full-diff|--binary|--raw)$/;
-
-/** The git verb that prints tracked contents in this argv (git's global options skipped), if it does. */
-function gitPrintsContent(argv: readonly Word[]): string | undefined {
-  if (commandName(argv) !== 'git') return undefined;
-  const words = withoutGitGlobals(argv)?.[0] ?? argv;
-  const rest = words.slice(1);
-  const verbWord = rest.find((w) => !(w.literal && w.value.startsWith('-')));
-  if (!verbWord) return undefined;
-  // A verb that is an expansion could be any of them.
-  if (!verbWord.literal) return '(a verb that is an expansion)';
-  const verb = verbWord.value;
-  if (GIT_CONTENT_VERBS.has(verb)) return verb;
-  if (GIT_PATCH_VERBS.has(verb) && rest.some((w) => !w.literal || GIT_PATCH_OPTION.test(w.value))) return `${verb} with a patch`;
-  return undefined;
-}
-
 export function decideBashPermission(command: string, a: BashAnalysis, ctx: BashPermissionContext): PermissionResult {
   const q = ctx.permissions;
   const denyRules = q.contentRules('Bash', 'deny');
@@ -238,6 +206,9 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   const uses = pathUses(a, cwds);
   const spellings = spellingsOf(ctx);
   const serviceFiles = ctx.workspace.hasServiceFiles;
+  let linkUnknown: PermissionResult | undefined;
+  const readLinks = q.hardLinkChecker('read');
+  const editLinks = q.hardLinkChecker('edit');
   for (const u of uses) {
     for (const abs of u.abs) {
       const all = spellings(abs);
@@ -253,6 +224,22 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
         if (rule) return { behavior: 'deny', message: `Permission to write ${abs} has been denied.`, type: 'rule', detail: rule.raw };
         const own = serviceFiles ? all.map((p) => ctx.workspace.serviceFileReason(p)).find((x) => x !== undefined) : undefined;
         if (own) return { behavior: 'deny', message: serviceFileMessage('Bash', own), type: 'safety', detail: own };
+      }
+      // The same file under another name: a write through a hard link (`>> x`, `tee -a x`) changes it in place.
+      const link = (u.kind === 'read' ? readLinks : editLinks)(all[0]!);
+      if (link && !('unknown' in link)) return hardLinkResult('Bash', abs, link);
+      if (link) linkUnknown ??= hardLinkResult('Bash', abs, link);
+    }
+  }
+
+  // 2b. Configuration files git prints values from (`git config -l`, `git remote -v`).
+  if (isReadDenyActive(ctx)) {
+    for (const cmd of a.commands) {
+      for (const dir of cwds.dirs) {
+        for (const file of gitConfigReads(innermostOf(cmd).argv, dir, ctx.workspace.home)) {
+          const rule = q.pathRule('read', 'deny', spellings(file));
+          if (rule) return { behavior: 'deny', message: `Permission to read ${file} has been denied.`, type: 'rule', detail: rule.raw };
+        }
       }
     }
   }
@@ -274,7 +261,18 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
   }
 
-  // 4. Writes to protected files that the analysis found (bypass-immune).
+  // 4. A file with several names, one of which may be a denied file (bypass-immune); writes to protected files.
+  if (linkUnknown) return linkUnknown;
+  for (const cmd of a.commands) {
+    for (const dir of cwds.dirs) {
+      const file = gitConfigWrite(innermostOf(cmd).argv, dir, ctx.workspace.home);
+      const why = file === undefined ? undefined : spellings(file).map((p) => protectedChangeReason(p, ctx.workspace)).find((x) => x !== undefined);
+      if (why) {
+        return { behavior: 'ask', message: `Bash wants to change git's configuration in ${file}: ${why}, which always needs a person's approval.`, type: 'safety', detail: why };
+      }
+    }
+  }
+
   const modelled = uses.filter((u) => !u.fallback);
   for (const u of modelled) {
     if (u.kind !== 'write') continue;
@@ -341,6 +339,12 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       }
     }
   }
+  const treeDeps: TreeDeps = {
+    canonical: (p) => ctx.workspace.canonical(p),
+    readDenied: (abs) => q.isReadDenied(abs),
+    deniedBelow: (dir) => q.pathRuleBelow('read', 'deny', [dir])?.raw,
+    links: readLinks,
+  };
   if (readDenyActive || serviceFiles) {
     for (const cmd of a.commands) {
       const argv = innermostOf(cmd).argv;
@@ -372,11 +376,35 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
             detail: `recursive read under a Read deny rule: ${rule.raw}`,
           };
         }
+        // No rule reaches the directory by name; a link inside it may reach a denied file.
+        const escape = treeEscape(d, treeDeps);
+        if (escape) {
+          const what = 'unknown' in escape ? 'more than toolexec looks through for links to Read-denied files' : `where ${escape.path} is ${escape.why}`;
+          return {
+            behavior: 'ask',
+            message: `This Bash command reads every file under ${d}, ${what}; it needs approval.`,
+            type: 'safety',
+            detail: 'unknown' in escape ? 'recursive read of a tree too large to look through for links' : `recursive read through a link: ${escape.path}`,
+          };
+        }
       }
     }
   }
 
-  // 7. Outside the working directories.
+  // 7. bash's network redirections (`> /dev/tcp/HOST/PORT`, `< /dev/udp/…`) open a connection, not a
+  // file: never an edit an Edit allow rule or acceptEdits grants. As for curl, bypassPermissions lets it through.
+  const net = a.redirects.find((r) => r.target !== undefined && r.target.literal && NETWORK_REDIRECT.test(r.target.value));
+  if (net) {
+    const shown = short(net.target!.value, 80);
+    return {
+      behavior: 'ask',
+      message: `This Bash command opens a network connection through ${shown} (bash's network redirection), which is not a file; it needs approval.`,
+      type: 'tool',
+      detail: `network redirection: ${shown}`,
+    };
+  }
+
+  // 7b. Outside the working directories.
   for (const u of modelled) {
     if (u.redirect && u.kind === 'write' && editAllowRule(u, ctx)) continue;
     for (const abs of u.abs) {
@@ -431,7 +459,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       if (!byRule.includes(rule.raw)) byRule.push(rule.raw);
       continue;
     }
-    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs) && !gitInPlantedRepository(cmd, cwds.dirs, ctx.workspace.root)) continue;
+    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs) && !gitInPlantedRepository(innermostOf(cmd).argv, cwds.dirs, ctx.workspace.root)) continue;
     if (q.mode === 'acceptEdits' && acceptEditsAllows(cmd, cwds.dirs)) {
       byMode = true;
       continue;

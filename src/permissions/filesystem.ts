@@ -16,6 +16,7 @@ import path from 'node:path';
 import { ToolError } from '../pipeline/error-class.js';
 import type { PermissionResult, ToolContext } from '../tool/types.js';
 import type { Workspace } from '../workspace.js';
+import type { HardLinkVerdict } from './hard-links.js';
 import { messages } from './messages.js';
 
 /** Claude Code's safety paths (case-insensitive), plus toolexec's own data directory. */
@@ -82,6 +83,25 @@ export function serviceFileReason(spellings: readonly string[], ctx: Pick<ToolCo
   return undefined;
 }
 
+/** A process's environment in /proc (`/proc/self/environ`, `/proc/PID/task/TID/environ`). */
+const PROCESS_ENVIRON = /^\/proc\/[^/]+\/(task\/[^/]+\/)?environ$/;
+
+export function isProcessEnvironment(abs: string): boolean {
+  return PROCESS_ENVIRON.test(abs);
+}
+
+/**
+ * Why one of these spellings of a path is a process's environment, or
+ * undefined. The file tools run in toolexec's own process, so
+ * `/proc/self/environ` is toolexec's environment (its tokens, the
+ * credentials it was started with); like its configuration files, no rule
+ * or mode lets a tool read it.
+ */
+export function processEnvironmentReason(spellings: readonly string[]): string | undefined {
+  const hit = spellings.find(isProcessEnvironment);
+  return hit === undefined ? undefined : `${hit} is a process's environment (toolexec's own holds its tokens)`;
+}
+
 /** What the model is told when a tool would read or change one of toolexec's own files. */
 export function serviceFileMessage(toolName: string, why: string): string {
   return `Permission to use ${toolName} on this path has been denied: ${why}, which no tool may read or change.`;
@@ -100,8 +120,14 @@ export function checkPathPermission(
     return { behavior: 'deny', message: messages.ruleDenied(toolName), type: 'rule', detail: deny.raw };
   }
   // The file tools show what they read (Edit, Write and NotebookEdit return the original too).
-  const own = serviceFileReason(all, ctx);
+  const own = serviceFileReason(all, ctx) ?? processEnvironmentReason(all);
   if (own) return { behavior: 'deny', message: serviceFileMessage(toolName, own), type: 'safety', detail: own };
+  if (kind === 'read') {
+    // The same file under another name (a hard link): Edit, Write and NotebookEdit replace the file they write
+    // (a new inode), so only reading through the link reaches the denied file.
+    const link = q.hardLinkChecker('read')(canonical);
+    if (link) return hardLinkResult(toolName, canonical, link);
+  }
   if (kind === 'edit') {
     let why: string | undefined;
     for (const p of all) if ((why = protectedChangeReason(p, ctx.workspace)) !== undefined) break;
@@ -131,6 +157,20 @@ export function checkPathPermission(
   return { behavior: 'passthrough' };
 }
 
+/** The decision for a path that is, or may be, a hard link to a file a deny rule covers. */
+export function hardLinkResult(toolName: string, abs: string, link: HardLinkVerdict): PermissionResult {
+  if ('unknown' in link) {
+    const why = `${abs} has several names (hard links), and whether one is a file a deny rule covers could not be settled`;
+    return { behavior: 'ask', message: `${toolName} wants to use ${abs}: ${why}; it needs approval.`, type: 'safety', detail: why };
+  }
+  return {
+    behavior: 'deny',
+    message: `${messages.ruleDenied(toolName)} ${abs} is a hard link to ${link.other}, which ${link.rule.raw} denies.`,
+    type: 'rule',
+    detail: link.rule.raw,
+  };
+}
+
 /** Claude Code's validation message for a path an Edit deny rule covers. */
 export const EDIT_DENIED_MESSAGE = 'File is in a directory that is denied by your permission settings.';
 
@@ -153,6 +193,10 @@ export function assertStillPermitted(kind: 'read' | 'edit', toolName: string, re
   if (deny) {
     throw new ToolError(`${messages.ruleDenied(toolName)} The path now leads to ${realPath}, which ${deny.raw} denies.`, 'permission');
   }
-  const own = serviceFileReason(all, ctx);
+  const own = serviceFileReason(all, ctx) ?? processEnvironmentReason(all);
   if (own) throw new ToolError(serviceFileMessage(toolName, own), 'permission');
+  const link = kind === 'read' ? ctx.permissions.hardLinkChecker('read')(realPath) : undefined;
+  if (link && !('unknown' in link)) {
+    throw new ToolError(`${messages.ruleDenied(toolName)} ${realPath} is now a hard link to ${link.other}, which ${link.rule.raw} denies.`, 'permission');
+  }
 }

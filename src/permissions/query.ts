@@ -4,8 +4,12 @@
  */
 import type { PermissionMode } from '../config/schema.js';
 import type { Workspace } from '../workspace.js';
+import { isProcessEnvironment } from './filesystem.js';
+import { hardLinkChecker, type HardLinkCheck } from './hard-links.js';
 import type { PathKind, RuleIndex } from './rule-index.js';
 import type { Behavior, PermissionQuery, PermissionRule } from './types.js';
+
+const NO_LINKS: HardLinkCheck = Object.assign((): undefined => undefined, { anyLinked: () => false });
 
 export class SessionPermissionQuery implements PermissionQuery {
   private readonly readDenyRules: boolean;
@@ -32,8 +36,15 @@ export class SessionPermissionQuery implements PermissionQuery {
     return this.rules.pathRuleBelow(kind, behavior, dirs);
   }
 
+  hardLinkChecker(kind: PathKind): HardLinkCheck {
+    if (!this.rules.hasPathRules(kind, 'deny')) return NO_LINKS;
+    return hardLinkChecker(this.rules.pathRuleList(kind, 'deny'));
+  }
+
   isReadDenied(absPath: string): boolean {
     if (this.readDeniedWhole) return true;
+    // A process's environment (Grep's walk of /proc/self): toolexec's own holds its tokens.
+    if (isProcessEnvironment(absPath)) return true;
     // toolexec's own files, as spelt: Grep's walk does not follow symlinks, and
     // Glob judges a symlink where it leads (tools/glob.ts).
     if (this.workspace.serviceFileReason(absPath) !== undefined) return true;

@@ -129,15 +129,37 @@ export class RuleIndex {
       const list = this.content[behavior].get(tool);
       if (!list) continue;
       for (const r of list) {
-        let m = this.pathMatchers.get(r);
-        if (!m) {
-          m = compilePathRule(r.content!, r.root ? { ...this.base, root: r.root } : this.base);
-          this.pathMatchers.set(r, m);
-        }
+        const m = this.matcher(r, this.base);
         for (const p of paths) if (m(p)) return r;
       }
     }
     return undefined;
+  }
+
+  private matcher(r: PermissionRule, base: PathBase): PathMatcher {
+    let m = this.pathMatchers.get(r);
+    if (!m) {
+      m = compilePathRule(r.content!, r.root ? { ...base, root: r.root } : base);
+      this.pathMatchers.set(r, m);
+    }
+    return m;
+  }
+
+  private prefix(r: PermissionRule, base: PathBase): string {
+    let prefix = this.pathPrefixes.get(r);
+    if (prefix === undefined) {
+      const glob = specifierToGlob(r.content!, r.root ? { ...base, root: r.root } : base);
+      prefix = picomatch.scan(glob).base.replace(/\\(.)/g, '$1') || '/';
+      this.pathPrefixes.set(r, prefix);
+    }
+    return prefix;
+  }
+
+  /** The path rules of this kind and behaviour, each with its fixed (wildcard-free) prefix and its matcher. */
+  pathRuleList(kind: PathKind, behavior: Behavior): { rule: PermissionRule; prefix: string; matches: PathMatcher }[] {
+    const base = this.base;
+    if (!base) return [];
+    return PATH_RULE_TOOLS[kind].flatMap((tool) => (this.content[behavior].get(tool) ?? []).map((rule) => ({ rule, prefix: this.prefix(rule, base), matches: this.matcher(rule, base) })));
   }
 
   /**
@@ -153,12 +175,7 @@ export class RuleIndex {
       const list = this.content[behavior].get(tool);
       if (!list) continue;
       for (const r of list) {
-        let prefix = this.pathPrefixes.get(r);
-        if (prefix === undefined) {
-          const glob = specifierToGlob(r.content!, r.root ? { ...this.base, root: r.root } : this.base);
-          prefix = picomatch.scan(glob).base.replace(/\\(.)/g, '$1') || '/';
-          this.pathPrefixes.set(r, prefix);
-        }
+        const prefix = this.prefix(r, this.base);
         for (const d of dirs) if (meets(d, prefix)) return r;
       }
     }

@@ -2,6 +2,7 @@
  * Permission vocabulary shared by the engine, the tools and the audit log.
  */
 import type { PermissionMode } from '../config/schema.js';
+import type { HardLinkCheck } from './hard-links.js';
 
 export type Behavior = 'allow' | 'deny' | 'ask';
 
@@ -76,4 +77,11 @@ export interface PermissionQuery {
   pathRuleBelow(kind: 'read' | 'edit', behavior: Behavior, dirs: readonly string[]): PermissionRule | undefined;
   /** Whether a Read deny rule (or a whole-tool Read deny) covers this absolute path, or it is one of toolexec's own files. */
   isReadDenied(absPath: string): boolean;
+  /**
+   * A check of real paths against the deny rules of this kind by identity
+   * (permissions/hard-links.ts): the denied file a path is a hard link to, or
+   * `unknown` when that could not be settled; undefined when it is none. One
+   * checker per decision or search: the denied files are looked for once.
+   */
+  hardLinkChecker(kind: 'read' | 'edit'): HardLinkCheck;
 }

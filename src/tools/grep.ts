@@ -173,6 +173,8 @@ export async function grep(
     type: prepared.type,
     typeFilter: prepared.typeFilter,
     isDenied: (abs) => ctx.permissions.isReadDenied(abs),
+    // One checker per search: the denied files are looked for once, on the first file with several names.
+    isLinkDenied: ((links) => (abs: string) => links(abs) !== undefined)(ctx.permissions.hardLinkChecker('read')),
     signal: ctx.signal,
     env: ctx.childEnv,
   };

@@ -1,0 +1,55 @@
+/**
+ * What a git command does beyond the files it names, for the Bash check
+ * (bash-rules.ts): whether it prints tracked contents, which Read deny rules
+ * cannot be checked against, and whether it would obey a repository the
+ * agent could have laid out itself.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { commandName } from '../bash/paths.js';
+import { withoutGitGlobals } from '../bash/rule-match.js';
+import type { Word } from '../bash/types.js';
+
+/** git verbs that print file contents from the repository whatever their options. */
+const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set([
+  'show', 'cat-file', 'grep', 'diff', 'diff-tree', 'diff-index', 'diff-files', 'diff-pairs', 'blame', 'annotate', 'archive', 'format-patch',
+  'difftool', 'range-diff', 'bundle',
+  // A stream of every blob, conflicted contents, a blob written out to a file, a request with its patch.
+  'fast-export', 'merge-tree', 'unpack-file', 'request-pull',
+]);
+/** git verbs that print contents with a patch option. */
+const GIT_PATCH_VERBS: ReadonlySet<string> = new Set(['log', 'whatchanged', 'reflog', 'stash', 'shortlog']);
+const GIT_PATCH_OPTION = /^(-[A-Za-z]*[puLc]|--patch|--patch-with-stat|--patch-with-raw|--cc|--word-diff.*|--color-words.*|-U\d*|--unified.*|--full-diff|--binary|--raw)$/;
+
+/** The git verb that prints tracked contents in this argv (git's global options skipped), if it does. */
+export function gitPrintsContent(argv: readonly Word[]): string | undefined {
+  if (commandName(argv) !== 'git') return undefined;
+  const words = withoutGitGlobals(argv)?.[0] ?? argv;
+  const rest = words.slice(1);
+  const verbWord = rest.find((w) => !(w.literal && w.value.startsWith('-')));
+  if (!verbWord) return undefined;
+  // A verb that is an expansion could be any of them.
+  if (!verbWord.literal) return '(a verb that is an expansion)';
+  const verb = verbWord.value;
+  if (GIT_CONTENT_VERBS.has(verb)) return verb;
+  if (GIT_PATCH_VERBS.has(verb) && rest.some((w) => !w.literal || GIT_PATCH_OPTION.test(w.value))) return `${verb} with a patch`;
+  return undefined;
+}
+
+/**
+ * Whether git would run in a directory laid out as a repository that is not
+ * a `.git` (HEAD, objects and refs beside each other, between where it runs
+ * and the workspace root): its `config` is an ordinary file there, and git
+ * obeys it (core.fsmonitor runs a program on `git status`).
+ */
+export function gitInPlantedRepository(argv: readonly Word[], dirs: readonly string[], root: string): boolean {
+  if (commandName(argv) !== 'git') return false;
+  for (const start of dirs) {
+    for (let d = start; ; d = path.dirname(d)) {
+      if (fs.existsSync(path.join(d, '.git'))) break;
+      if (['HEAD', 'objects', 'refs'].every((n) => fs.existsSync(path.join(d, n)))) return true;
+      if (d === root || path.dirname(d) === d || !d.startsWith(root)) break;
+    }
+  }
+  return false;
+}

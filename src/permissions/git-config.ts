@@ -1,0 +1,155 @@
+/**
+ * The git configuration files a git command reads or writes.
+ *
+ * Reads: the files whose values a git command prints: `git config
+ * --list` / `--get` (all of them, or the scope it names), `git var -l` and
+ * `git remote -v` / `get-url` (remote URLs, where a token often sits). A Read
+ * deny rule on one (`Read(./.git/config)`, which CI checkouts fill with an
+ * `http.extraHeader` holding a token; `Read(~/.gitconfig)`) holds against
+ * these commands too. They are judged by the deny check only: every git
+ * command reads its own configuration, outside the working directories too,
+ * and that is not an access to ask about. Files pulled in by `include.path`
+ * are not followed.
+ *
+ * Writes: `git config NAME VALUE` (and --add, --unset, --edit, `git config
+ * set`, …) writes the repository's `.git/config` (or ~/.gitconfig, or the
+ * --file): a protected path, where `core.hooksPath`, `core.fsmonitor`,
+ * `core.pager` or an alias runs a program on a later git command. It asks
+ * like an edit of that file does, even in bypassPermissions.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { commandName } from '../bash/paths.js';
+import { withoutGitGlobals } from '../bash/rule-match.js';
+import type { Word } from '../bash/types.js';
+
+/** The repository's git directory seen from `dir` (a `.git` directory, or the one a `.git` file names), if any. */
+function gitDirFrom(dir: string): string | undefined {
+  for (let d = dir; ; d = path.dirname(d)) {
+    const dotGit = path.join(d, '.git');
+    try {
+      const st = fs.statSync(dotGit);
+      if (st.isDirectory()) return dotGit;
+      if (st.isFile()) {
+        const m = /^gitdir:\s*(.+?)\s*$/m.exec(fs.readFileSync(dotGit, 'utf8').slice(0, 4096));
+        return m ? path.resolve(d, m[1]!) : undefined;
+      }
+    } catch {
+      /* not here: the parent */
+    }
+    if (path.dirname(d) === d) return undefined;
+  }
+}
+
+/** Whether `a` names one of these long options (git's parse-options takes any unambiguous prefix of four letters or more). */
+function isLong(a: string, names: readonly string[]): boolean {
+  const n = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
+  return n.length > 3 && names.some((x) => x === n || x.startsWith(n));
+}
+
+/**
+ * The configuration files (absolute) a git argv prints values from, seen from
+ * `cwd`; empty for other commands. `-C dir` and `--git-dir=dir` are followed.
+ */
+export function gitConfigReads(argv: readonly Word[], cwd: string, home: string): string[] {
+  if (commandName(argv) !== 'git') return [];
+  let start = cwd;
+  let gitDir: string | undefined;
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (!w.literal || !w.value.startsWith('-')) break;
+    const next = argv[i + 1];
+    if (w.value === '-C' && next?.literal) start = path.resolve(start, next.value);
+    else if (w.value === '--git-dir' && next?.literal) gitDir = path.resolve(start, next.value);
+    else if (w.value.startsWith('--git-dir=')) gitDir = path.resolve(start, w.value.slice('--git-dir='.length));
+  }
+  const words = withoutGitGlobals(argv)?.[0] ?? argv;
+  const rest = words.slice(1);
+  const at = rest.findIndex((w) => !(w.literal && w.value.startsWith('-')));
+  const verb = at === -1 ? undefined : rest[at];
+  if (!verb?.literal || !['config', 'var', 'remote'].includes(verb.value)) return [];
+  const args = rest.slice(at + 1).map((w) => w.value);
+  if (verb.value === 'remote' && !(args.some((a) => a === '-v' || a === '--verbose' || a === 'get-url' || a === 'show'))) return [];
+  gitDir ??= gitDirFrom(start);
+  const local = gitDir ? [path.join(gitDir, 'config'), path.join(gitDir, 'config.worktree')] : [];
+  const global = [path.join(home, '.gitconfig'), path.join(home, '.config', 'git', 'config')];
+  const system = ['/etc/gitconfig'];
+  if (verb.value === 'config') {
+    const scopes = [
+      { given: args.some((a) => isLong(a, ['--global'])), files: global },
+      { given: args.some((a) => isLong(a, ['--system'])), files: system },
+      { given: args.some((a) => isLong(a, ['--local', '--worktree'])), files: local },
+    ];
+    if (scopes.some((x) => x.given)) return scopes.flatMap((x) => (x.given ? x.files : []));
+  }
+  return [...system, ...global, ...local];
+}
+
+const CONFIG_WRITE_OPTIONS = ['--add', '--unset', '--unset-all', '--replace-all', '--rename-section', '--remove-section', '--edit'];
+const CONFIG_READ_OPTIONS = ['--get', '--get-all', '--get-regexp', '--get-urlmatch', '--list', '--get-color', '--get-colorbool'];
+/** git config's options that take a value in the next word. */
+const CONFIG_VALUE_OPTIONS = ['--file', '--blob', '--type', '--default', '--comment', '--value'];
+
+/**
+ * The configuration file (absolute) a `git config` argv writes, seen from
+ * `cwd`; undefined when it only reads (or is not git config).
+ */
+export function gitConfigWrite(argv: readonly Word[], cwd: string, home: string): string | undefined {
+  if (commandName(argv) !== 'git') return undefined;
+  let start = cwd;
+  let gitDir: string | undefined;
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (!w.literal || !w.value.startsWith('-')) break;
+    const next = argv[i + 1];
+    if (w.value === '-C' && next?.literal) start = path.resolve(start, next.value);
+    else if (w.value === '--git-dir' && next?.literal) gitDir = path.resolve(start, next.value);
+    else if (w.value.startsWith('--git-dir=')) gitDir = path.resolve(start, w.value.slice('--git-dir='.length));
+  }
+  const words = withoutGitGlobals(argv)?.[0] ?? argv;
+  const rest = words.slice(1);
+  const at = rest.findIndex((w) => !(w.literal && w.value.startsWith('-')));
+  if (at === -1 || !rest[at]!.literal || rest[at]!.value !== 'config') return undefined;
+  const args = rest.slice(at + 1).map((w) => w.value);
+  let file: string | undefined;
+  const positionals: string[] = [];
+  let writes = false;
+  let reads = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') {
+      positionals.push(...args.slice(i + 1));
+      break;
+    }
+    if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      const name = eq === -1 ? a : a.slice(0, eq);
+      const value = eq === -1 && CONFIG_VALUE_OPTIONS.some((o) => isLong(name, [o])) ? args[++i] : eq === -1 ? undefined : a.slice(eq + 1);
+      if (isLong(name, ['--file']) && value !== undefined) file = path.resolve(start, value);
+      if (isLong(name, CONFIG_WRITE_OPTIONS)) writes = true;
+      else if (isLong(name, CONFIG_READ_OPTIONS)) reads = true;
+      continue;
+    }
+    if (a.startsWith('-') && a.length > 1) {
+      if (/e/.test(a.slice(1))) writes = true;
+      if (/l/.test(a.slice(1))) reads = true;
+      if (/f/.test(a.slice(1))) {
+        const v = a.endsWith('f') ? args[++i] : a.slice(a.indexOf('f') + 1);
+        if (v !== undefined) file = path.resolve(start, v);
+      }
+      continue;
+    }
+    positionals.push(a);
+  }
+  // git 2.46's subcommands; before them, NAME alone reads and NAME VALUE writes.
+  const sub = positionals[0];
+  if (sub === 'get' || sub === 'list') return undefined;
+  if (sub !== undefined && ['set', 'unset', 'rename-section', 'remove-section', 'edit'].includes(sub)) writes = true;
+  else if (!reads && positionals.length >= 2) writes = true;
+  if (!writes) return undefined;
+  if (file !== undefined) return file;
+  if (args.some((a) => isLong(a, ['--global']))) return path.join(home, '.gitconfig');
+  if (args.some((a) => isLong(a, ['--system']))) return '/etc/gitconfig';
+  gitDir ??= gitDirFrom(start) ?? path.join(start, '.git');
+  return path.join(gitDir, args.some((a) => isLong(a, ['--worktree'])) ? 'config.worktree' : 'config');
+}

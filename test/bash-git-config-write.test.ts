@@ -1,0 +1,74 @@
+/**
+ * `git config NAME VALUE` writes .git/config (or ~/.gitconfig, or --file):
+ * protected paths, where core.hooksPath, core.fsmonitor, core.pager or an
+ * alias makes a later git command run a program. Such a change asks as an
+ * edit of that file does, even in bypassPermissions and under Bash(git:*);
+ * reading the configuration stays read-only. Real rule indexes and
+ * workspaces, and the real service.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initBashParser } from '../src/bash/parser.js';
+import { cleanupTmp, makeApp } from './helpers.js';
+import { BYPASS, ruleEnv, type RuleEnvOptions } from './helpers-bash.js';
+import { run } from './helpers-hooks.js';
+
+beforeAll(async () => {
+  await initBashParser();
+});
+afterAll(cleanupTmp);
+
+function repo(opts: RuleEnvOptions) {
+  const env = ruleEnv(opts);
+  fs.mkdirSync(path.join(env.ws, '.git'));
+  fs.writeFileSync(path.join(env.ws, '.git', 'config'), '[core]\n');
+  fs.mkdirSync(path.join(env.ws, 'src'));
+  return env;
+}
+
+describe('git config changes', () => {
+  const changes: Array<[string, RegExp]> = [
+    ['git config core.hooksPath /tmp/h', /^\.git\//],
+    ['git config core.fsmonitor "touch /tmp/pwned"', /^\.git\//],
+    ['git config set core.pager evil', /^\.git\//],
+    ["git config --add alias.st '!sh -c evil'", /^\.git\//],
+    ['git config --replace-all core.sshCommand evil', /^\.git\//],
+    ['git config --unset core.pager', /^\.git\//],
+    ['git config -e', /^\.git\//],
+    ['git --no-pager config --local diff.external evil', /^\.git\//],
+    ['git -C src config core.pager evil', /^\.git\//],
+    ['cd src && git config core.pager evil', /^\.git\//],
+    ['git config --global core.pager evil', /^\.gitconfig/],
+    ['git config --file .gitmodules submodule.x.update "!evil"', /^\.gitmodules/],
+  ];
+
+  it('ask as protected writes in bypassPermissions, acceptEdits and under Bash(git:*)', async () => {
+    const cases: RuleEnvOptions[] = [{ mode: BYPASS.defaultMode }, { mode: 'acceptEdits', allow: ['Bash(git:*)'] }];
+    for (const opts of cases) {
+      const env = repo(opts);
+      for (const [c, why] of changes) expect(await env.check(c), `${opts.mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(why) });
+    }
+  });
+
+  it('leave reading the configuration as it was', async () => {
+    const env = repo({ allow: ['Bash(git:*)'] });
+    for (const c of ['git config --get user.name', 'git config -l', 'git config --list --show-origin', 'git config user.name', 'git config get user.name', 'git status']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'allow' });
+    }
+    expect(await repo({}).check('git config --get user.email')).toMatchObject({ behavior: 'allow', type: 'tool' });
+  });
+
+  it('do not change .git/config in bypassPermissions', async () => {
+    const t = await makeApp({ permissions: { ...BYPASS } });
+    try {
+      fs.mkdirSync(path.join(t.workspace, '.git'));
+      fs.writeFileSync(path.join(t.workspace, '.git', 'config'), '[core]\n\tbare = false\n');
+      const r = await run(t, 'Bash', { command: 'git config core.fsmonitor "touch pwned"' });
+      expect(r.exec.status).toBe('denied');
+      expect(fs.readFileSync(path.join(t.workspace, '.git', 'config'), 'utf8')).not.toContain('fsmonitor');
+    } finally {
+      await t.close();
+    }
+  });
+});

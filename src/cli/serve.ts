@@ -30,8 +30,8 @@ export async function serveCommand(args: string[], io: CliIO): Promise<CommandRe
   }
   const loaded = loadCliConfig(values, io, { host: str(values, 'host'), port });
   requireWorkspace(loaded);
-  const { serve, unsafeBindReason } = await import('../serve.js');
-  const refuse = unsafeBindReason(loaded.config, io.env);
+  const { serve, unsafeBindReason, weakEnvTokenReason } = await import('../serve.js');
+  const refuse = weakEnvTokenReason(io.env) ?? unsafeBindReason(loaded.config, io.env);
   if (refuse) throw new CliError(refuse, EXIT_USAGE);
   let app;
   try {

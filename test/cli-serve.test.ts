@@ -1,0 +1,39 @@
+/**
+ * What `toolexec serve` tells an operator: once it listens, where it works,
+ * where its database is, who may call it, the tools and the policy in force;
+ * and, when it cannot start, one line naming the problem and the fix, with a
+ * non-zero exit and no stack trace.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanupTmp, tmpDir } from './helpers.js';
+import { cleanEnv, runBin, serveBin } from './helpers-cli.js';
+
+afterAll(cleanupTmp);
+
+function project(config: unknown): { dir: string; file: string; ws: string } {
+  const dir = tmpDir('toolexec-cli-serve-');
+  const ws = path.join(dir, 'ws');
+  fs.mkdirSync(ws);
+  const file = path.join(dir, 'toolexec.json');
+  fs.writeFileSync(file, JSON.stringify({ workspace: { root: './ws' }, storage: { path: './data/toolexec.db' }, ...(config as object) }));
+  return { dir, file, ws };
+}
+
+describe('serve: what stops it from starting', () => {
+  it('refuses a TOOLEXEC_TOKEN shorter than a configured token may be (exit 2), before anything listens', async () => {
+    const p = project({});
+    const r = await runBin(['serve', '--config', p.file, '--port', '0'], { env: cleanEnv({ TOOLEXEC_TOKEN: 'abc' }) });
+    expect(r).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: 'toolexec: TOOLEXEC_TOKEN is 3 characters long; a token must be at least 16 (for one: TOOLEXEC_TOKEN="$(openssl rand -hex 24)")\n',
+    });
+    // Nor does a short one let it listen beyond loopback.
+    const wide = await runBin(['serve', '--config', p.file, '--port', '0', '--host', '0.0.0.0'], { env: cleanEnv({ TOOLEXEC_TOKEN: 'x'.repeat(15) }) });
+    expect(wide.code).toBe(2);
+    expect(wide.stderr).toContain('TOOLEXEC_TOKEN is 15 characters long');
+    expect(fs.existsSync(path.join(p.dir, 'data'))).toBe(false);
+  });
+});

@@ -36,4 +36,23 @@ describe('serve: what stops it from starting', () => {
     expect(wide.stderr).toContain('TOOLEXEC_TOKEN is 15 characters long');
     expect(fs.existsSync(path.join(p.dir, 'data'))).toBe(false);
   });
+
+  it('names the database path and the fix when storage.path is a directory or lies under a file (exit 1)', async () => {
+    const asDir = project({ storage: { path: './data' } });
+    fs.mkdirSync(path.join(asDir.dir, 'data'));
+    const r = await runBin(['serve', '--config', asDir.file, '--port', '0']);
+    const db = path.join(asDir.dir, 'data');
+    expect(r).toMatchObject({
+      code: 1,
+      stderr: `toolexec: cannot start: cannot open the database ${db}: it is a directory; storage.path names the database file (such as ${path.join(db, 'toolexec.db')}), or give the directory as --data-dir\n`,
+    });
+    const underFile = project({});
+    fs.writeFileSync(path.join(underFile.dir, 'plain'), 'x');
+    const f = await runBin(['serve', '--config', underFile.file, '--port', '0', '--data-dir', path.join(underFile.dir, 'plain')]);
+    expect(f).toMatchObject({
+      code: 1,
+      stderr: `toolexec: cannot start: cannot open the database ${path.join(underFile.dir, 'plain', 'toolexec.db')}: a part of ${path.join(underFile.dir, 'plain')} is a file, not a directory; choose another place with storage.path or --data-dir\n`,
+    });
+    expect(r.stderr + f.stderr).not.toMatch(/\n\s+at /);
+  });
 });

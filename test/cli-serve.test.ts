@@ -21,6 +21,54 @@ function project(config: unknown): { dir: string; file: string; ws: string } {
   return { dir, file, ws };
 }
 
+describe('serve: the startup summary', () => {
+  it('names the address, workspace, database, auth, tools, MCP servers and policy', async () => {
+    const p = project({
+      permissions: { defaultMode: 'acceptEdits', allow: ['Read', 'Bash(npm test:*)'], ask: ['Bash(git push:*)'], deny: ['Read(./.env)'] },
+      hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'true' }, { type: 'command', command: 'true' }] }] },
+      features: { WebFetch: false },
+    });
+    const served = await serveBin(['--config', p.file]);
+    try {
+      await served.proc.waitFor(/API docs/);
+      const lines = served.proc.stderr().trimEnd().split('\n');
+      expect(lines).toEqual([
+        `toolexec: listening on ${served.url} (workspace ${p.ws})`,
+        `toolexec: database ${path.join(p.dir, 'data', 'toolexec.db')}`,
+        'toolexec: auth: none: every local process may call it (loopback only; set TOOLEXEC_TOKEN or server.tokens to require a token)',
+        'toolexec: tools: Bash, Edit, Glob, Grep, Read, ToolSearch, Write; deferred behind ToolSearch: NotebookEdit, TaskOutput, TaskStop, TodoWrite',
+        'toolexec: MCP servers: none',
+        'toolexec: permissions: mode acceptEdits; rules: 2 allow, 1 ask, 1 deny; hooks: 2 PreToolUse; an ask with no approver subscribed is denied',
+        `toolexec: console ${served.url}/console, API docs ${served.url}/docs`,
+      ]);
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+  });
+
+  it('names the tokens (never their values) and the configured MCP servers', async () => {
+    const secret = 'cli-serve-config-token-0123456789';
+    const envSecret = 'cli-serve-env-token-0123456789';
+    const p = project({
+      server: { tokens: [{ name: 'agent', token: secret, scopes: ['execute', 'read'] }] },
+      mcpServers: { nowhere: { type: 'http', url: 'http://127.0.0.1:9/mcp' } },
+      permissions: { headless: 'wait' },
+    });
+    const served = await serveBin(['--config', p.file], { env: cleanEnv({ TOOLEXEC_TOKEN: envSecret }) });
+    try {
+      await served.proc.waitFor(/API docs/);
+      const err = served.proc.stderr();
+      expect(err).toContain('toolexec: auth: bearer tokens: agent (execute, read); TOOLEXEC_TOKEN (every scope)\n');
+      expect(err).toContain('toolexec: MCP servers: nowhere (connecting in the background; their state: GET /mcp/servers)\n');
+      expect(err).toContain('an ask with no approver subscribed is held until answered\n');
+      expect(err + served.proc.stdout()).not.toContain(secret);
+      expect(err + served.proc.stdout()).not.toContain(envSecret);
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+  });
+});
+
 describe('serve: what stops it from starting', () => {
   it('refuses a TOOLEXEC_TOKEN shorter than a configured token may be (exit 2), before anything listens', async () => {
     const p = project({});

@@ -218,6 +218,96 @@ describe('configuration errors', () => {
   });
 });
 
+describe('what the configuration runs that cannot run', () => {
+  /** A workspace with hook scripts: one executable, one not, one for an interpreter. */
+  function workspace(): string {
+    const ws = tmpDir('toolexec-cli-preflight-');
+    fs.mkdirSync(path.join(ws, 'hooks'));
+    for (const [name, mode] of [['ok.sh', 0o755], ['noexec.sh', 0o644], ['lib.sh', 0o644]] as const) {
+      fs.writeFileSync(path.join(ws, 'hooks', name), '#!/bin/sh\nexit 2\n');
+      fs.chmodSync(path.join(ws, 'hooks', name), mode);
+    }
+    return ws;
+  }
+
+  it('warns, naming the file and the fix, about a hook whose script is missing or not executable or whose program is not on PATH, and an MCP command that is not there', async () => {
+    const ws = workspace();
+    const file = configFile({
+      workspace: { root: ws },
+      hooks: {
+        PreToolUse: [
+          { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/hooks/noexec.sh' }, { type: 'command', command: './hooks/gone.sh --strict' }] },
+          { matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'sh "$CLAUDE_PROJECT_DIR/hooks/missing.sh"' }, { type: 'command', command: 'toolexec-no-such-program --check' }] },
+        ],
+        PostToolUse: [{ hooks: [{ type: 'command', command: 'FOO=1 ./hooks' }] }],
+      },
+      mcpServers: { gone: { command: 'toolexec-no-such-server' }, local: { command: './hooks/noexec.sh' } },
+    });
+    const r = await cli(['tools', '--config', file, '--no-mcp', '--json']);
+    expect(r.code).toBe(0);
+    const goes = 'every call it matches goes on without it (a non-blocking hook error), so it blocks nothing';
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `toolexec: warning: hooks: a PreToolUse hook (matcher "Bash") cannot run: ${ws}/hooks/noexec.sh is not executable (chmod +x ${ws}/hooks/noexec.sh); ${goes}`,
+      `toolexec: warning: hooks: a PreToolUse hook (matcher "Bash") cannot run: ${ws}/hooks/gone.sh does not exist; ${goes}`,
+      `toolexec: warning: hooks: a PreToolUse hook (matcher "Edit|Write") cannot run: its script ${ws}/hooks/missing.sh does not exist; ${goes}`,
+      `toolexec: warning: hooks: a PreToolUse hook (matcher "Edit|Write") cannot run: "toolexec-no-such-program" is not on PATH; ${goes}`,
+      `toolexec: warning: hooks: a PostToolUse hook cannot run: ${ws}/hooks is a directory; ${goes}`,
+      'toolexec: warning: mcpServers.gone: the command cannot start: "toolexec-no-such-server" is not on PATH; its tools will be missing until it does',
+      `toolexec: warning: mcpServers.local: the command cannot start: ${ws}/hooks/noexec.sh is not executable (chmod +x ${ws}/hooks/noexec.sh); its tools will be missing until it does`,
+      'toolexec: warning: MCP servers not connected (--no-mcp): gone, local',
+    ]);
+  });
+
+  it('says nothing of hooks and servers that can run, nor of lines it cannot judge without running them', async () => {
+    const ws = workspace();
+    const file = configFile({
+      workspace: { root: ws },
+      hooks: {
+        PreToolUse: [
+          {
+            matcher: 'Bash',
+            hooks: [
+              { type: 'command', command: '"$CLAUDE_PROJECT_DIR"/hooks/ok.sh' },
+              { type: 'command', command: './hooks/ok.sh' },
+              { type: 'command', command: 'sh ./hooks/lib.sh' },
+              { type: 'command', command: 'sh -c "exit 0"' },
+              { type: 'command', command: 'true' },
+              { type: 'command', command: 'cd hooks && ./anything.sh' },
+              { type: 'command', command: '$MY_HOOK --flag' },
+            ],
+          },
+        ],
+      },
+      mcpServers: { here: { command: 'node', args: ['server.js'] } },
+    });
+    const r = await cli(['tools', '--config', file, '--no-mcp', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('toolexec: warning: MCP servers not connected (--no-mcp): here\n');
+    // disableAllHooks: no hook runs, so none is judged.
+    const off = configFile({ workspace: { root: ws }, disableAllHooks: true, hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: './hooks/noexec.sh' }] }] } });
+    expect((await cli(['tools', '--config', off, '--json'])).stderr).toBe('');
+  });
+
+  it("warns when a project's .claude/settings.json is loaded for another workspace, naming --workspace as the fix", async () => {
+    const project = workspace();
+    fs.mkdirSync(path.join(project, '.claude'));
+    const settings = path.join(project, '.claude', 'settings.json');
+    fs.writeFileSync(settings, JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/hooks/ok.sh' }] }] } }));
+    fs.writeFileSync(path.join(project, '.claude', 'settings.local.json'), '{}');
+    const elsewhere = tmpDir('toolexec-cli-elsewhere-');
+    const r = await cli(['tools', '--claude-settings', settings, '--json'], { cwd: elsewhere });
+    expect(r.code).toBe(0);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `toolexec: warning: ${settings}: these are the settings of the project ${project}, but the workspace is ${elsewhere}: their hooks get CLAUDE_PROJECT_DIR=${elsewhere} and their ./ rules are judged from there; to work on that project as Claude Code would, add --workspace ${project}`,
+      `toolexec: warning: hooks: a PreToolUse hook (matcher "Bash") cannot run: ${elsewhere}/hooks/ok.sh does not exist; every call it matches goes on without it (a non-blocking hook error), so it blocks nothing`,
+    ]);
+    const fixed = await cli(['tools', '--claude-settings', settings, '--workspace', project, '--json'], { cwd: elsewhere });
+    expect(fixed).toMatchObject({ code: 0, stderr: '' });
+    // Run from the project itself, as a Claude Code user would: nothing to say.
+    expect(await cli(['tools', '--claude-settings', '.claude/settings.json', '--json'], { cwd: project })).toMatchObject({ code: 0, stderr: '' });
+  });
+});
+
 /**
  * What operators read against what the code accepts: the README's
  * configuration example names every key the schema has (and only those), with

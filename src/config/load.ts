@@ -6,9 +6,11 @@
  * about, never silently used.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type { RuleInput } from '../permissions/rule-index.js';
+import { runnableProblems } from './preflight.js';
 import { Config, configProblems, HOOK_EVENTS, HookHandler, HookMatcherGroup, McpServerConfig, UNRUN_HOOK_TYPES } from './schema.js';
 
 export class ConfigError extends Error {
@@ -197,6 +199,38 @@ function settingsRoot(file: string): string {
   return path.basename(dir) === '.claude' ? path.dirname(dir) : dir;
 }
 
+/**
+ * A project's `.claude/settings.json` loaded for another workspace: under
+ * Claude Code its hooks find their scripts through CLAUDE_PROJECT_DIR, the
+ * project; here that variable is the workspace, so they would miss them
+ * (and fail without blocking anything), and `./` rules would be judged from
+ * elsewhere. Said, with the fix; a user's `~/.claude/settings.json` is
+ * meant for every workspace.
+ */
+function projectMismatch(files: readonly string[], workspace: string): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const ws = realpathLoose(workspace);
+  for (const file of files) {
+    if (path.basename(path.dirname(file)) !== '.claude') continue;
+    const root = settingsRoot(file);
+    if (realpathLoose(root) === ws || realpathLoose(root) === realpathLoose(os.homedir()) || seen.has(root)) continue;
+    seen.add(root);
+    out.push(
+      `${file}: these are the settings of the project ${root}, but the workspace is ${workspace}: their hooks get CLAUDE_PROJECT_DIR=${workspace} and their ./ rules are judged from there; to work on that project as Claude Code would, add --workspace ${root}`,
+    );
+  }
+  return out;
+}
+
+function realpathLoose(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
 /** Hooks a Claude Code settings file may hold that toolexec accepts and does not run: said, not silently dropped. */
 function unrunHooks(hooks: Config['hooks']): string[] {
   const events: string[] = [];
@@ -303,5 +337,6 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
   if (o.host) config.server.host = o.host;
   if (o.port !== undefined) config.server.port = o.port;
   if (o.dataDir) config.storage.path = path.join(path.resolve(cwd, o.dataDir), 'toolexec.db');
+  warnings.push(...projectMismatch(settingsFiles(opts.claudeSettingsPath, cwd), config.workspace.root), ...runnableProblems(config, env));
   return { config, rules, warnings, files };
 }

@@ -4,6 +4,7 @@
  * and, when it cannot start, one line naming the problem and the fix, with a
  * non-zero exit and no stack trace.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -65,6 +66,31 @@ describe('serve: the startup summary', () => {
       expect(err + served.proc.stdout()).not.toContain(envSecret);
     } finally {
       expect(await served.stop()).toBe(0);
+    }
+  });
+});
+
+describe('serve: its files in a project', () => {
+  it('keeps the .toolexec/ it makes in a git project out of git, and leaves a data directory it did not make alone', async () => {
+    const ws = tmpDir('toolexec-cli-serve-git-');
+    execFileSync('git', ['init', '-q'], { cwd: ws });
+    fs.writeFileSync(path.join(ws, 'a.txt'), 'a\n');
+    // npm start's defaults, run from the project: the database under ./.toolexec/.
+    const served = await serveBin([], { cwd: ws });
+    try {
+      await served.proc.waitFor(/API docs/);
+      expect(fs.existsSync(path.join(ws, '.toolexec', 'toolexec.db'))).toBe(true);
+      expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: ws, encoding: 'utf8' })).toBe('?? a.txt\n');
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+    const data = tmpDir('toolexec-cli-serve-data-');
+    const again = await serveBin(['--workspace', ws, '--data-dir', data]);
+    try {
+      await again.proc.waitFor(/API docs/);
+      expect(fs.readdirSync(data).filter((f) => !f.startsWith('toolexec.db'))).toEqual([]);
+    } finally {
+      expect(await again.stop()).toBe(0);
     }
   });
 });

@@ -70,10 +70,17 @@ function isDirectory(p: string): boolean {
   }
 }
 
+const GITIGNORE = '# Made by toolexec with its database (audit log, stored tool output): not for version control.\n*\n';
+
 export function openDatabase(opts: OpenOptions): Db {
   let db: Db;
   try {
-    if (opts.path !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(opts.path)), { recursive: true });
+    if (opts.path !== ':memory:') {
+      const dir = path.dirname(path.resolve(opts.path));
+      // A directory made here (.toolexec/ in a project, by default) is kept out of git: a `git add -A`
+      // would otherwise commit the audit log and every stored tool output.
+      if (fs.mkdirSync(dir, { recursive: true }) !== undefined) fs.writeFileSync(path.join(dir, '.gitignore'), GITIGNORE);
+    }
     db = new Database(opts.path, { readonly: opts.readonly ?? false });
   } catch (e) {
     throw openFailure(path.resolve(opts.path), e);

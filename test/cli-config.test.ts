@@ -85,7 +85,9 @@ describe('configuration errors', () => {
   it.each([
     [{ server: { port: '80' } }, 'server.port: expected number, received string'],
     [{ server: { port: 70000 } }, 'server.port: expected number to be <=65535'],
-    [{ permissions: { defaultMode: 'yolo' } }, 'permissions.defaultMode: expected one of "default"|"acceptEdits"|"plan"|"dontAsk"|"bypassPermissions"|"auto"'],
+    [{ permissions: { defaultMode: 'yolo' } }, 'permissions.defaultMode: expected one of "default"|"acceptEdits"|"plan"|"dontAsk"|"bypassPermissions"|"auto", got "yolo"'],
+    [{ hooks: { PreToolUse: [{ hooks: [{ type: 'comand', command: 'x' }] }] } }, `hooks.PreToolUse[0].hooks[0].type: expected 'command' | 'http' | 'prompt' | 'agent' | 'mcp_tool', got "comand"`],
+    [{ grep: { engine: 'ripgrep' } }, 'grep.engine: expected one of "auto"|"rg"|"js", got "ripgrep"'],
     [{ server: { tokens: [{ name: 'ci', token: 'short' }] } }, 'server.tokens[0].token: a token must be at least 16 characters'],
     [{ server: { tokens: [{ token: 'a'.repeat(20) }] } }, 'server.tokens[0].name: expected string, but it is missing'],
     [{ mcpServers: { docs: { type: 'http' } } }, 'mcpServers.docs: matches none of the accepted shapes (type: expected "stdio"; or url: expected string, but it is missing)'],
@@ -107,6 +109,16 @@ describe('configuration errors', () => {
       expect(r.stderr.endsWith('\n')).toBe(true);
       expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
     }
+  });
+
+  it('prints the unknown fields it met before the error: a typo is often its cause', async () => {
+    const file = configFile({ server: { prot: 8080 }, permissions: { defaultMode: 'acceptEdit' } });
+    const r = await cli(['serve', '--config', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `toolexec: warning: ${file}: unknown field "server.prot" is ignored`,
+      `toolexec: invalid configuration: ${file}: permissions.defaultMode: expected one of "default"|"acceptEdits"|"plan"|"dontAsk"|"bypassPermissions"|"auto", got "acceptEdit"`,
+    ]);
   });
 
   it('reports a file that cannot be read, from the option or from TOOLEXEC_CONFIG', async () => {

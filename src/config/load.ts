@@ -14,6 +14,9 @@ import { runnableProblems } from './preflight.js';
 import { Config, configProblems, HOOK_EVENTS, HookHandler, HookMatcherGroup, McpServerConfig, UNRUN_HOOK_TYPES } from './schema.js';
 
 export class ConfigError extends Error {
+  /** What was warned about before the error: an unknown field is often the cause (`"prot": 8787`). */
+  warnings: readonly string[] = [];
+
   constructor(
     message: string,
     readonly file: string | undefined,
@@ -97,11 +100,29 @@ function describeOne(i: Issue, prefix: readonly PropertyKey[]): string {
   return `${where}: ${i.code === 'invalid_format' && (i as { format?: string }).format === 'url' ? 'expected a URL' : expectation(i.message)}`;
 }
 
-/** The first issue of a zod error as "field.path: expected …". */
-export function describeIssue(e: z.ZodError): string {
+/** The value at a path of the input, when there is one. */
+function valueAt(input: unknown, at: readonly PropertyKey[]): { value: unknown } | undefined {
+  let v = input;
+  for (const k of at) {
+    if (v === null || typeof v !== 'object' || !Object.hasOwn(v, k)) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return { value: v };
+}
+
+/**
+ * The first issue of a zod error as "field.path: expected …". Given the
+ * input, a value outside a list says what it was (`got "acceptEdit"`):
+ * a typo is found by reading the line, not by searching the file.
+ */
+export function describeIssue(e: z.ZodError, input?: unknown): string {
   const i = e.issues[0];
   if (!i) return 'invalid';
-  return describeOne(i, []);
+  const text = describeOne(i, []);
+  // A discriminated union's unknown `type` is an invalid_union with no branch to report.
+  const listed = i.code === 'invalid_value' || (i.code === 'invalid_union' && i.errors.length === 0);
+  const given = listed && input !== undefined ? valueAt(input, i.path) : undefined;
+  return given === undefined ? text : `${text}, got ${JSON.stringify(given.value)?.slice(0, 100)}`;
 }
 
 /** Keys present in the input that the schema does not know, as dotted paths. */
@@ -252,9 +273,18 @@ function unrunHooks(hooks: Config['hooks']): string[] {
 }
 
 export function loadConfig(opts: LoadOptions = {}): Loaded {
+  const warnings: string[] = [];
+  try {
+    return load(opts, warnings);
+  } catch (e) {
+    if (e instanceof ConfigError) e.warnings = warnings;
+    throw e;
+  }
+}
+
+function load(opts: LoadOptions, warnings: string[]): Loaded {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
-  const warnings: string[] = [];
   const files: string[] = [];
   const rules: RuleInput[] = [];
   const configPath = opts.configPath ?? env.TOOLEXEC_CONFIG;
@@ -272,7 +302,7 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
   }
 
   const parsed = Config.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(`${configPath ? path.resolve(cwd, configPath) : 'configuration'}: ${describeIssue(parsed.error)}`, configPath);
+  if (!parsed.success) throw new ConfigError(`${configPath ? path.resolve(cwd, configPath) : 'configuration'}: ${describeIssue(parsed.error, raw)}`, configPath);
   const config = parsed.data;
   // Relative paths are relative to the file that wrote them.
   config.workspace.root = resolveFrom(base, config.workspace.root)!;
@@ -281,8 +311,9 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
   config.permissions.additionalDirectories = config.permissions.additionalDirectories.map((d) => resolveFrom(base, d)!);
 
   for (const [n, file] of settingsFiles(opts.claudeSettingsPath, cwd).entries()) {
-    const s = ClaudeSettings.safeParse(readJson(file));
-    if (!s.success) throw new ConfigError(`${file}: ${describeIssue(s.error)}`, file);
+    const json = readJson(file);
+    const s = ClaudeSettings.safeParse(json);
+    if (!s.success) throw new ConfigError(`${file}: ${describeIssue(s.error, json)}`, file);
     files.push(file);
     const root = settingsRoot(file);
     const source = path.basename(file) === 'settings.local.json' ? 'localSettings' : 'projectSettings';
@@ -304,7 +335,7 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
     }
     if (s.data.hooks) {
       const h = Config.shape.hooks.safeParse(s.data.hooks);
-      if (!h.success) throw new ConfigError(`${file}: hooks.${describeIssue(h.error)}`, file);
+      if (!h.success) throw new ConfigError(`${file}: hooks.${describeIssue(h.error, s.data.hooks)}`, file);
       for (const [event, groups] of Object.entries(h.data)) {
         config.hooks[event] = [...(config.hooks[event] ?? []), ...groups];
       }
@@ -320,7 +351,7 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
     if (!m.success) throw new ConfigError(`${file}: ${describeIssue(m.error)}`, file);
     files.push(file);
     const servers = Config.shape.mcpServers.safeParse(m.data.mcpServers);
-    if (!servers.success) throw new ConfigError(`${file}: mcpServers.${describeIssue(servers.error)}`, file);
+    if (!servers.success) throw new ConfigError(`${file}: mcpServers.${describeIssue(servers.error, m.data.mcpServers)}`, file);
     for (const [name, s] of Object.entries(servers.data)) {
       if (config.mcpServers[name]) warnings.push(`${file}: MCP server "${name}" is also in the configuration; the configuration's wins`);
       else config.mcpServers[name] = s;

@@ -163,6 +163,30 @@ describe('configuration errors', () => {
     expect(await check('touch x', settings, other)).toMatchObject({ behavior: 'deny' });
   });
 
+  it("says which of a Claude Code settings file's session settings are not applied (env, sandbox), and honours disabledMcpjsonServers", async () => {
+    const dir = tmpDir();
+    fs.mkdirSync(path.join(dir, '.claude'));
+    const settings = path.join(dir, '.claude', 'settings.json');
+    fs.writeFileSync(settings, JSON.stringify({ env: { NODE_ENV: 'test', API_BASE: 'x' }, sandbox: { enabled: true }, model: 'opus', includeCoAuthoredBy: false }));
+    const local = path.join(dir, '.claude', 'settings.local.json');
+    fs.writeFileSync(local, JSON.stringify({ disabledMcpjsonServers: ['off'] }));
+    const mcp = path.join(dir, '.mcp.json');
+    fs.writeFileSync(mcp, JSON.stringify({ mcpServers: { off: { command: 'true' }, on: { command: 'true' } } }));
+    const r = await cli(['tools', '--claude-settings', settings, '--mcp-config', mcp, '--workspace', dir, '--no-mcp', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `toolexec: warning: ${settings}: env (NODE_ENV, API_BASE) is not applied: Bash commands, hooks and MCP servers get the environment toolexec was started with; set the variables there`,
+      `toolexec: warning: ${settings}: sandbox.enabled is Claude Code's switch and does not sandbox toolexec's Bash; set bash.sandbox.mode ("auto" or "bubblewrap") in toolexec's configuration`,
+      // The server the developer rejected is not started.
+      'toolexec: warning: MCP servers not connected (--no-mcp): on',
+    ]);
+    // With toolexec's own sandbox on, Claude Code's switch has its counterpart: nothing to say about it.
+    const file = path.join(dir, 'toolexec.json');
+    fs.writeFileSync(file, JSON.stringify({ bash: { sandbox: { mode: 'auto' } } }));
+    const sandboxed = await cli(['tools', '--config', file, '--claude-settings', settings, '--workspace', dir, '--json']);
+    expect(sandboxed.stderr).not.toContain('sandbox.enabled');
+  });
+
   it('refuses a workspace that is not a directory (exit 2)', async () => {
     const dir = tmpDir();
     const r = await cli(['tools', '--workspace', path.join(dir, 'missing')]);

@@ -193,9 +193,17 @@ const ClaudeSettings = z.looseObject({
     .optional(),
   hooks: z.record(z.string(), z.unknown()).optional(),
   disableAllHooks: z.boolean().optional(),
+  // Read only to say what is not applied: never a reason to refuse a file Claude Code takes.
+  env: z.unknown().optional(),
+  sandbox: z.unknown().optional(),
+  disabledMcpjsonServers: z.array(z.string()).optional(),
 });
 
 const McpJson = z.looseObject({ mcpServers: z.record(z.string(), z.unknown()) });
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
 
 function resolveFrom(base: string, p: string | undefined): string | undefined {
   if (p === undefined || p === ':memory:') return p;
@@ -310,6 +318,7 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
   config.storage.path = resolveFrom(base, config.storage.path)!;
   config.permissions.additionalDirectories = config.permissions.additionalDirectories.map((d) => resolveFrom(base, d)!);
 
+  const disabledMcpjson = new Set<string>();
   for (const [n, file] of settingsFiles(opts.claudeSettingsPath, cwd).entries()) {
     const json = readJson(file);
     const s = ClaudeSettings.safeParse(json);
@@ -341,6 +350,17 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
       }
     }
     if (s.data.disableAllHooks) config.disableAllHooks = true;
+    // What Claude Code applies to a session that toolexec does not: said, so that nobody relies on it.
+    const envNames = isPlainObject(s.data.env) ? Object.keys(s.data.env) : [];
+    if (envNames.length > 0) {
+      warnings.push(
+        `${file}: env (${envNames.join(', ')}) is not applied: Bash commands, hooks and MCP servers get the environment toolexec was started with; set the variables there`,
+      );
+    }
+    if (isPlainObject(s.data.sandbox) && s.data.sandbox.enabled === true && config.bash.sandbox.mode === 'off') {
+      warnings.push(`${file}: sandbox.enabled is Claude Code's switch and does not sandbox toolexec's Bash; set bash.sandbox.mode ("auto" or "bubblewrap") in toolexec's configuration`);
+    }
+    for (const name of s.data.disabledMcpjsonServers ?? []) disabledMcpjson.add(name);
     // A settings file that forbids bypass mode forbids it here too.
     if (p?.disableBypassPermissionsMode === 'disable') config.permissions.disableBypassPermissionsMode = 'disable';
   }
@@ -353,6 +373,8 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
     const servers = Config.shape.mcpServers.safeParse(m.data.mcpServers);
     if (!servers.success) throw new ConfigError(`${file}: mcpServers.${describeIssue(servers.error, m.data.mcpServers)}`, file);
     for (const [name, s] of Object.entries(servers.data)) {
+      // As in Claude Code, a settings file's disabledMcpjsonServers rejects those servers of .mcp.json.
+      if (disabledMcpjson.has(name)) continue;
       if (config.mcpServers[name]) warnings.push(`${file}: MCP server "${name}" is also in the configuration; the configuration's wins`);
       else config.mcpServers[name] = s;
     }

@@ -65,6 +65,7 @@ describe('help', () => {
     ['check', 'TOOL [INPUT]'],
     ['exec', '--session ID'],
     ['audit', '--follow'],
+    ['approve', '--remember SCOPE'],
     ['health', '--ready'],
   ])('`%s --help` prints its options and exits 0', async (command, option) => {
     const r = await cli([command, '--help']);
@@ -77,7 +78,7 @@ describe('help', () => {
   it('`--help` lists every command', async () => {
     const r = await cli(['--help']);
     expect(r.code).toBe(0);
-    for (const c of ['serve', 'tools', 'check', 'exec', 'audit', 'health']) expect(r.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
+    for (const c of ['serve', 'tools', 'check', 'exec', 'audit', 'approve', 'health']) expect(r.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
   });
 });
 
@@ -483,7 +484,7 @@ describe('the README’s command line section', () => {
     return flags(text.replace(/\bCONFIG\b/g, config));
   }
 
-  it.each(['serve', 'tools', 'check', 'exec', 'audit', 'health'])('`%s`: the same options as its --help', async (command) => {
+  it.each(['serve', 'tools', 'check', 'exec', 'audit', 'approve', 'health'])('`%s`: the same options as its --help', async (command) => {
     const help = await cli([command, '--help']);
     expect(config).toContain('--config');
     expect(readmeFlags(command)).toEqual(flags(help.stdout));

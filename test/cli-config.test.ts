@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import { unknownKeys, unknownNestedKeys } from '../src/config/load.js';
 import { Config, UNRUN_HOOK_TYPES } from '../src/config/schema.js';
 import { cleanupTmp, tmpDir } from './helpers.js';
-import { BIN, ROOT, cleanEnv, cli, runBin } from './helpers-cli.js';
+import { BIN, ROOT, cleanEnv, cli, runBin, serveBin } from './helpers-cli.js';
 
 afterAll(cleanupTmp);
 
@@ -323,6 +323,32 @@ describe('what the configuration runs that cannot run', () => {
     // disableAllHooks: no hook runs, so none is judged.
     const off = configFile({ workspace: { root: ws }, disableAllHooks: true, hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: './hooks/noexec.sh' }] }] } });
     expect((await cli(['tools', '--config', off, '--json'])).stderr).toBe('');
+  });
+
+  it('warns about a hook matcher that is not a valid regular expression (its hooks never run) and a rule naming no tool, in check and in serve', async () => {
+    const ws = workspace();
+    const file = configFile({
+      workspace: { root: ws },
+      hooks: { PreToolUse: [{ matcher: 'Edit|Write(', hooks: [{ type: 'command', command: 'true' }] }, { matcher: 'mcp__.*', hooks: [{ type: 'command', command: 'true' }] }] },
+      permissions: { deny: ['Reed(./.env)', 'KillShell', 'mcp__later__tool'], allow: ['Bash(npm run test:*'] },
+    });
+    const tools = 'Bash, Edit, Glob, Grep, NotebookEdit, Read, TaskOutput, TaskStop, TodoWrite, ToolSearch, WebFetch, Write';
+    const expected = [
+      'toolexec: warning: hooks: the PreToolUse matcher "Edit|Write(" is not a valid regular expression (Invalid regular expression: /Edit|Write(/: Unterminated group), so its hooks never run',
+      'toolexec: warning: permission rule "Bash(npm run test:*" (config) is ignored: "Bash(npm run test:*" opens "(" without a closing ")" at the end',
+      `toolexec: warning: permission rule "Reed(./.env)" (config) names no tool of this service (a typo, or a Claude Code tool toolexec does not provide), so it matches nothing; the tools are ${tools} and mcp__server__tool`,
+    ];
+    const r = await cli(['check', '--config', file, 'Read', '{"file_path":"a"}']);
+    expect(r.code).toBe(0);
+    expect(r.stderr.trimEnd().split('\n')).toEqual(expected);
+    // serve says the same, before its summary.
+    const served = await serveBin(['--config', file, '--data-dir', tmpDir()]);
+    try {
+      await served.proc.waitFor(/API docs/);
+      expect(served.proc.stderr().split('\n').slice(0, 3)).toEqual(expected);
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
   });
 
   it("warns when a project's .claude/settings.json is loaded for another workspace, naming --workspace as the fix", async () => {

@@ -4,7 +4,8 @@ import { envToken } from '../http/auth.js';
 import type { Services } from '../services.js';
 import { CONFIG_HELP, CONFIG_OPTIONS, parse, str } from './args.js';
 import { loadCliConfig, requireWorkspace } from './config.js';
-import { CliError, EXIT_FAILURE, EXIT_USAGE, oneLine, usageError, type CliIO, type CommandResult } from './io.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE, oneLine, usageError, warn, type CliIO, type CommandResult } from './io.js';
+import { ruleWarnings } from './rule-warnings.js';
 
 export const SERVE_HELP = `usage: toolexec serve [options]
 
@@ -47,6 +48,7 @@ export async function serveCommand(args: string[], io: CliIO): Promise<CommandRe
   const addr = app.server.address();
   const where =
     typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);
+  for (const w of ruleWarnings(app.toolexec)) warn(io, w);
   for (const line of startupSummary(app.toolexec, where, io.env)) io.stderr.write(`toolexec: ${line}\n`);
   return 'running';
 }

@@ -1,7 +1,8 @@
 /**
  * What the configuration runs that cannot run: a command hook whose script
- * is missing or not executable, or whose program is not on PATH, and a stdio
- * MCP server whose command is not there. Such a hook fails at every call
+ * is missing or not executable, or whose program is not on PATH, hooks under
+ * a matcher that is not a valid regular expression, and a stdio MCP server
+ * whose command is not there. Such a hook fails at every call
  * with a non-blocking error (exit 126 or 127), so the call goes on as if the
  * policy it holds did not exist; nothing but the execution's hook messages
  * would say so. Found at start, said as warnings: the service still starts
@@ -16,6 +17,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { matcherProblem } from '../hooks/matcher.js';
 import { commandWords, INTERPRETER } from '../permissions/run-scripts.js';
 import type { Config } from './schema.js';
 
@@ -95,13 +97,18 @@ function hookProblem(command: string, root: string, env: NodeJS.ProcessEnv): str
   return fs.existsSync(abs) ? undefined : `its script ${abs} does not exist`;
 }
 
-/** One warning per hook or stdio MCP server that cannot start. */
+/** One warning per hook or stdio MCP server that cannot start, and per matcher that matches nothing. */
 export function runnableProblems(config: Config, env: NodeJS.ProcessEnv): string[] {
   const root = config.workspace.root;
   const out: string[] = [];
   if (!config.disableAllHooks) {
     for (const [event, groups] of Object.entries(config.hooks)) {
       for (const g of groups) {
+        const bad = matcherProblem(g.matcher);
+        if (bad !== undefined) {
+          out.push(`hooks: the ${event} matcher "${g.matcher}" is not a valid regular expression (${bad}), so its hooks never run`);
+          continue;
+        }
         for (const h of g.hooks) {
           if (h.type !== 'command') continue;
           const problem = hookProblem(h.command, root, env);

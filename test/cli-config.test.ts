@@ -39,6 +39,17 @@ describe('the binary', () => {
     expect(r.stdout).toContain('usage: toolexec tools');
   });
 
+  it('names the option a JSON file given as an argument was meant for', async () => {
+    const hint = (cmd: string, arg: string, option: string) =>
+      `toolexec: ${cmd}: unexpected argument "${arg}": a file is given with an option, here ${option} ${arg} (see: toolexec ${cmd} --help)\n`;
+    expect(await cli(['serve', 'toolexec.json'])).toMatchObject({ code: 2, stderr: hint('serve', 'toolexec.json', '--config') });
+    expect(await cli(['tools', '.claude/settings.json'])).toMatchObject({ code: 2, stderr: hint('tools', '.claude/settings.json', '--claude-settings') });
+    expect(await cli(['serve', '.mcp.json'])).toMatchObject({ code: 2, stderr: hint('serve', '.mcp.json', '--mcp-config') });
+    // Not a file, or a command that takes no configuration: the plain message.
+    expect((await cli(['serve', 'now'])).stderr).toBe('toolexec: serve: unexpected argument "now" (see: toolexec serve --help)\n');
+    expect((await cli(['health', 'x.json'])).stderr).toBe('toolexec: health: unexpected argument "x.json" (see: toolexec health --help)\n');
+  });
+
   it('exits 2 with the usage for no command and for an unknown one', async () => {
     const none = await runBin([]);
     expect(none.code).toBe(2);

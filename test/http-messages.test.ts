@@ -44,4 +44,21 @@ describe('error messages a new client acts on', () => {
       await t.close();
     }
   });
+
+  it('an ask denied with nobody to answer it says, in the decision and the audit, where a person answers and how asks can wait', async () => {
+    const t = await makeApp({});
+    try {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/execute',
+        payload: { session_id: 'hl', tool_uses: [{ type: 'tool_use', id: 'a', name: 'Bash', input: { command: 'touch x' } }] },
+      });
+      const detail = 'no approver subscribed (open /console or subscribe over /ws; or set permissions.headless: "wait" and answer with toolexec approve)';
+      expect(res.json().executions[0].decision).toEqual({ behavior: 'deny', reason: { type: 'headless', detail } });
+      const audit = await t.app.inject({ url: '/audit?session_id=hl' });
+      expect(audit.json().entries[0].reason).toEqual({ type: 'headless', detail });
+    } finally {
+      await t.close();
+    }
+  });
 });

@@ -322,6 +322,8 @@ describe('what the configuration runs that cannot run', () => {
               { type: 'command', command: 'true' },
               { type: 'command', command: 'cd hooks && ./anything.sh' },
               { type: 'command', command: '$MY_HOOK --flag' },
+              { type: 'command', command: 'time ./hooks/ok.sh' },
+              { type: 'command', command: '[ -x ./hooks/ok.sh ] && ./hooks/ok.sh' },
             ],
           },
         ],
@@ -331,6 +333,9 @@ describe('what the configuration runs that cannot run', () => {
     const r = await cli(['tools', '--config', file, '--no-mcp', '--json']);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('toolexec: warning: MCP servers not connected (--no-mcp): here\n');
+    // Shell keywords and builtins are never looked up on PATH, whatever PATH holds.
+    const words = configFile({ workspace: { root: ws }, hooks: { PreToolUse: [{ hooks: ['time ./hooks/ok.sh', 'let n=1', 'exec ./hooks/ok.sh'].map((command) => ({ type: 'command', command })) }] } });
+    expect((await cli(['tools', '--config', words, '--json'], { env: cleanEnv({ PATH: path.join(ws, 'nothing-here') }) })).stderr).toBe('');
     // disableAllHooks: no hook runs, so none is judged.
     const off = configFile({ workspace: { root: ws }, disableAllHooks: true, hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: './hooks/noexec.sh' }] }] } });
     expect((await cli(['tools', '--config', off, '--json'])).stderr).toBe('');

@@ -25,7 +25,8 @@ import type { Config } from './schema.js';
 const BUILTIN = new Set([
   ':', '.', '[', 'alias', 'break', 'builtin', 'case', 'cd', 'command', 'continue', 'declare', 'echo', 'eval', 'exec', 'exit',
   'export', 'false', 'for', 'function', 'if', 'local', 'printf', 'pwd', 'read', 'readonly', 'return', 'set', 'shift', 'source',
-  'test', 'trap', 'true', 'type', 'ulimit', 'umask', 'unset', 'until', 'wait', 'while', '{', '(', '!',
+  'test', 'trap', 'true', 'type', 'ulimit', 'umask', 'unset', 'until', 'wait', 'while', '{', '(', '!', 'time', 'let', 'shopt',
+  'hash', 'getopts', 'jobs', 'kill', 'pushd', 'popd', 'typeset', 'mapfile', 'readarray', 'select', 'coproc', 'times',
 ]);
 /** Interpreter options that take a value (`python3 -W ignore x.py`): the value is not the script. */
 const OPTION_WITH_VALUE = new Set(['-W', '-X', '-I', '-r', '--require', '--import', '--loader', '--env-file']);

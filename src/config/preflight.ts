@@ -18,7 +18,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { matcherProblem } from '../hooks/matcher.js';
-import { commandWords, INTERPRETER } from '../permissions/run-scripts.js';
+import { commandWords, INLINE, INTERPRETER } from '../permissions/run-scripts.js';
 import type { Config } from './schema.js';
 
 /** Shell builtins and keywords a hook line may start with: never looked up on PATH. */
@@ -30,7 +30,6 @@ const BUILTIN = new Set([
 ]);
 /** Interpreter options that take a value (`python3 -W ignore x.py`): the value is not the script. */
 const OPTION_WITH_VALUE = new Set(['-W', '-X', '-I', '-r', '--require', '--import', '--loader', '--env-file']);
-const INLINE = new Set(['-c', '-e', '--eval', '-p', '--print', '-m']);
 
 function isExecutableFile(p: string): boolean {
   try {

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupTmp, tmpDir } from './helpers.js';
-import { cleanEnv, runBin, serveBin } from './helpers-cli.js';
+import { cleanEnv, runBin, serveBin, spawnBin } from './helpers-cli.js';
 
 afterAll(cleanupTmp);
 
@@ -95,17 +95,36 @@ describe('serve: its files in a project', () => {
   });
 });
 
+/**
+ * Runs serve expecting it to refuse: its outcome, or 'listening' (the
+ * server then stopped at once) when it started instead, so that a regression
+ * fails the test rather than leaving a server running.
+ */
+async function serveRefused(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | string; stdout: string; stderr: string }> {
+  const proc = spawnBin(['serve', '--port', '0', ...args], { env });
+  const started = proc.waitFor(/listening on/).then(
+    () => 'listening' as const,
+    () => undefined,
+  );
+  const code = await Promise.race([proc.exited, started.then((s) => s ?? proc.exited)]);
+  if (code === 'listening') {
+    proc.child.kill('SIGTERM');
+    await proc.exited;
+  }
+  return { code, stdout: proc.stdout(), stderr: proc.stderr() };
+}
+
 describe('serve: what stops it from starting', () => {
   it('refuses a TOOLEXEC_TOKEN shorter than a configured token may be (exit 2), before anything listens', async () => {
     const p = project({});
-    const r = await runBin(['serve', '--config', p.file, '--port', '0'], { env: cleanEnv({ TOOLEXEC_TOKEN: 'abc' }) });
+    const r = await serveRefused(['--config', p.file], cleanEnv({ TOOLEXEC_TOKEN: 'abc' }));
     expect(r).toMatchObject({
       code: 2,
       stdout: '',
       stderr: 'toolexec: TOOLEXEC_TOKEN is 3 characters long; a token must be at least 16 (for one: TOOLEXEC_TOKEN="$(openssl rand -hex 24)")\n',
     });
     // Nor does a short one let it listen beyond loopback.
-    const wide = await runBin(['serve', '--config', p.file, '--port', '0', '--host', '0.0.0.0'], { env: cleanEnv({ TOOLEXEC_TOKEN: 'x'.repeat(15) }) });
+    const wide = await serveRefused(['--config', p.file, '--host', '0.0.0.0'], cleanEnv({ TOOLEXEC_TOKEN: 'x'.repeat(15) }));
     expect(wide.code).toBe(2);
     expect(wide.stderr).toContain('TOOLEXEC_TOKEN is 15 characters long');
     expect(fs.existsSync(path.join(p.dir, 'data'))).toBe(false);

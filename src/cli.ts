@@ -2,7 +2,7 @@
 /**
  * The `toolexec` command. `serve` runs the service; the operator commands
  * talk to the configuration (tools, check) or to a running service (exec,
- * audit, health, and tools/check with --url). Each command lives in
+ * audit, approve, health, and tools/check with --url). Each command lives in
  * src/cli/ and is imported only when used, so that `toolexec health` (the
  * container's HEALTHCHECK) starts in a few milliseconds.
  * Exit codes: 0 ok, 1 failure, 2 bad usage or configuration.
@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   check: async () => (await import('./cli/check.js')).checkCommand,
   exec: async () => (await import('./cli/exec.js')).execCommand,
   audit: async () => (await import('./cli/audit.js')).auditCommand,
+  approve: async () => (await import('./cli/approve.js')).approveCommand,
   health: async () => (await import('./cli/health.js')).healthCommand,
 };
 
@@ -28,12 +29,14 @@ commands:
   check     explain the permission decision for a tool call, running nothing
   exec      run one tool call on a running service and print its result
   audit     print (or follow) a running service's permission decisions
+  approve   list the permission requests waiting for a person, or answer one
   health    exit 0 when a running service is alive (or ready)
 
 Run "toolexec <command> --help" for a command's options, "toolexec --version"
 for the version.
 Environment: TOOLEXEC_CONFIG (configuration file), TOOLEXEC_URL (a running
-service, for exec/audit/health and tools/check), TOOLEXEC_TOKEN (its token).
+service, for exec/audit/approve/health and tools/check), TOOLEXEC_TOKEN (its
+token).
 Exit codes: 0 ok, 1 failure, 2 bad usage or configuration.
 `;
 

@@ -9,8 +9,19 @@ import { buildApp } from './app.js';
 import { ToolexecError } from './errors.js';
 import { envToken } from './http/auth.js';
 import { isLoopbackHostname } from './http/context.js';
-import type { Config } from './config/schema.js';
+import { MIN_TOKEN_LENGTH, type Config } from './config/schema.js';
 import type { RuleInput } from './permissions/rule-index.js';
+
+/**
+ * TOOLEXEC_TOKEN is held to the rule server.tokens is held to: a token of a
+ * few characters guards a service that runs shell commands no better than
+ * none. Returns the reason to refuse, or undefined.
+ */
+export function weakEnvTokenReason(env: NodeJS.ProcessEnv): string | undefined {
+  const token = envToken(env);
+  if (token === undefined || token.length >= MIN_TOKEN_LENGTH) return undefined;
+  return `TOOLEXEC_TOKEN is ${token.length} character${token.length === 1 ? '' : 's'} long; a token must be at least ${MIN_TOKEN_LENGTH} (for one: TOOLEXEC_TOKEN="$(openssl rand -hex 24)")`;
+}
 
 /** Without tokens, only loopback: returns the reason to refuse, or undefined. */
 export function unsafeBindReason(config: Config, env: NodeJS.ProcessEnv): string | undefined {
@@ -53,6 +64,8 @@ export async function shutdown(app: FastifyInstance, graceMs: number): Promise<v
 export async function serve(opts: ServeOptions): Promise<FastifyInstance> {
   const env = opts.env ?? process.env;
   const { config } = opts;
+  const weak = weakEnvTokenReason(env);
+  if (weak) throw new ToolexecError('TOOLEXEC_ERR_CONFIG_INVALID', weak);
   const refuse = unsafeBindReason(config, env);
   if (refuse) throw new ToolexecError('TOOLEXEC_ERR_CONFIG_UNSAFE_HOST', refuse);
   const app = await buildApp({ config, rules: opts.rules, configFiles: opts.configFiles, env });

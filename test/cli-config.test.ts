@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import { unknownKeys, unknownNestedKeys } from '../src/config/load.js';
 import { Config, UNRUN_HOOK_TYPES } from '../src/config/schema.js';
 import { cleanupTmp, tmpDir } from './helpers.js';
-import { BIN, ROOT, cleanEnv, cli, runBin } from './helpers-cli.js';
+import { BIN, ROOT, cleanEnv, cli, runBin, serveBin } from './helpers-cli.js';
 
 afterAll(cleanupTmp);
 
@@ -39,6 +39,17 @@ describe('the binary', () => {
     expect(r.stdout).toContain('usage: toolexec tools');
   });
 
+  it('names the option a JSON file given as an argument was meant for', async () => {
+    const hint = (cmd: string, arg: string, option: string) =>
+      `toolexec: ${cmd}: unexpected argument "${arg}": a file is given with an option, here ${option} ${arg} (see: toolexec ${cmd} --help)\n`;
+    expect(await cli(['serve', 'toolexec.json'])).toMatchObject({ code: 2, stderr: hint('serve', 'toolexec.json', '--config') });
+    expect(await cli(['tools', '.claude/settings.json'])).toMatchObject({ code: 2, stderr: hint('tools', '.claude/settings.json', '--claude-settings') });
+    expect(await cli(['serve', '.mcp.json'])).toMatchObject({ code: 2, stderr: hint('serve', '.mcp.json', '--mcp-config') });
+    // Not a file, or a command that takes no configuration: the plain message.
+    expect((await cli(['serve', 'now'])).stderr).toBe('toolexec: serve: unexpected argument "now" (see: toolexec serve --help)\n');
+    expect((await cli(['health', 'x.json'])).stderr).toBe('toolexec: health: unexpected argument "x.json" (see: toolexec health --help)\n');
+  });
+
   it('exits 2 with the usage for no command and for an unknown one', async () => {
     const none = await runBin([]);
     expect(none.code).toBe(2);
@@ -65,6 +76,7 @@ describe('help', () => {
     ['check', 'TOOL [INPUT]'],
     ['exec', '--session ID'],
     ['audit', '--follow'],
+    ['approve', '--remember SCOPE'],
     ['health', '--ready'],
   ])('`%s --help` prints its options and exits 0', async (command, option) => {
     const r = await cli([command, '--help']);
@@ -77,7 +89,7 @@ describe('help', () => {
   it('`--help` lists every command', async () => {
     const r = await cli(['--help']);
     expect(r.code).toBe(0);
-    for (const c of ['serve', 'tools', 'check', 'exec', 'audit', 'health']) expect(r.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
+    for (const c of ['serve', 'tools', 'check', 'exec', 'audit', 'approve', 'health']) expect(r.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
   });
 });
 
@@ -85,7 +97,9 @@ describe('configuration errors', () => {
   it.each([
     [{ server: { port: '80' } }, 'server.port: expected number, received string'],
     [{ server: { port: 70000 } }, 'server.port: expected number to be <=65535'],
-    [{ permissions: { defaultMode: 'yolo' } }, 'permissions.defaultMode: expected one of "default"|"acceptEdits"|"plan"|"dontAsk"|"bypassPermissions"|"auto"'],
+    [{ permissions: { defaultMode: 'yolo' } }, 'permissions.defaultMode: expected one of "default"|"acceptEdits"|"plan"|"dontAsk"|"bypassPermissions"|"auto", got "yolo"'],
+    [{ hooks: { PreToolUse: [{ hooks: [{ type: 'comand', command: 'x' }] }] } }, `hooks.PreToolUse[0].hooks[0].type: expected 'command' | 'http' | 'prompt' | 'agent' | 'mcp_tool', got "comand"`],
+    [{ grep: { engine: 'ripgrep' } }, 'grep.engine: expected one of "auto"|"rg"|"js", got "ripgrep"'],
     [{ server: { tokens: [{ name: 'ci', token: 'short' }] } }, 'server.tokens[0].token: a token must be at least 16 characters'],
     [{ server: { tokens: [{ token: 'a'.repeat(20) }] } }, 'server.tokens[0].name: expected string, but it is missing'],
     [{ mcpServers: { docs: { type: 'http' } } }, 'mcpServers.docs: matches none of the accepted shapes (type: expected "stdio"; or url: expected string, but it is missing)'],
@@ -107,6 +121,16 @@ describe('configuration errors', () => {
       expect(r.stderr.endsWith('\n')).toBe(true);
       expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
     }
+  });
+
+  it('prints the unknown fields it met before the error: a typo is often its cause', async () => {
+    const file = configFile({ server: { prot: 8080 }, permissions: { defaultMode: 'acceptEdit' } });
+    const r = await cli(['serve', '--config', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `toolexec: warning: ${file}: unknown field "server.prot" is ignored`,
+      `toolexec: invalid configuration: ${file}: permissions.defaultMode: expected one of "default"|"acceptEdits"|"plan"|"dontAsk"|"bypassPermissions"|"auto", got "acceptEdit"`,
+    ]);
   });
 
   it('reports a file that cannot be read, from the option or from TOOLEXEC_CONFIG', async () => {
@@ -149,6 +173,30 @@ describe('configuration errors', () => {
     // A second file adds its rules; the first file's stay.
     expect(await check('mkdir y', settings, other)).toMatchObject({ behavior: 'ask', reason: { type: 'rule', detail: 'Bash(mkdir:*)' } });
     expect(await check('touch x', settings, other)).toMatchObject({ behavior: 'deny' });
+  });
+
+  it("says which of a Claude Code settings file's session settings are not applied (env, sandbox), and honours disabledMcpjsonServers", async () => {
+    const dir = tmpDir();
+    fs.mkdirSync(path.join(dir, '.claude'));
+    const settings = path.join(dir, '.claude', 'settings.json');
+    fs.writeFileSync(settings, JSON.stringify({ env: { NODE_ENV: 'test', API_BASE: 'x' }, sandbox: { enabled: true }, model: 'opus', includeCoAuthoredBy: false }));
+    const local = path.join(dir, '.claude', 'settings.local.json');
+    fs.writeFileSync(local, JSON.stringify({ disabledMcpjsonServers: ['off'] }));
+    const mcp = path.join(dir, '.mcp.json');
+    fs.writeFileSync(mcp, JSON.stringify({ mcpServers: { off: { command: 'true' }, on: { command: 'true' } } }));
+    const r = await cli(['tools', '--claude-settings', settings, '--mcp-config', mcp, '--workspace', dir, '--no-mcp', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `toolexec: warning: ${settings}: env (NODE_ENV, API_BASE) is not applied: Bash commands, hooks and MCP servers get the environment toolexec was started with; set the variables there`,
+      `toolexec: warning: ${settings}: sandbox.enabled is Claude Code's switch and does not sandbox toolexec's Bash; set bash.sandbox.mode ("auto" or "bubblewrap") in toolexec's configuration`,
+      // The server the developer rejected is not started.
+      'toolexec: warning: MCP servers not connected (--no-mcp): on',
+    ]);
+    // With toolexec's own sandbox on, Claude Code's switch has its counterpart: nothing to say about it.
+    const file = path.join(dir, 'toolexec.json');
+    fs.writeFileSync(file, JSON.stringify({ bash: { sandbox: { mode: 'auto' } } }));
+    const sandboxed = await cli(['tools', '--config', file, '--claude-settings', settings, '--workspace', dir, '--json']);
+    expect(sandboxed.stderr).not.toContain('sandbox.enabled');
   });
 
   it('refuses a workspace that is not a directory (exit 2)', async () => {
@@ -215,6 +263,127 @@ describe('configuration errors', () => {
     const stdin = await cli(['check', '--config', file, 'Read', '-'], { stdin: '{"file_path":"a.txt"}' });
     expect(stdin.code).toBe(0);
     expect(stdin.stdout).toContain('Read {"file_path":"a.txt"}');
+  });
+});
+
+describe('what the configuration runs that cannot run', () => {
+  /** A workspace with hook scripts: one executable, one not, one for an interpreter. */
+  function workspace(): string {
+    const ws = tmpDir('toolexec-cli-preflight-');
+    fs.mkdirSync(path.join(ws, 'hooks'));
+    for (const [name, mode] of [['ok.sh', 0o755], ['noexec.sh', 0o644], ['lib.sh', 0o644]] as const) {
+      fs.writeFileSync(path.join(ws, 'hooks', name), '#!/bin/sh\nexit 2\n');
+      fs.chmodSync(path.join(ws, 'hooks', name), mode);
+    }
+    return ws;
+  }
+
+  it('warns, naming the file and the fix, about a hook whose script is missing or not executable or whose program is not on PATH, and an MCP command that is not there', async () => {
+    const ws = workspace();
+    const file = configFile({
+      workspace: { root: ws },
+      hooks: {
+        PreToolUse: [
+          { matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/hooks/noexec.sh' }, { type: 'command', command: './hooks/gone.sh --strict' }] },
+          { matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'sh "$CLAUDE_PROJECT_DIR/hooks/missing.sh"' }, { type: 'command', command: 'toolexec-no-such-program --check' }] },
+        ],
+        PostToolUse: [{ hooks: [{ type: 'command', command: 'FOO=1 ./hooks' }] }],
+      },
+      mcpServers: { gone: { command: 'toolexec-no-such-server' }, local: { command: './hooks/noexec.sh' } },
+    });
+    const r = await cli(['tools', '--config', file, '--no-mcp', '--json']);
+    expect(r.code).toBe(0);
+    const goes = 'every call it matches goes on without it (a non-blocking hook error), so it blocks nothing';
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `toolexec: warning: hooks: a PreToolUse hook (matcher "Bash") cannot run: ${ws}/hooks/noexec.sh is not executable (chmod +x ${ws}/hooks/noexec.sh); ${goes}`,
+      `toolexec: warning: hooks: a PreToolUse hook (matcher "Bash") cannot run: ${ws}/hooks/gone.sh does not exist; ${goes}`,
+      `toolexec: warning: hooks: a PreToolUse hook (matcher "Edit|Write") cannot run: its script ${ws}/hooks/missing.sh does not exist; ${goes}`,
+      `toolexec: warning: hooks: a PreToolUse hook (matcher "Edit|Write") cannot run: "toolexec-no-such-program" is not on PATH; ${goes}`,
+      `toolexec: warning: hooks: a PostToolUse hook cannot run: ${ws}/hooks is a directory; ${goes}`,
+      'toolexec: warning: mcpServers.gone: the command cannot start: "toolexec-no-such-server" is not on PATH; its tools will be missing until it does',
+      `toolexec: warning: mcpServers.local: the command cannot start: ${ws}/hooks/noexec.sh is not executable (chmod +x ${ws}/hooks/noexec.sh); its tools will be missing until it does`,
+      'toolexec: warning: MCP servers not connected (--no-mcp): gone, local',
+    ]);
+  });
+
+  it('says nothing of hooks and servers that can run, nor of lines it cannot judge without running them', async () => {
+    const ws = workspace();
+    const file = configFile({
+      workspace: { root: ws },
+      hooks: {
+        PreToolUse: [
+          {
+            matcher: 'Bash',
+            hooks: [
+              { type: 'command', command: '"$CLAUDE_PROJECT_DIR"/hooks/ok.sh' },
+              { type: 'command', command: './hooks/ok.sh' },
+              { type: 'command', command: 'sh ./hooks/lib.sh' },
+              { type: 'command', command: 'sh -c "exit 0"' },
+              { type: 'command', command: 'true' },
+              { type: 'command', command: 'cd hooks && ./anything.sh' },
+              { type: 'command', command: '$MY_HOOK --flag' },
+              { type: 'command', command: 'time ./hooks/ok.sh' },
+              { type: 'command', command: '[ -x ./hooks/ok.sh ] && ./hooks/ok.sh' },
+            ],
+          },
+        ],
+      },
+      mcpServers: { here: { command: 'node', args: ['server.js'] } },
+    });
+    const r = await cli(['tools', '--config', file, '--no-mcp', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('toolexec: warning: MCP servers not connected (--no-mcp): here\n');
+    // Shell keywords and builtins are never looked up on PATH, whatever PATH holds.
+    const words = configFile({ workspace: { root: ws }, hooks: { PreToolUse: [{ hooks: ['time ./hooks/ok.sh', 'let n=1', 'exec ./hooks/ok.sh'].map((command) => ({ type: 'command', command })) }] } });
+    expect((await cli(['tools', '--config', words, '--json'], { env: cleanEnv({ PATH: path.join(ws, 'nothing-here') }) })).stderr).toBe('');
+    // disableAllHooks: no hook runs, so none is judged.
+    const off = configFile({ workspace: { root: ws }, disableAllHooks: true, hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: './hooks/noexec.sh' }] }] } });
+    expect((await cli(['tools', '--config', off, '--json'])).stderr).toBe('');
+  });
+
+  it('warns about a hook matcher that is not a valid regular expression (its hooks never run) and a rule naming no tool, in check and in serve', async () => {
+    const ws = workspace();
+    const file = configFile({
+      workspace: { root: ws },
+      hooks: { PreToolUse: [{ matcher: 'Edit|Write(', hooks: [{ type: 'command', command: 'true' }] }, { matcher: 'mcp__.*', hooks: [{ type: 'command', command: 'true' }] }] },
+      permissions: { deny: ['Reed(./.env)', 'KillShell', 'mcp__later__tool'], allow: ['Bash(npm run test:*'] },
+    });
+    const tools = 'Bash, Edit, Glob, Grep, NotebookEdit, Read, TaskOutput, TaskStop, TodoWrite, ToolSearch, WebFetch, Write';
+    const expected = [
+      'toolexec: warning: hooks: the PreToolUse matcher "Edit|Write(" is not a valid regular expression (Invalid regular expression: /Edit|Write(/: Unterminated group), so its hooks never run',
+      'toolexec: warning: permission rule "Bash(npm run test:*" (config) is ignored: "Bash(npm run test:*" opens "(" without a closing ")" at the end',
+      `toolexec: warning: permission rule "Reed(./.env)" (config) names no tool of this service (a typo, or a Claude Code tool toolexec does not provide), so it matches nothing; the tools are ${tools} and mcp__server__tool`,
+    ];
+    const r = await cli(['check', '--config', file, 'Read', '{"file_path":"a"}']);
+    expect(r.code).toBe(0);
+    expect(r.stderr.trimEnd().split('\n')).toEqual(expected);
+    // serve says the same, before its summary.
+    const served = await serveBin(['--config', file, '--data-dir', tmpDir()]);
+    try {
+      await served.proc.waitFor(/API docs/);
+      expect(served.proc.stderr().split('\n').slice(0, 3)).toEqual(expected);
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+  });
+
+  it("warns when a project's .claude/settings.json is loaded for another workspace, naming --workspace as the fix", async () => {
+    const project = workspace();
+    fs.mkdirSync(path.join(project, '.claude'));
+    const settings = path.join(project, '.claude', 'settings.json');
+    fs.writeFileSync(settings, JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/hooks/ok.sh' }] }] } }));
+    fs.writeFileSync(path.join(project, '.claude', 'settings.local.json'), '{}');
+    const elsewhere = tmpDir('toolexec-cli-elsewhere-');
+    const r = await cli(['tools', '--claude-settings', settings, '--json'], { cwd: elsewhere });
+    expect(r.code).toBe(0);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `toolexec: warning: ${settings}: these are the settings of the project ${project}, but the workspace is ${elsewhere}: their hooks get CLAUDE_PROJECT_DIR=${elsewhere} and their ./ rules are judged from there; to work on that project as Claude Code would, add --workspace ${project}`,
+      `toolexec: warning: hooks: a PreToolUse hook (matcher "Bash") cannot run: ${elsewhere}/hooks/ok.sh does not exist; every call it matches goes on without it (a non-blocking hook error), so it blocks nothing`,
+    ]);
+    const fixed = await cli(['tools', '--claude-settings', settings, '--workspace', project, '--json'], { cwd: elsewhere });
+    expect(fixed).toMatchObject({ code: 0, stderr: '' });
+    // Run from the project itself, as a Claude Code user would: nothing to say.
+    expect(await cli(['tools', '--claude-settings', '.claude/settings.json', '--json'], { cwd: project })).toMatchObject({ code: 0, stderr: '' });
   });
 });
 
@@ -357,7 +526,7 @@ describe('the README’s command line section', () => {
     return flags(text.replace(/\bCONFIG\b/g, config));
   }
 
-  it.each(['serve', 'tools', 'check', 'exec', 'audit', 'health'])('`%s`: the same options as its --help', async (command) => {
+  it.each(['serve', 'tools', 'check', 'exec', 'audit', 'approve', 'health'])('`%s`: the same options as its --help', async (command) => {
     const help = await cli([command, '--help']);
     expect(config).toContain('--config');
     expect(readmeFlags(command)).toEqual(flags(help.stdout));

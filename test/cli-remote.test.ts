@@ -1,6 +1,6 @@
 /**
  * The commands that talk to a running service, against `toolexec serve`
- * started as a process: exec, audit (and --follow), check/tools --url,
+ * started as a process: exec, audit (and --follow), approve, check/tools --url,
  * health; the token from the option or TOOLEXEC_TOKEN; unreachable and
  * refusing services reported in one clear line with exit 1.
  */
@@ -303,5 +303,85 @@ describe('toolexec health', () => {
     const unknown = await runBin(['health', '--bogus'], { env: cleanEnv({ TOOLEXEC_URL: served.url }) });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/^toolexec: health: Unknown option '--bogus'/);
+  });
+});
+
+describe('toolexec approve', () => {
+  const APPROVER = 'cli-approve-approver-0123456789';
+  const READER = 'cli-approve-reader-token-0123456789';
+  let svc: Served;
+  let space: string;
+  let aenv: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    const dir = tmpDir('toolexec-cli-approve-');
+    space = path.join(dir, 'ws');
+    fs.mkdirSync(space);
+    const config = path.join(dir, 'toolexec.json');
+    fs.writeFileSync(
+      config,
+      JSON.stringify({
+        server: { tokens: [{ name: 'ops', token: APPROVER }, { name: 'dash', token: READER, scopes: ['read', 'execute'] }] },
+        permissions: { headless: 'wait' },
+        logging: { level: 'warn' },
+      }),
+    );
+    svc = await serveBin(['--config', config, '--workspace', space, '--data-dir', path.join(dir, 'data')]);
+    aenv = cleanEnv({ TOOLEXEC_URL: svc.url, TOOLEXEC_TOKEN: APPROVER });
+  });
+
+  afterAll(async () => {
+    expect(await svc?.stop()).toBe(0);
+  });
+
+  /** The pending requests, once there are `n`. */
+  async function pending(n: number): Promise<Array<{ id: string; summary: string; session_id: string }>> {
+    for (;;) {
+      const r = await cli(['approve', '--json'], { env: aenv });
+      expect(r.code).toBe(0);
+      const list = (JSON.parse(r.stdout) as { requests: Array<{ id: string; summary: string; session_id: string }> }).requests;
+      if (list.length >= n) return list;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+  }
+
+  it('lists what waits for a person, and allows one: the waiting call runs', async () => {
+    expect(await cli(['approve'], { env: aenv })).toMatchObject({ code: 0, stdout: '', stderr: 'toolexec: no permission request is waiting\n' });
+    const call = cli(['exec', '--session', 'ap-1', 'Bash', '{"command":"touch made.txt"}'], { env: aenv });
+    const [req] = await pending(1);
+    const listed = await cli(['approve'], { env: aenv });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(new RegExp(`^${req!.id}  Bash\\(touch made\\.txt\\)  session=ap-1 \\(tool: [^)]*\\)  expires in \\d+ (s|min)\\n$`));
+    // --session filters the list.
+    expect(JSON.parse((await cli(['approve', '--json', '--session', 'other'], { env: aenv })).stdout)).toEqual({ requests: [] });
+    const answered = await cli(['approve', req!.id], { env: aenv });
+    expect(answered).toMatchObject({ code: 0, stdout: `${req!.id}: Bash(touch made.txt) allowed\n`, stderr: '' });
+    expect((await call).code).toBe(0);
+    expect(fs.existsSync(path.join(space, 'made.txt'))).toBe(true);
+    // Answered once: a second answer is refused, naming why.
+    const again = await cli(['approve', '--deny', req!.id], { env: aenv });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('TOOLEXEC_ERR_PERMISSION_REQUEST_RESOLVED');
+  });
+
+  it('denies one with --deny and a message the model reads, and needs the approve scope', async () => {
+    const call = cli(['exec', '--session', 'ap-2', 'Bash', '{"command":"touch never.txt"}'], { env: aenv });
+    const [req] = await pending(1);
+    const scoped = await cli(['approve', req!.id], { env: cleanEnv({ TOOLEXEC_URL: svc.url, TOOLEXEC_TOKEN: READER }) });
+    expect(scoped.code).toBe(1);
+    expect(scoped.stderr).toContain('(the token lacks the scope this needs)');
+    expect(await cli(['approve', '--deny', '--message', 'not on a Friday', req!.id], { env: aenv })).toMatchObject({ code: 0, stdout: `${req!.id}: Bash(touch never.txt) denied\n` });
+    const r = await call;
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('not on a Friday');
+    expect(fs.existsSync(path.join(space, 'never.txt'))).toBe(false);
+  });
+
+  it('reports bad usage with exit 2', async () => {
+    expect((await cli(['approve', '--remember', 'forever', 'preq_x'], { env: aenv })).code).toBe(2);
+    const noId = await cli(['approve', '--deny'], { env: aenv });
+    expect(noId.code).toBe(2);
+    expect(noId.stderr).toContain('name the request to answer');
+    expect((await cli(['approve'], { env: cleanEnv() })).stderr).toContain('approve: no service given');
   });
 });

@@ -56,9 +56,18 @@ export function parse(command: string, args: string[], options: ParseArgsOptions
   }
   const help = r.values.help === true;
   if (!help && r.positionals.length > maxPositionals) {
-    throw usageError(command, `unexpected argument "${r.positionals[maxPositionals]}"`);
+    const extra = r.positionals[maxPositionals]!;
+    throw usageError(command, `unexpected argument "${extra}"${'config' in options ? fileOptionHint(extra) : ''}`);
   }
   return { values: r.values, positionals: r.positionals, help };
+}
+
+/** A JSON file given where an option was meant (`toolexec serve toolexec.json`): the option that takes it. */
+function fileOptionHint(arg: string): string {
+  if (!arg.endsWith('.json')) return '';
+  const base = path.basename(arg);
+  const option = base === '.mcp.json' ? '--mcp-config' : /^settings(\.local)?\.json$/.test(base) ? '--claude-settings' : '--config';
+  return `: a file is given with an option, here ${option} ${arg}`;
 }
 
 export function str(v: Values, name: string): string | undefined {

@@ -30,7 +30,10 @@ export function loadCliConfig(values: Values, io: CliIO, extra: ConfigOverrides 
       cwd: io.cwd,
     });
   } catch (e) {
-    if (e instanceof ConfigError) throw new CliError(`invalid configuration: ${oneLine(e.message)}`, EXIT_USAGE);
+    if (e instanceof ConfigError) {
+      for (const w of e.warnings) warn(io, w);
+      throw new CliError(`invalid configuration: ${oneLine(e.message)}`, EXIT_USAGE);
+    }
     throw e;
   }
   for (const w of loaded.warnings) warn(io, w);

@@ -22,6 +22,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Loaded } from '../config/load.js';
 import type { Scope } from '../config/schema.js';
 import { openDatabase } from '../storage/db.js';
+import { ruleWarnings } from './rule-warnings.js';
 import { requireWorkspace } from './config.js';
 import { CliError, EXIT_USAGE, oneLine, warn, type CliIO } from './io.js';
 
@@ -126,7 +127,7 @@ export async function openLocalApp(loaded: Loaded, io: CliIO, opts: LocalOptions
   }
   localTokens.set(app, token);
   const svc = app.toolexec;
-  for (const e of svc.ruleErrors) warn(io, `permission rule "${e.raw}" (${e.source}) is ignored: ${e.error}`);
+  for (const w of ruleWarnings(svc)) warn(io, w);
 
   const servers = Object.keys(config.mcpServers);
   if (servers.length > 0) {

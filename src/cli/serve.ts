@@ -1,7 +1,11 @@
 /** `toolexec serve`: load the configuration and run the service until SIGTERM or SIGINT. */
+import path from 'node:path';
+import { envToken } from '../http/auth.js';
+import type { Services } from '../services.js';
 import { CONFIG_HELP, CONFIG_OPTIONS, parse, str } from './args.js';
 import { loadCliConfig, requireWorkspace } from './config.js';
-import { CliError, EXIT_FAILURE, EXIT_USAGE, oneLine, usageError, type CliIO, type CommandResult } from './io.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE, oneLine, usageError, warn, type CliIO, type CommandResult } from './io.js';
+import { ruleWarnings } from './rule-warnings.js';
 
 export const SERVE_HELP = `usage: toolexec serve [options]
 
@@ -30,8 +34,8 @@ export async function serveCommand(args: string[], io: CliIO): Promise<CommandRe
   }
   const loaded = loadCliConfig(values, io, { host: str(values, 'host'), port });
   requireWorkspace(loaded);
-  const { serve, unsafeBindReason } = await import('../serve.js');
-  const refuse = unsafeBindReason(loaded.config, io.env);
+  const { serve, unsafeBindReason, weakEnvTokenReason } = await import('../serve.js');
+  const refuse = weakEnvTokenReason(io.env) ?? unsafeBindReason(loaded.config, io.env);
   if (refuse) throw new CliError(refuse, EXIT_USAGE);
   let app;
   try {
@@ -44,6 +48,42 @@ export async function serveCommand(args: string[], io: CliIO): Promise<CommandRe
   const addr = app.server.address();
   const where =
     typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);
-  io.stderr.write(`toolexec: listening on ${where} (workspace ${app.toolexec.workspace.root})\n`);
+  for (const w of ruleWarnings(app.toolexec)) warn(io, w);
+  for (const line of startupSummary(app.toolexec, where, io.env)) io.stderr.write(`toolexec: ${line}\n`);
   return 'running';
+}
+
+/**
+ * What an operator needs to know once the service listens, one fact a line:
+ * where it listens and works, where its database is, who may call it, the
+ * tools a model is given, and the policy in force. The first line's shape is
+ * what scripts and tests wait for.
+ */
+export function startupSummary(svc: Services, where: string, env: NodeJS.ProcessEnv): string[] {
+  const { config } = svc;
+  const tokens = config.server.tokens.map((t) => `${t.name} (${t.scopes.join(', ')})`);
+  if (envToken(env) !== undefined) tokens.push('TOOLEXEC_TOKEN (every scope)');
+  const auth =
+    tokens.length > 0
+      ? `auth: bearer tokens: ${tokens.join('; ')}`
+      : 'auth: none: every local process may call it (loopback only; set TOOLEXEC_TOKEN or server.tokens to require a token)';
+  const tools = svc.pool().visible.filter((t) => t.mcpInfo === undefined);
+  const upFront = tools.filter((t) => !t.shouldDefer).map((t) => t.name);
+  const deferred = tools.filter((t) => t.shouldDefer).map((t) => t.name);
+  const servers = Object.keys(config.mcpServers);
+  const rules = svc.rules.list();
+  const count = (b: string): number => rules.filter((r) => r.behavior === b).length;
+  const hooks = Object.entries(config.hooks)
+    .map(([event, groups]) => [event, groups.reduce((n, g) => n + g.hooks.length, 0)] as const)
+    .filter(([, n]) => n > 0)
+    .map(([event, n]) => `${n} ${event}`);
+  return [
+    `listening on ${where} (workspace ${svc.workspace.root})`,
+    `database ${config.storage.path === ':memory:' ? 'in memory (nothing is kept)' : path.resolve(config.storage.path)}`,
+    auth,
+    `tools: ${upFront.join(', ')}${deferred.length > 0 ? `; deferred behind ToolSearch: ${deferred.join(', ')}` : ''}`,
+    servers.length > 0 ? `MCP servers: ${servers.join(', ')} (connecting in the background; their state: GET /mcp/servers)` : 'MCP servers: none',
+    `permissions: mode ${config.permissions.defaultMode}; rules: ${count('allow')} allow, ${count('ask')} ask, ${count('deny')} deny; hooks: ${config.disableAllHooks ? 'all disabled' : hooks.length > 0 ? hooks.join(', ') : 'none'}; an ask with no approver subscribed is ${config.permissions.headless === 'wait' ? 'held until answered' : 'denied'}`,
+    `console ${where}/console, API docs ${where}/docs`,
+  ];
 }

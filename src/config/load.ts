@@ -6,12 +6,17 @@
  * about, never silently used.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type { RuleInput } from '../permissions/rule-index.js';
+import { runnableProblems } from './preflight.js';
 import { Config, configProblems, HOOK_EVENTS, HookHandler, HookMatcherGroup, McpServerConfig, UNRUN_HOOK_TYPES } from './schema.js';
 
 export class ConfigError extends Error {
+  /** What was warned about before the error: an unknown field is often the cause (`"prot": 8787`). */
+  warnings: readonly string[] = [];
+
   constructor(
     message: string,
     readonly file: string | undefined,
@@ -95,11 +100,29 @@ function describeOne(i: Issue, prefix: readonly PropertyKey[]): string {
   return `${where}: ${i.code === 'invalid_format' && (i as { format?: string }).format === 'url' ? 'expected a URL' : expectation(i.message)}`;
 }
 
-/** The first issue of a zod error as "field.path: expected …". */
-export function describeIssue(e: z.ZodError): string {
+/** The value at a path of the input, when there is one. */
+function valueAt(input: unknown, at: readonly PropertyKey[]): { value: unknown } | undefined {
+  let v = input;
+  for (const k of at) {
+    if (v === null || typeof v !== 'object' || !Object.hasOwn(v, k)) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return { value: v };
+}
+
+/**
+ * The first issue of a zod error as "field.path: expected …". Given the
+ * input, a value outside a list says what it was (`got "acceptEdit"`):
+ * a typo is found by reading the line, not by searching the file.
+ */
+export function describeIssue(e: z.ZodError, input?: unknown): string {
   const i = e.issues[0];
   if (!i) return 'invalid';
-  return describeOne(i, []);
+  const text = describeOne(i, []);
+  // A discriminated union's unknown `type` is an invalid_union with no branch to report.
+  const listed = i.code === 'invalid_value' || (i.code === 'invalid_union' && i.errors.length === 0);
+  const given = listed && input !== undefined ? valueAt(input, i.path) : undefined;
+  return given === undefined ? text : `${text}, got ${JSON.stringify(given.value)?.slice(0, 100)}`;
 }
 
 /** Keys present in the input that the schema does not know, as dotted paths. */
@@ -170,9 +193,17 @@ const ClaudeSettings = z.looseObject({
     .optional(),
   hooks: z.record(z.string(), z.unknown()).optional(),
   disableAllHooks: z.boolean().optional(),
+  // Read only to say what is not applied: never a reason to refuse a file Claude Code takes.
+  env: z.unknown().optional(),
+  sandbox: z.unknown().optional(),
+  disabledMcpjsonServers: z.array(z.string()).optional(),
 });
 
 const McpJson = z.looseObject({ mcpServers: z.record(z.string(), z.unknown()) });
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
 
 function resolveFrom(base: string, p: string | undefined): string | undefined {
   if (p === undefined || p === ':memory:') return p;
@@ -197,6 +228,38 @@ function settingsRoot(file: string): string {
   return path.basename(dir) === '.claude' ? path.dirname(dir) : dir;
 }
 
+/**
+ * A project's `.claude/settings.json` loaded for another workspace: under
+ * Claude Code its hooks find their scripts through CLAUDE_PROJECT_DIR, the
+ * project; here that variable is the workspace, so they would miss them
+ * (and fail without blocking anything), and `./` rules would be judged from
+ * elsewhere. Said, with the fix; a user's `~/.claude/settings.json` is
+ * meant for every workspace.
+ */
+function projectMismatch(files: readonly string[], workspace: string): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const ws = realpathLoose(workspace);
+  for (const file of files) {
+    if (path.basename(path.dirname(file)) !== '.claude') continue;
+    const root = settingsRoot(file);
+    if (realpathLoose(root) === ws || realpathLoose(root) === realpathLoose(os.homedir()) || seen.has(root)) continue;
+    seen.add(root);
+    out.push(
+      `${file}: these are the settings of the project ${root}, but the workspace is ${workspace}: their hooks get CLAUDE_PROJECT_DIR=${workspace} and their ./ rules are judged from there; to work on that project as Claude Code would, add --workspace ${root}`,
+    );
+  }
+  return out;
+}
+
+function realpathLoose(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
 /** Hooks a Claude Code settings file may hold that toolexec accepts and does not run: said, not silently dropped. */
 function unrunHooks(hooks: Config['hooks']): string[] {
   const events: string[] = [];
@@ -218,9 +281,18 @@ function unrunHooks(hooks: Config['hooks']): string[] {
 }
 
 export function loadConfig(opts: LoadOptions = {}): Loaded {
+  const warnings: string[] = [];
+  try {
+    return load(opts, warnings);
+  } catch (e) {
+    if (e instanceof ConfigError) e.warnings = warnings;
+    throw e;
+  }
+}
+
+function load(opts: LoadOptions, warnings: string[]): Loaded {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
-  const warnings: string[] = [];
   const files: string[] = [];
   const rules: RuleInput[] = [];
   const configPath = opts.configPath ?? env.TOOLEXEC_CONFIG;
@@ -238,7 +310,7 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
   }
 
   const parsed = Config.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(`${configPath ? path.resolve(cwd, configPath) : 'configuration'}: ${describeIssue(parsed.error)}`, configPath);
+  if (!parsed.success) throw new ConfigError(`${configPath ? path.resolve(cwd, configPath) : 'configuration'}: ${describeIssue(parsed.error, raw)}`, configPath);
   const config = parsed.data;
   // Relative paths are relative to the file that wrote them.
   config.workspace.root = resolveFrom(base, config.workspace.root)!;
@@ -246,9 +318,11 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
   config.storage.path = resolveFrom(base, config.storage.path)!;
   config.permissions.additionalDirectories = config.permissions.additionalDirectories.map((d) => resolveFrom(base, d)!);
 
+  const disabledMcpjson = new Set<string>();
   for (const [n, file] of settingsFiles(opts.claudeSettingsPath, cwd).entries()) {
-    const s = ClaudeSettings.safeParse(readJson(file));
-    if (!s.success) throw new ConfigError(`${file}: ${describeIssue(s.error)}`, file);
+    const json = readJson(file);
+    const s = ClaudeSettings.safeParse(json);
+    if (!s.success) throw new ConfigError(`${file}: ${describeIssue(s.error, json)}`, file);
     files.push(file);
     const root = settingsRoot(file);
     const source = path.basename(file) === 'settings.local.json' ? 'localSettings' : 'projectSettings';
@@ -270,12 +344,23 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
     }
     if (s.data.hooks) {
       const h = Config.shape.hooks.safeParse(s.data.hooks);
-      if (!h.success) throw new ConfigError(`${file}: hooks.${describeIssue(h.error)}`, file);
+      if (!h.success) throw new ConfigError(`${file}: hooks.${describeIssue(h.error, s.data.hooks)}`, file);
       for (const [event, groups] of Object.entries(h.data)) {
         config.hooks[event] = [...(config.hooks[event] ?? []), ...groups];
       }
     }
     if (s.data.disableAllHooks) config.disableAllHooks = true;
+    // What Claude Code applies to a session that toolexec does not: said, so that nobody relies on it.
+    const envNames = isPlainObject(s.data.env) ? Object.keys(s.data.env) : [];
+    if (envNames.length > 0) {
+      warnings.push(
+        `${file}: env (${envNames.join(', ')}) is not applied: Bash commands, hooks and MCP servers get the environment toolexec was started with; set the variables there`,
+      );
+    }
+    if (isPlainObject(s.data.sandbox) && s.data.sandbox.enabled === true && config.bash.sandbox.mode === 'off') {
+      warnings.push(`${file}: sandbox.enabled is Claude Code's switch and does not sandbox toolexec's Bash; set bash.sandbox.mode ("auto" or "bubblewrap") in toolexec's configuration`);
+    }
+    for (const name of s.data.disabledMcpjsonServers ?? []) disabledMcpjson.add(name);
     // A settings file that forbids bypass mode forbids it here too.
     if (p?.disableBypassPermissionsMode === 'disable') config.permissions.disableBypassPermissionsMode = 'disable';
   }
@@ -286,8 +371,10 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
     if (!m.success) throw new ConfigError(`${file}: ${describeIssue(m.error)}`, file);
     files.push(file);
     const servers = Config.shape.mcpServers.safeParse(m.data.mcpServers);
-    if (!servers.success) throw new ConfigError(`${file}: mcpServers.${describeIssue(servers.error)}`, file);
+    if (!servers.success) throw new ConfigError(`${file}: mcpServers.${describeIssue(servers.error, m.data.mcpServers)}`, file);
     for (const [name, s] of Object.entries(servers.data)) {
+      // As in Claude Code, a settings file's disabledMcpjsonServers rejects those servers of .mcp.json.
+      if (disabledMcpjson.has(name)) continue;
       if (config.mcpServers[name]) warnings.push(`${file}: MCP server "${name}" is also in the configuration; the configuration's wins`);
       else config.mcpServers[name] = s;
     }
@@ -303,5 +390,6 @@ export function loadConfig(opts: LoadOptions = {}): Loaded {
   if (o.host) config.server.host = o.host;
   if (o.port !== undefined) config.server.port = o.port;
   if (o.dataDir) config.storage.path = path.join(path.resolve(cwd, o.dataDir), 'toolexec.db');
+  warnings.push(...projectMismatch(settingsFiles(opts.claudeSettingsPath, cwd), config.workspace.root), ...runnableProblems(config, env));
   return { config, rules, warnings, files };
 }

@@ -12,9 +12,12 @@ export const MAX_TIMER_MS = 2_147_483_647;
 export const Scope = z.enum(['execute', 'read', 'approve', 'admin']);
 export type Scope = z.infer<typeof Scope>;
 
+/** The shortest token accepted, in server.tokens and in TOOLEXEC_TOKEN alike. */
+export const MIN_TOKEN_LENGTH = 16;
+
 export const TokenConfig = z.object({
   name: z.string().min(1),
-  token: z.string().min(16, 'a token must be at least 16 characters'),
+  token: z.string().min(MIN_TOKEN_LENGTH, `a token must be at least ${MIN_TOKEN_LENGTH} characters`),
   scopes: z.array(Scope).default(['execute', 'read', 'approve', 'admin']),
 });
 export type TokenConfig = z.infer<typeof TokenConfig>;

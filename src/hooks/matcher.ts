@@ -23,6 +23,17 @@ function currentName(name: string): string {
 const RETIRED = new Map<string, string[]>();
 for (const [old, now] of Object.entries(LEGACY_TOOL_NAMES)) RETIRED.set(now, [...(RETIRED.get(now) ?? []), old]);
 
+/** Why a matcher that is a regular expression does not compile (it then matches nothing), or undefined. */
+export function matcherProblem(matcher: string | undefined): string | undefined {
+  if (matcher === undefined || matcher === '' || matcher === '*' || SIMPLE.test(matcher)) return undefined;
+  try {
+    new RegExp(matcher);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
 export function compileMatcher(matcher: string | undefined): ToolNameMatcher {
   if (matcher === undefined || matcher === '' || matcher === '*') return ALL;
   if (SIMPLE.test(matcher)) {

@@ -130,7 +130,12 @@ export function handleError(err: FastifyError | ToolexecError | Error, req: Fast
     const fe = err as FastifyError;
     const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
     if (mapped) {
-      const e = new ToolexecError(mapped, fe.message);
+      // Fastify says only "Unsupported Media Type"; what a client (curl -d sends a form) needs is the fix.
+      const message =
+        fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+          ? `The body's Content-Type is ${typeof req.headers['content-type'] === 'string' ? `"${req.headers['content-type'].slice(0, 100)}"` : 'missing'}; send JSON with the header content-type: application/json`
+          : fe.message;
+      const e = new ToolexecError(mapped, message);
       return reply.status(e.statusCode).send(e.toBody());
     }
     // The database refusing a write (full, read-only, I/O) is not the caller's

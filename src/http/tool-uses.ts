@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { ToolexecError } from '../errors.js';
 import type { ToolUse } from '../pipeline/types.js';
+import { issueText } from './validate.js';
 import type { ContentBlock, ToolResultBlock } from '../tool/types.js';
 
 export const MAX_TOOL_USES_PER_REQUEST = 256;
@@ -79,7 +80,7 @@ function invalid(message: string): ToolexecError {
 function firstIssue(e: z.ZodError): string {
   const i = e.issues[0];
   if (!i) return 'invalid';
-  return `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`;
+  return `${i.path.length ? i.path.join('.') : '(root)'}: ${issueText(i)}`;
 }
 
 function parseArguments(args: string | Record<string, unknown> | undefined): { input: unknown; inputError?: string } {

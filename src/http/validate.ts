@@ -5,9 +5,23 @@
 import type { z } from 'zod';
 import { ToolexecError } from '../errors.js';
 
+/**
+ * A zod issue in words a client acts on: zod's "Invalid input: expected
+ * string, received undefined" (or "expected nonoptional" for a field of any
+ * type) says that the field is missing, so it says "required".
+ */
+export function issueText(i: z.core.$ZodIssue): string {
+  const m = i.message.replace(/^(Invalid input|Invalid option):\s*/, '');
+  if (/received undefined$/.test(m)) {
+    const expected = /^expected (\w+),/.exec(m)?.[1];
+    return expected === undefined || expected === 'nonoptional' ? 'required' : `required (a ${expected})`;
+  }
+  return m;
+}
+
 export function invalidRequest(e: z.ZodError, what: string): ToolexecError {
   const i = e.issues[0];
-  return new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || what}: ${i.message}` : `invalid ${what}`);
+  return new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || what}: ${issueText(i)}` : `invalid ${what}`);
 }
 
 /** `value` parsed by `schema`, or a 400 that names the field (`what` when the whole part is wrong). */

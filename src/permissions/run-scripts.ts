@@ -29,7 +29,7 @@ export interface RunScripts {
 export const INTERPRETER =
   /^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|deno|bun|tsx|ts-node|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|Rscript|R|julia|bash|sh|dash|zsh|ksh|mksh|fish|csh|tcsh)$/;
 /** Options after which an interpreter runs code from its arguments rather than a file. */
-const INLINE = new Set(['-c', '-e', '--eval', '-p', '--print', '-m']);
+export const INLINE: ReadonlySet<string> = new Set(['-c', '-e', '--eval', '-p', '--print', '-m']);
 
 /** Shell words up to the first operator, quotes removed; `$CLAUDE_PROJECT_DIR`, `$HOME` and `~` expanded. */
 export function commandWords(command: string, projectDir: string): string[] {

@@ -23,6 +23,9 @@ import { parse } from './step2-parse.js';
 import { validate } from './step3-validate.js';
 import type { AwaitingPermissionCall, FinishedCall, PipelineDeps, RunningCall, ValidatingCall } from './types.js';
 
+/** What the audit says of an ask denied with nobody to answer it: where a person answers, and how asks can wait for one. */
+const HEADLESS_DETAIL = 'no approver subscribed (open /console or subscribe over /ws; or set permissions.headless: "wait" and answer with toolexec approve)';
+
 type Parsed = ValidatingCall & { input: ToolInput };
 
 /** Claude Code's DENIAL_LIMITS: after these, auto mode asks a person instead. */
@@ -90,7 +93,7 @@ export async function permission(
               : messages.userRejected;
       d = {
         behavior: 'deny',
-        reason: { type: outcome.reason, detail: outcome.actor ?? (outcome.reason === 'headless' ? 'no approver subscribed' : outcome.reason) },
+        reason: { type: outcome.reason, detail: outcome.actor ?? (outcome.reason === 'headless' ? HEADLESS_DETAIL : outcome.reason) },
         message,
         chain,
         actor: outcome.actor,

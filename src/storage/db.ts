@@ -36,6 +36,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database, { type Statement } from 'better-sqlite3';
+import { ToolexecError } from '../errors.js';
 import { MIGRATIONS } from './migrations.js';
 
 export type Db = Database.Database;
@@ -45,9 +46,45 @@ export interface OpenOptions {
   readonly?: boolean;
 }
 
+/**
+ * Why the database file cannot be opened, in words an operator can act on:
+ * SQLite's own "unable to open database file" names neither the file nor
+ * the cause.
+ */
+function openFailure(file: string, e: unknown): ToolexecError {
+  const dir = path.dirname(file);
+  const code = (e as NodeJS.ErrnoException).code;
+  let why: string;
+  if (isDirectory(file)) why = `it is a directory; storage.path names the database file (such as ${path.join(file, 'toolexec.db')}), or give the directory as --data-dir`;
+  else if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') why = `cannot create its directory ${dir} (${code}); choose a writable place with storage.path or --data-dir`;
+  else if (code === 'ENOTDIR' || code === 'EEXIST') why = `a part of ${dir} is a file, not a directory; choose another place with storage.path or --data-dir`;
+  else why = `${(e as Error).message} (the file and its directory ${dir} must be writable by this user; choose another place with storage.path or --data-dir)`;
+  return new ToolexecError('TOOLEXEC_ERR_STORAGE_UNAVAILABLE', `cannot open the database ${file}: ${why}`);
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+const GITIGNORE = '# Made by toolexec with its database (audit log, stored tool output): not for version control.\n*\n';
+
 export function openDatabase(opts: OpenOptions): Db {
-  if (opts.path !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(opts.path)), { recursive: true });
-  const db = new Database(opts.path, { readonly: opts.readonly ?? false });
+  let db: Db;
+  try {
+    if (opts.path !== ':memory:') {
+      const dir = path.dirname(path.resolve(opts.path));
+      // A directory made here (.toolexec/ in a project, by default) is kept out of git: a `git add -A`
+      // would otherwise commit the audit log and every stored tool output.
+      if (fs.mkdirSync(dir, { recursive: true }) !== undefined) fs.writeFileSync(path.join(dir, '.gitignore'), GITIGNORE);
+    }
+    db = new Database(opts.path, { readonly: opts.readonly ?? false });
+  } catch (e) {
+    throw openFailure(path.resolve(opts.path), e);
+  }
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');

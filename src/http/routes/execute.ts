@@ -12,6 +12,7 @@ import type { Services } from '../../services.js';
 import type { ToolResultBlock } from '../../tool/types.js';
 import { actorOf } from '../context.js';
 import { ExecuteRequest, plainExecuteRequest, readToolUses, toOpenAIMessage } from '../tool-uses.js';
+import { issueText } from '../validate.js';
 
 export function newSessionId(): string {
   return `s_${randomUUID().replace(/-/g, '')}`;
@@ -63,7 +64,8 @@ function readEnvelope(raw: unknown): ExecuteRequest {
   const body = ExecuteRequest.safeParse(raw);
   if (!body.success) {
     const i = body.error.issues[0];
-    throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || 'body'}: ${i.message}` : 'invalid body');
+    const what = i?.path.length === 1 && i.path[0] === 'tool_uses' ? ': the tool calls to run, as Anthropic tool_use blocks, OpenAI tool calls, or an assistant message' : '';
+    throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', i ? `${i.path.join('.') || 'body'}: ${issueText(i)}${what}` : 'invalid body');
   }
   return body.data;
 }

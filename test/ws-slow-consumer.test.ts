@@ -443,4 +443,32 @@ describe('several subscriptions on one connection', () => {
     await waiting(port, { late: 1 });
     for (const c of [starFirst, sessionFirst]) await c.until(() => requestIds(c).length === all.length + 1, 'the late request');
   });
+
+  it('a request that arrives while the backlog is still being sent comes after it: oldest first, as the README says', async () => {
+    const SLOW = 64 * 1024;
+    const port = await app({ slowBytes: SLOW, maxBufferedBytes: 16 * 1024 * 1024 });
+    // 40 sessions of 10 requests of 32 KB: about 13 MB, more than slowBytes and the kernel's buffers take.
+    const pad = 'b'.repeat(32 * 1024);
+    const sessions: Record<string, number> = {};
+    for (let s = 0; s < 40; s++) sessions[`old-${s}`] = 10;
+    await waiting(port, sessions, pad);
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { authorization: `Bearer ${APPROVER}` } });
+    sockets.push(ws);
+    const approver = new Client(ws, false);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    tcp(approver).pause();
+    ws.send(JSON.stringify({ type: 'subscribe', session_id: '*' }));
+    await sleep(300);
+    // Still draining: the server holds frames it could not write yet.
+    expect(Math.max(0, ...serverSockets().map((x) => x.bufferedAmount))).toBeGreaterThan(0);
+    await waiting(port, { newcomer: 1 });
+    tcp(approver).resume();
+    await approver.until(() => requestIds(approver).length === 401, 'every request');
+    const order = approver.frames.filter((f) => f.type === 'permission.request').map((f) => (f.request as { session_id: string }).session_id);
+    expect(order.indexOf('newcomer')).toBe(400);
+    expect(new Set(requestIds(approver)).size).toBe(401);
+  });
 });

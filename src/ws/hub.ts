@@ -298,9 +298,21 @@ export class WsHub {
     // thousands of requests (a script approving a backlog) sent every input again to every subscriber,
     // as frames that are never dropped: watchers were cut off past maxBufferedBytes.
     const request = e.type === 'permission.resolved' ? { ...e.request, input: undefined } : e.request;
-    // Serialised once for every subscriber.
-    const text = JSON.stringify({ type: e.type, request });
-    for (const c of targets) this.send(c, text, true);
+    // Serialised once for every subscriber (and only if one of them takes it now).
+    let text: string | undefined;
+    for (const c of targets) {
+      if (c.backlog !== undefined) {
+        if (e.type === 'permission.request') {
+          // A connection still being shown its backlog gets a new request after it, oldest first.
+          c.backlog.add(e.request.id);
+          this.pumpBacklog(c);
+          continue;
+        }
+        // Answered before it was shown: the connection is told of the answer only.
+        c.backlog.delete(e.request.id);
+      }
+      this.send(c, (text ??= JSON.stringify({ type: e.type, request })), true);
+    }
   }
 
   private heartbeat(): void {

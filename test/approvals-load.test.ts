@@ -4,8 +4,11 @@
  * the races around one request (timeout, cancel, two answers, a mode change)
  * each ending with one outcome, one audit row and a clear error to the loser.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { cleanupTmp, makeApp, probeTool, use, type TestApp } from './helpers.js';
+import { cleanupTmp, makeApp, probeTool, tmpDir, use, type TestApp } from './helpers.js';
+import { script } from './helpers-hooks.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -216,6 +219,34 @@ describe('races around one request', () => {
     const rows = app.toolexec.db.prepare("SELECT tool_use_id, behavior, reason_type, reason_detail FROM audit WHERE session_id = 'pm' ORDER BY id").all();
     expect(rows).toEqual([{ tool_use_id: 'pm-w', behavior: 'deny', reason_type: 'mode', reason_detail: 'plan' }]);
     expect(JSON.parse(writer.result_block!).content).toContain('plan');
+  });
+
+  it('a session switched to plan mode while a PermissionRequest hook runs: the allow that comes after runs nothing that is not read-only', async () => {
+    // The hook says nothing (so a person is asked), once the test lets it go on.
+    const dir = tmpDir();
+    const started = path.join(dir, 'started');
+    const go = path.join(dir, 'go');
+    const command = script(dir, 'slow-hook.sh', `cat >/dev/null; touch '${started}'; while [ ! -f '${go}' ]; do sleep 0.02; done; exit 0`);
+    const calls: unknown[] = [];
+    t = await makeApp(
+      { permissions: { headless: 'wait', askTimeoutMs: 120_000 }, hooks: { PermissionRequest: [{ matcher: 'Writer', hooks: [{ type: 'command', command }] }] } },
+      { extraTools: [probeTool({ name: 'Writer', calls })] },
+    );
+    const { app } = t;
+    const r = await app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'ph', wait: false, tool_uses: [use('Writer', { value: 'w' }, 'ph-w')] } });
+    expect(r.statusCode).toBe(202);
+    await until(() => fs.existsSync(started), 'the hook to start');
+    // Decided in default mode (ask); plan mode is set while the hook still runs.
+    expect((await app.inject({ method: 'PATCH', url: '/sessions/ph', payload: { mode: 'plan' } })).statusCode).toBe(200);
+    fs.writeFileSync(go, '');
+    await until(() => app.toolexec.broker.pendingCount === 1, 'the request');
+    const id = app.toolexec.broker.pendingIds('ph')[0]!;
+    expect((await app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision: 'allow' } })).statusCode).toBe(200);
+    await until(() => app.toolexec.registry.size === 0, 'the call to end');
+    expect(calls).toEqual([]);
+    expect(app.toolexec.executions.findByToolUse('ph', 'ph-w')!.status).toBe('denied');
+    const rows = app.toolexec.db.prepare("SELECT behavior, reason_type, reason_detail FROM audit WHERE session_id = 'ph'").all();
+    expect(rows).toEqual([{ behavior: 'deny', reason_type: 'mode', reason_detail: 'plan' }]);
   });
 
   it('an answer after the waiting client went away gets 409; its calls are audited as cancelled, once each', async () => {

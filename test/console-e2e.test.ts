@@ -379,6 +379,48 @@ describe('paging in the console', () => {
     expect(await page.locator('#audit-more').isHidden()).toBe(true);
     clean(p);
   });
+
+  it('a filter that matches only old rows: executions and audit say to look further back instead of "no match", and "Load more" finds them', { timeout: 90_000 }, async () => {
+    const base = await start();
+    // 250,000 decisions; only the oldest is a Rare one. A page looks at 20,000 rows per request, ten requests
+    // at a time: the first "page" of the filtered list is empty, with more to look at.
+    t!.app.toolexec.db.exec(`
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 250000)
+      INSERT INTO audit (id, ts, session_id, tool_use_id, execution_id, tool, behavior, reason_type, reason_detail, actor, input_digest)
+        SELECT i, ${Date.now() - 300_000_000} + i * 1000, 's-old', 'tu' || i, 'ex' || i, CASE WHEN i = 1 THEN 'Rare' ELSE 'Read' END,
+               'allow', 'rule', 'd', 'agent', 'x' FROM n;
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 250000)
+      INSERT INTO executions (seq, id, session_id, tool_use_id, tool, status, input_digest, created_at, finished_at, duration_ms)
+        SELECT i, 'ex_old' || i, 's-old', 'tu' || i, CASE WHEN i = 1 THEN 'Rare' ELSE 'Read' END, 'succeeded', 'x',
+               ${Date.now() - 300_000_000} + i * 1000, ${Date.now() - 300_000_000} + i * 1000 + 1, 1 FROM n;`);
+    const p = await open(DESKTOP);
+    const { page } = p;
+    await page.goto(`${base}/console`);
+    await waitLive(page);
+    await waitCount(page, '#executions-list > li', 50);
+    await page.locator('#panel-executions').getByLabel('Tool', { exact: true }).fill('Rare');
+    await page.locator('#executions-filter').getByRole('button', { name: 'Apply' }).click();
+    await waitCount(page, '#executions-list > li', 0);
+    await page.locator('#executions-more').waitFor();
+    expect(await page.locator('#executions-empty').textContent()).toMatch(/further back/);
+    await page.locator('#executions-more').click();
+    await waitCount(page, '#executions-list > li', 1);
+    expect(await page.locator('#executions-list > li').getAttribute('data-execution-id')).toBe('ex_old1');
+    expect(await page.locator('#executions-more').isHidden()).toBe(true);
+
+    await page.getByRole('button', { name: 'Audit' }).click();
+    await page.locator('#audit-summary', { hasText: '50 entries, more available' }).waitFor();
+    await page.locator('#panel-audit').getByLabel('Tool', { exact: true }).fill('Rare');
+    await page.locator('#audit-filter').getByRole('button', { name: 'Apply' }).click();
+    await page.locator('#audit-summary', { hasText: /further back/ }).waitFor();
+    expect(await countOf(page, '#audit-rows tr')).toBe(0);
+    expect(await page.locator('#audit-more').isVisible()).toBe(true);
+    await page.locator('#audit-more').click();
+    await page.locator('#audit-summary', { hasText: /^1 entry \(filtered\)$/ }).waitFor();
+    expect(await tableText(page, '#audit-rows')).toEqual([[expect.any(String), 's-old', 'Rare', 'allow', 'rule d', 'agent', 'ex1']]);
+    expect(await page.locator('#audit-more').isHidden()).toBe(true);
+    clean(p);
+  });
 });
 
 describe('live executions in the console', () => {

@@ -102,6 +102,20 @@ describe('GET /permissions/requests with hundreds waiting', () => {
     const dflt = await get(app, '/permissions/requests');
     expect(pendingOf(dflt.body)).toHaveLength(100);
   });
+
+  it('pending_count with session_id counts that session only, also for a session named "*"', async () => {
+    const { app } = await start();
+    await ask(app, 2, 3, 'pc');
+    const star = [use('Asker', { value: 'star' }, 'star-0')];
+    expect((await app.inject({ method: 'POST', url: '/execute', payload: { session_id: '*', tool_uses: star, wait: false } })).statusCode).toBe(202);
+    await until(() => app.toolexec.broker.pendingCount === 7, 'every request to wait');
+    const page = await get(app, '/permissions/requests?session_id=*');
+    expect(page.status).toBe(200);
+    expect(page.body.requests.map((r: Json) => r.session_id)).toEqual(['*']);
+    expect(page.body.pending_count).toBe(1);
+    expect((await get(app, '/permissions/requests?session_id=pc-0')).body.pending_count).toBe(3);
+    expect((await get(app, '/permissions/requests?session_id=none')).body.pending_count).toBe(0);
+  });
 });
 
 describe('GET /executions?status= for calls in flight', () => {

@@ -235,6 +235,33 @@ describe('races around one request', () => {
     expect(JSON.parse(writer.result_block!).content).toContain('plan');
   });
 
+  it('a session switched to dontAsk while its calls wait: an allow runs the call, with or without an edited input (the person answered the ask)', async () => {
+    const calls: unknown[] = [];
+    t = await makeApp({ permissions: { headless: 'wait', askTimeoutMs: 120_000 } }, { extraTools: [probeTool({ name: 'Writer', calls })] });
+    const { app } = t;
+    for (const id of ['da-plain', 'da-edited']) {
+      const r = await app.inject({ method: 'POST', url: '/execute', payload: { session_id: `s-${id}`, wait: false, tool_uses: [use('Writer', { value: id }, id)] } });
+      expect(r.statusCode).toBe(202);
+    }
+    await until(() => app.toolexec.broker.pendingCount === 2, 'both requests');
+    for (const id of ['da-plain', 'da-edited']) {
+      expect((await app.inject({ method: 'PATCH', url: `/sessions/s-${id}`, payload: { mode: 'dontAsk' } })).statusCode).toBe(200);
+    }
+    const plain = app.toolexec.broker.pendingIds('s-da-plain')[0]!;
+    const edited = app.toolexec.broker.pendingIds('s-da-edited')[0]!;
+    expect((await app.inject({ method: 'POST', url: `/permissions/requests/${plain}`, payload: { decision: 'allow' } })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'POST', url: `/permissions/requests/${edited}`, payload: { decision: 'allow', updated_input: { value: 'edited' } } })).statusCode).toBe(200);
+    await until(() => app.toolexec.registry.size === 0, 'the calls to end');
+    expect(app.toolexec.executions.findByToolUse('s-da-plain', 'da-plain')!.status).toBe('succeeded');
+    expect(app.toolexec.executions.findByToolUse('s-da-edited', 'da-edited')!.status).toBe('succeeded');
+    expect(calls).toEqual(expect.arrayContaining([{ value: 'da-plain' }, { value: 'edited' }]));
+    const rows = app.toolexec.db.prepare("SELECT tool_use_id, behavior, reason_type FROM audit WHERE tool_use_id LIKE 'da-%' ORDER BY tool_use_id").all();
+    expect(rows).toEqual([
+      { tool_use_id: 'da-edited', behavior: 'allow', reason_type: 'user' },
+      { tool_use_id: 'da-plain', behavior: 'allow', reason_type: 'user' },
+    ]);
+  });
+
   it('a session switched to plan mode while a PermissionRequest hook runs: the allow that comes after runs nothing that is not read-only', async () => {
     // The hook says nothing (so a person is asked), once the test lets it go on.
     const dir = tmpDir();

@@ -125,7 +125,10 @@ export async function permission(
     if (checked.status === 'validating') {
       input = checked.input;
       const again = await decide({ tool, input, ctx, mode: session.mode, rules, hook: undefined });
-      if (again.behavior === 'deny') {
+      // dontAsk's deny stands for an ask nobody answers: this one was answered (as an unedited allow is,
+      // after a switch to dontAsk while the call waited).
+      const answeredAsk = again.reason.type === 'mode' && again.reason.detail === 'dontAsk';
+      if (again.behavior === 'deny' && !answeredAsk) {
         d = {
           ...again,
           chain: [...d.chain, { layer: 'rules', outcome: 'deny', detail: `the updated input, judged again: ${again.reason.type}: ${again.reason.detail}` }],

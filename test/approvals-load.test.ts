@@ -4,8 +4,11 @@
  * the races around one request (timeout, cancel, two answers, a mode change)
  * each ending with one outcome, one audit row and a clear error to the loser.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { cleanupTmp, makeApp, probeTool, use, type TestApp } from './helpers.js';
+import { cleanupTmp, makeApp, probeTool, tmpDir, use, type TestApp } from './helpers.js';
+import { script } from './helpers-hooks.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -98,6 +101,20 @@ describe('GET /permissions/requests with hundreds waiting', () => {
     // The default page is bounded too.
     const dflt = await get(app, '/permissions/requests');
     expect(pendingOf(dflt.body)).toHaveLength(100);
+  });
+
+  it('pending_count with session_id counts that session only, also for a session named "*"', async () => {
+    const { app } = await start();
+    await ask(app, 2, 3, 'pc');
+    const star = [use('Asker', { value: 'star' }, 'star-0')];
+    expect((await app.inject({ method: 'POST', url: '/execute', payload: { session_id: '*', tool_uses: star, wait: false } })).statusCode).toBe(202);
+    await until(() => app.toolexec.broker.pendingCount === 7, 'every request to wait');
+    const page = await get(app, '/permissions/requests?session_id=*');
+    expect(page.status).toBe(200);
+    expect(page.body.requests.map((r: Json) => r.session_id)).toEqual(['*']);
+    expect(page.body.pending_count).toBe(1);
+    expect((await get(app, '/permissions/requests?session_id=pc-0')).body.pending_count).toBe(3);
+    expect((await get(app, '/permissions/requests?session_id=none')).body.pending_count).toBe(0);
   });
 });
 
@@ -216,6 +233,61 @@ describe('races around one request', () => {
     const rows = app.toolexec.db.prepare("SELECT tool_use_id, behavior, reason_type, reason_detail FROM audit WHERE session_id = 'pm' ORDER BY id").all();
     expect(rows).toEqual([{ tool_use_id: 'pm-w', behavior: 'deny', reason_type: 'mode', reason_detail: 'plan' }]);
     expect(JSON.parse(writer.result_block!).content).toContain('plan');
+  });
+
+  it('a session switched to dontAsk while its calls wait: an allow runs the call, with or without an edited input (the person answered the ask)', async () => {
+    const calls: unknown[] = [];
+    t = await makeApp({ permissions: { headless: 'wait', askTimeoutMs: 120_000 } }, { extraTools: [probeTool({ name: 'Writer', calls })] });
+    const { app } = t;
+    for (const id of ['da-plain', 'da-edited']) {
+      const r = await app.inject({ method: 'POST', url: '/execute', payload: { session_id: `s-${id}`, wait: false, tool_uses: [use('Writer', { value: id }, id)] } });
+      expect(r.statusCode).toBe(202);
+    }
+    await until(() => app.toolexec.broker.pendingCount === 2, 'both requests');
+    for (const id of ['da-plain', 'da-edited']) {
+      expect((await app.inject({ method: 'PATCH', url: `/sessions/s-${id}`, payload: { mode: 'dontAsk' } })).statusCode).toBe(200);
+    }
+    const plain = app.toolexec.broker.pendingIds('s-da-plain')[0]!;
+    const edited = app.toolexec.broker.pendingIds('s-da-edited')[0]!;
+    expect((await app.inject({ method: 'POST', url: `/permissions/requests/${plain}`, payload: { decision: 'allow' } })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'POST', url: `/permissions/requests/${edited}`, payload: { decision: 'allow', updated_input: { value: 'edited' } } })).statusCode).toBe(200);
+    await until(() => app.toolexec.registry.size === 0, 'the calls to end');
+    expect(app.toolexec.executions.findByToolUse('s-da-plain', 'da-plain')!.status).toBe('succeeded');
+    expect(app.toolexec.executions.findByToolUse('s-da-edited', 'da-edited')!.status).toBe('succeeded');
+    expect(calls).toEqual(expect.arrayContaining([{ value: 'da-plain' }, { value: 'edited' }]));
+    const rows = app.toolexec.db.prepare("SELECT tool_use_id, behavior, reason_type FROM audit WHERE tool_use_id LIKE 'da-%' ORDER BY tool_use_id").all();
+    expect(rows).toEqual([
+      { tool_use_id: 'da-edited', behavior: 'allow', reason_type: 'user' },
+      { tool_use_id: 'da-plain', behavior: 'allow', reason_type: 'user' },
+    ]);
+  });
+
+  it('a session switched to plan mode while a PermissionRequest hook runs: the allow that comes after runs nothing that is not read-only', async () => {
+    // The hook says nothing (so a person is asked), once the test lets it go on.
+    const dir = tmpDir();
+    const started = path.join(dir, 'started');
+    const go = path.join(dir, 'go');
+    const command = script(dir, 'slow-hook.sh', `cat >/dev/null; touch '${started}'; while [ ! -f '${go}' ]; do sleep 0.02; done; exit 0`);
+    const calls: unknown[] = [];
+    t = await makeApp(
+      { permissions: { headless: 'wait', askTimeoutMs: 120_000 }, hooks: { PermissionRequest: [{ matcher: 'Writer', hooks: [{ type: 'command', command }] }] } },
+      { extraTools: [probeTool({ name: 'Writer', calls })] },
+    );
+    const { app } = t;
+    const r = await app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'ph', wait: false, tool_uses: [use('Writer', { value: 'w' }, 'ph-w')] } });
+    expect(r.statusCode).toBe(202);
+    await until(() => fs.existsSync(started), 'the hook to start');
+    // Decided in default mode (ask); plan mode is set while the hook still runs.
+    expect((await app.inject({ method: 'PATCH', url: '/sessions/ph', payload: { mode: 'plan' } })).statusCode).toBe(200);
+    fs.writeFileSync(go, '');
+    await until(() => app.toolexec.broker.pendingCount === 1, 'the request');
+    const id = app.toolexec.broker.pendingIds('ph')[0]!;
+    expect((await app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision: 'allow' } })).statusCode).toBe(200);
+    await until(() => app.toolexec.registry.size === 0, 'the call to end');
+    expect(calls).toEqual([]);
+    expect(app.toolexec.executions.findByToolUse('ph', 'ph-w')!.status).toBe('denied');
+    const rows = app.toolexec.db.prepare("SELECT behavior, reason_type, reason_detail FROM audit WHERE session_id = 'ph'").all();
+    expect(rows).toEqual([{ behavior: 'deny', reason_type: 'mode', reason_detail: 'plan' }]);
   });
 
   it('an answer after the waiting client went away gets 409; its calls are audited as cancelled, once each', async () => {

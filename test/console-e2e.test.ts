@@ -276,6 +276,62 @@ describe('approving from the console', () => {
     clean(p);
   });
 
+  it('a backlog answered elsewhere while the console still loads its pages: no card is left for an answered request', { timeout: 90_000 }, async () => {
+    const base = await start(
+      { server: { tokens, maxInFlightCalls: 5000 }, permissions: { headless: 'wait', askTimeoutMs: 120_000 } },
+      { extraTools: [probeTool({ name: 'Asker', readOnly: true })] },
+    );
+    // 1,100 waiting requests: two pages of GET /permissions/requests.
+    for (let s = 0; s < 110; s++) {
+      // Ten per session: a batch runs ten calls at a time.
+      const uses = Array.from({ length: 10 }, (_, i) => use('Asker', { value: `b-${s}-${i}` }, `b-${s}-${i}`));
+      const r = await fetch(`${base}/execute`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${AGENT}` },
+        body: JSON.stringify({ session_id: `s-b${s}`, tool_uses: uses, wait: false }),
+      });
+      expect(r.status).toBe(202);
+    }
+    await waitFor(async () => t!.app.toolexec.broker.pendingCount === 1100, 'every request to wait', 30_000);
+    const first = t!.app.toolexec.broker.pendingIds('*').slice(0, 60);
+    const p = await open(DESKTOP);
+    // The second page is held until the test lets it go.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held = 0;
+    await p.page.route(
+      (u) => u.pathname === '/permissions/requests' && u.searchParams.has('cursor'),
+      async (route) => {
+        held += 1;
+        await gate;
+        await route.continue();
+      },
+    );
+    await signIn(p.page, base, ALICE);
+    await waitFor(async () => held > 0, 'the second page to be asked for', UI_TIMEOUT_MS);
+    // Meanwhile a script answers 60 of the oldest (all on the first page, already read).
+    for (const id of first) {
+      const r = await fetch(`${base}/permissions/requests/${id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ALICE}` },
+        body: JSON.stringify({ decision: 'allow' }),
+      });
+      expect(r.status).toBe(200);
+    }
+    // The websocket showed the waiting ones and took the answered ones away.
+    await waitCount(p.page, '#requests-list > li', 1040);
+    const second = p.page.waitForResponse((r) => new URL(r.url()).pathname === '/permissions/requests' && new URL(r.url()).searchParams.has('cursor'));
+    release();
+    await (await second).finished();
+    // A few of the page's own turns for it to take in the last page (no further request marks the end of a load).
+    await p.page.evaluate('new Promise((r) => setTimeout(r, 300))');
+    // Once every page is read: the answered ones stay away.
+    expect(await countOf(p.page, '#requests-list > li')).toBe(1040);
+    const shown = await p.page.locator('#requests-list > li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-request-id')));
+    expect(shown.filter((id) => first.includes(id!))).toEqual([]);
+    clean(p);
+  });
+
   it('shows requests to a read-only token without offering answers; an answer given elsewhere removes the card', async () => {
     const base = await start({ server: { tokens }, permissions: { headless: 'wait', askTimeoutMs: 120_000 } }, { extraTools: [probeTool({})] });
     const p = await open(DESKTOP);
@@ -376,6 +432,48 @@ describe('paging in the console', () => {
     await page.locator('#audit-more').click();
     await page.locator('#audit-summary', { hasText: /^56 entries$/ }).waitFor();
     expect(await countOf(page, '#audit-rows tr')).toBe(56);
+    expect(await page.locator('#audit-more').isHidden()).toBe(true);
+    clean(p);
+  });
+
+  it('a filter that matches only old rows: executions and audit say to look further back instead of "no match", and "Load more" finds them', { timeout: 90_000 }, async () => {
+    const base = await start();
+    // 250,000 decisions; only the oldest is a Rare one. A page looks at 20,000 rows per request, ten requests
+    // at a time: the first "page" of the filtered list is empty, with more to look at.
+    t!.app.toolexec.db.exec(`
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 250000)
+      INSERT INTO audit (id, ts, session_id, tool_use_id, execution_id, tool, behavior, reason_type, reason_detail, actor, input_digest)
+        SELECT i, ${Date.now() - 300_000_000} + i * 1000, 's-old', 'tu' || i, 'ex' || i, CASE WHEN i = 1 THEN 'Rare' ELSE 'Read' END,
+               'allow', 'rule', 'd', 'agent', 'x' FROM n;
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 250000)
+      INSERT INTO executions (seq, id, session_id, tool_use_id, tool, status, input_digest, created_at, finished_at, duration_ms)
+        SELECT i, 'ex_old' || i, 's-old', 'tu' || i, CASE WHEN i = 1 THEN 'Rare' ELSE 'Read' END, 'succeeded', 'x',
+               ${Date.now() - 300_000_000} + i * 1000, ${Date.now() - 300_000_000} + i * 1000 + 1, 1 FROM n;`);
+    const p = await open(DESKTOP);
+    const { page } = p;
+    await page.goto(`${base}/console`);
+    await waitLive(page);
+    await waitCount(page, '#executions-list > li', 50);
+    await page.locator('#panel-executions').getByLabel('Tool', { exact: true }).fill('Rare');
+    await page.locator('#executions-filter').getByRole('button', { name: 'Apply' }).click();
+    await waitCount(page, '#executions-list > li', 0);
+    await page.locator('#executions-more').waitFor();
+    expect(await page.locator('#executions-empty').textContent()).toMatch(/further back/);
+    await page.locator('#executions-more').click();
+    await waitCount(page, '#executions-list > li', 1);
+    expect(await page.locator('#executions-list > li').getAttribute('data-execution-id')).toBe('ex_old1');
+    expect(await page.locator('#executions-more').isHidden()).toBe(true);
+
+    await page.getByRole('button', { name: 'Audit' }).click();
+    await page.locator('#audit-summary', { hasText: '50 entries, more available' }).waitFor();
+    await page.locator('#panel-audit').getByLabel('Tool', { exact: true }).fill('Rare');
+    await page.locator('#audit-filter').getByRole('button', { name: 'Apply' }).click();
+    await page.locator('#audit-summary', { hasText: /further back/ }).waitFor();
+    expect(await countOf(page, '#audit-rows tr')).toBe(0);
+    expect(await page.locator('#audit-more').isVisible()).toBe(true);
+    await page.locator('#audit-more').click();
+    await page.locator('#audit-summary', { hasText: /^1 entry \(filtered\)$/ }).waitFor();
+    expect(await tableText(page, '#audit-rows')).toEqual([[expect.any(String), 's-old', 'Rare', 'allow', 'rule d', 'agent', 'ex1']]);
     expect(await page.locator('#audit-more').isHidden()).toBe(true);
     clean(p);
   });

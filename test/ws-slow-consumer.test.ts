@@ -387,3 +387,88 @@ describe('a backlog answered in a burst', () => {
     expect(resolved.every((r) => r.status === 'allowed' && r.resolved_by === 'alice' && typeof r.summary === 'string' && !('input' in r))).toBe(true);
   });
 });
+
+describe('several subscriptions on one connection', () => {
+  async function waiting(port: number, perSession: Record<string, number>, pad = ''): Promise<void> {
+    let total = 0;
+    const before = t!.app.toolexec.broker.pendingCount;
+    for (const [session, n] of Object.entries(perSession)) {
+      const uses = Array.from({ length: n }, (_, i) => use('Asker', { value: `${session}-${i}${pad}` }, `${session}-${i}`));
+      expect((await post(port, { session_id: session, tool_uses: uses, wait: false })).status).toBe(202);
+      total += n;
+    }
+    for (let i = 0; t!.app.toolexec.broker.pendingCount < before + total; i++) {
+      if (i > 3000) throw new Error('timed out waiting for the requests to wait');
+      await sleep(10);
+    }
+  }
+  async function app(ws: { slowBytes: number; maxBufferedBytes: number } = { slowBytes: 64 * 1024, maxBufferedBytes: 4 * 1024 * 1024 }) {
+    t = await makeApp(
+      { server: { tokens, maxInFlightCalls: 5000 }, permissions: { askTimeoutMs: 120_000, headless: 'wait' } },
+      { extraTools: [probeTool({ name: 'Asker', readOnly: true })], ws: { heartbeatMs: 60_000, ...ws } },
+    );
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    return (t.app.server.address() as net.AddressInfo).port;
+  }
+  const requestIds = (c: Client): string[] => c.frames.filter((f) => f.type === 'permission.request').map((f) => (f.request as { id: string }).id);
+  async function subscribe(c: Client, session: string): Promise<void> {
+    const acks = c.count('ack');
+    c.ws.send(JSON.stringify({ type: 'subscribe', session_id: session }));
+    await c.until(() => c.count('ack') === acks + 1, `the ack of ${session}`);
+  }
+
+  it('"*" then a session, or a session then "*", or a session twice: each waiting request is shown once', async () => {
+    const port = await app();
+    await waiting(port, { a: 5, b: 3 });
+    const all = t!.app.toolexec.broker.pendingIds('*');
+
+    const starFirst = await connect(port, APPROVER, '*');
+    await starFirst.until(() => requestIds(starFirst).length >= all.length, 'the backlog of "*"');
+    await subscribe(starFirst, 'a');
+    await subscribe(starFirst, 'a');
+
+    const sessionFirst = await connect(port, APPROVER, 'a');
+    await sessionFirst.until(() => requestIds(sessionFirst).length >= 5, 'the backlog of a');
+    await subscribe(sessionFirst, '*');
+    await sessionFirst.until(() => requestIds(sessionFirst).length >= all.length, 'the backlog of "*"');
+
+    // A ping round trip: anything the subscribes queued has been written out before the pong.
+    for (const c of [starFirst, sessionFirst]) {
+      c.ws.send(JSON.stringify({ type: 'ping' }));
+      await c.until(() => c.count('pong') === 1, 'a pong');
+      await sleep(100);
+      expect(requestIds(c).sort()).toEqual([...all].sort());
+    }
+    // A request that arrives later reaches each connection once, whatever it subscribed to.
+    await waiting(port, { late: 1 });
+    for (const c of [starFirst, sessionFirst]) await c.until(() => requestIds(c).length === all.length + 1, 'the late request');
+  });
+
+  it('a request that arrives while the backlog is still being sent comes after it: oldest first, as the README says', async () => {
+    const SLOW = 64 * 1024;
+    const port = await app({ slowBytes: SLOW, maxBufferedBytes: 16 * 1024 * 1024 });
+    // 40 sessions of 10 requests of 32 KB: about 13 MB, more than slowBytes and the kernel's buffers take.
+    const pad = 'b'.repeat(32 * 1024);
+    const sessions: Record<string, number> = {};
+    for (let s = 0; s < 40; s++) sessions[`old-${s}`] = 10;
+    await waiting(port, sessions, pad);
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { authorization: `Bearer ${APPROVER}` } });
+    sockets.push(ws);
+    const approver = new Client(ws, false);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    tcp(approver).pause();
+    ws.send(JSON.stringify({ type: 'subscribe', session_id: '*' }));
+    await sleep(300);
+    // Still draining: the server holds frames it could not write yet.
+    expect(Math.max(0, ...serverSockets().map((x) => x.bufferedAmount))).toBeGreaterThan(0);
+    await waiting(port, { newcomer: 1 });
+    tcp(approver).resume();
+    await approver.until(() => requestIds(approver).length === 401, 'every request');
+    const order = approver.frames.filter((f) => f.type === 'permission.request').map((f) => (f.request as { session_id: string }).session_id);
+    expect(order.indexOf('newcomer')).toBe(400);
+    expect(new Set(requestIds(approver)).size).toBe(401);
+  });
+});

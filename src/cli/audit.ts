@@ -165,11 +165,13 @@ export async function auditCommand(args: string[], io: CliIO): Promise<CommandRe
 
   // The newest id of the whole log, read before the filtered page: anything
   // newer than both is new, whatever the filters.
-  let lastId = 0;
-  if (follow) {
+  const newestId = async (): Promise<number> => {
     const { body } = await request<AuditPage>(target, '/audit', { query: { limit: '1' }, signal: io.signal, timeoutMs: pageTimeout(interval) });
-    lastId = body.entries[0]?.id ?? 0;
-  }
+    return body.entries[0]?.id ?? 0;
+  };
+  const filtered = Object.values(filters).some((v) => v !== undefined);
+  let lastId = 0;
+  if (follow) lastId = await newestId();
   const first = limit > 0 ? await fetchNewest(target, pageTimeout(interval), filters, limit, 0, io.signal) : [];
   print(first.reverse());
   if (!follow) return 0;
@@ -180,6 +182,11 @@ export async function auditCommand(args: string[], io: CliIO): Promise<CommandRe
     await sleep(interval, io.signal);
     if (io.signal?.aborted) break;
     try {
+      // With a filter, the newest id of the whole log first: the fetch below looks at every row up to it,
+      // matching or not, and the next poll need not look at them again (a page filtered on a column no
+      // index serves looks at a bounded window of rows: a tail whose filter matched nothing for a while
+      // walked every row since its last match, window by window, on every poll).
+      const top = filtered ? await newestId() : 0;
       const fresh = await fetchNewest(target, pageTimeout(interval), filters, Number.MAX_SAFE_INTEGER, lastId, io.signal);
       if (lost) {
         warn(io, `the service at ${target.url.origin} answers again`);
@@ -189,6 +196,7 @@ export async function auditCommand(args: string[], io: CliIO): Promise<CommandRe
         print(fresh.reverse());
         lastId = fresh[fresh.length - 1]!.id;
       }
+      lastId = Math.max(lastId, top);
     } catch (e) {
       if (io.signal?.aborted) break;
       if (!(e instanceof ServiceError) || !e.transient) throw e;

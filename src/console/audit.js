@@ -69,9 +69,12 @@ export class AuditPanel {
       const filtered = Object.keys(this.filters).length > 0;
       this.summary.textContent =
         this.count === 0
-          ? filtered
-            ? 'No decision matches these filters.'
-            : 'No decision recorded yet.'
+          ? this.cursor
+            ? // Only the most recent part of the log was looked at (a bounded window per request).
+              'No decision matches among the most recent ones; “Load more” looks further back.'
+            : filtered
+              ? 'No decision matches these filters.'
+              : 'No decision recorded yet.'
           : `${this.count} ${this.count === 1 ? 'entry' : 'entries'}${this.cursor ? ', more available' : ''}${filtered ? ' (filtered)' : ''}`;
     }
   }

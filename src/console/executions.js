@@ -59,6 +59,8 @@ export class ExecutionsPanel {
     } finally {
       this.more.disabled = false;
       show(this.more, Boolean(this.cursor));
+      // Only the most recent calls were looked at if a cursor is left (a bounded window per request).
+      this.empty.textContent = this.cursor ? 'No execution matches among the most recent ones; “Load more” looks further back.' : 'No execution matches.';
       show(this.empty, this.rows.size === 0);
     }
   }

@@ -17,20 +17,30 @@ export class RequestsPanel {
     this.recentList = $('recent-list');
     this.empty = $('requests-empty');
     this.timer = setInterval(() => this.tick(), 1000);
+    /** For each load under way: the requests answered since it began (its pages may still list them as pending). */
+    this.loading = new Set();
   }
 
   /** Loads pending and recent requests; later frames keep them current. */
   async load() {
-    // Every page of the pending requests (the first carries the recent ones too).
+    // Every page of the pending requests (the first carries the recent ones too). A request answered while
+    // the pages are read is left out: a page read before the answer still lists it as pending.
+    const answered = new Set();
+    this.loading.add(answered);
     const requests = [];
-    let cursor = null;
-    do {
-      const page = await api(`/permissions/requests?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      requests.push(...page.requests);
-      cursor = page.next_cursor;
-    } while (cursor);
+    try {
+      let cursor = null;
+      do {
+        const page = await api(`/permissions/requests?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        requests.push(...page.requests);
+        cursor = page.next_cursor;
+      } while (cursor);
+    } finally {
+      this.loading.delete(answered);
+    }
     const pendingIds = new Set();
     for (const r of requests) {
+      if (r.status === 'pending' && answered.has(r.id)) continue;
       if (r.status === 'pending') {
         pendingIds.add(r.id);
         this.add(r, false);
@@ -60,6 +70,7 @@ export class RequestsPanel {
   }
 
   resolved(request) {
+    for (const answered of this.loading) answered.add(request.id);
     this.remove(request.id);
     this.rememberResolved(request);
     this.renderRecent();

@@ -351,6 +351,11 @@ export class ApprovalBroker implements Approvals {
     return ids === undefined ? [] : [...ids];
   }
 
+  /** How many requests wait for an answer in one session (no wildcard: "*" may be a session's own id). */
+  pendingCountIn(sessionId: string): number {
+    return this.pendingBySession.get(sessionId)?.size ?? 0;
+  }
+
   /** A request still waiting for an answer; undefined once it is resolved. */
   pendingView(id: string): PermissionRequestView | undefined {
     return this.pending.get(id)?.view;

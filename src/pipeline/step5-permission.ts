@@ -47,18 +47,22 @@ export async function permission(
   // The digest names the input as received; once a hook or an approver has
   // rewritten it, the prompt and the audit name what is judged and run instead.
   const digestOf = (x: ToolInput): string => (x === received ? call.inputDigest : digestInput(safeStringify(x)));
-  let d: Decision = await decide({ tool, input, ctx, mode: session.mode, rules, hook });
+  // The mode the decision is taken in: the session's may change while the call waits for the classifier, a
+  // PermissionRequest hook or a person (PATCH /sessions/:id).
+  let decidedIn = session.mode;
+  let d: Decision = await decide({ tool, input, ctx, mode: decidedIn, rules, hook });
 
   if (d.behavior === 'ask' && session.mode === 'auto') {
     d = await classifierLayer(d, call, session, deps, abort.signal);
     if (d.behavior === 'deny' && deps.hooks.matches('PermissionDenied', tool.name)) d = await permissionDeniedHooks(d, call, session, deps, abort.signal);
   }
   if (d.behavior === 'ask' && deps.hooks.matches('PermissionRequest', tool.name)) {
-    d = await permissionRequestHooks(d, call, session, deps, abort.signal);
+    d = await permissionRequestHooks(d, call, session, deps, abort.signal, () => {
+      // A hook that allows the call and sets the session's mode decides in that mode.
+      decidedIn = session.mode;
+    });
     if (d.updatedInput) input = d.updatedInput;
   }
-  // The mode the question was asked in: the session's may change while the call waits (PATCH /sessions/:id).
-  const askedIn = session.mode;
   if (d.behavior === 'ask') {
     onAwaiting(awaitingPermissionCall(call, tool, call.input, undefined));
     const outcome = await deps.approvals.request({
@@ -107,9 +111,10 @@ export async function permission(
   // valid, and never past a deny: the rule, tool and safety layers judge it
   // again (the person's allow answers the asks; it cannot lift a deny).
   let checked: Parsed | FinishedCall | undefined;
-  if (d.behavior === 'allow' && input === call.input && session.mode === 'plan' && askedIn !== 'plan') {
-    // Switched to plan mode while the call waited for its answer: plan mode's gate holds whatever the
-    // answer (as it does for an updated input, judged below in the session's mode).
+  if (d.behavior === 'allow' && input === call.input && session.mode === 'plan' && decidedIn !== 'plan') {
+    // Switched to plan mode while the call waited for its answer (the classifier's, a hook's or a person's):
+    // plan mode's gate holds whatever the answer (as it does for an updated input, judged below in the
+    // session's mode).
     const again = await decide({ tool, input, ctx, mode: session.mode, rules, hook: undefined });
     if (again.behavior === 'deny') {
       d = {
@@ -123,7 +128,10 @@ export async function permission(
     if (checked.status === 'validating') {
       input = checked.input;
       const again = await decide({ tool, input, ctx, mode: session.mode, rules, hook: undefined });
-      if (again.behavior === 'deny') {
+      // dontAsk's deny stands for an ask nobody answers: this one was answered (as an unedited allow is,
+      // after a switch to dontAsk while the call waited).
+      const answeredAsk = again.reason.type === 'mode' && again.reason.detail === 'dontAsk';
+      if (again.behavior === 'deny' && !answeredAsk) {
         d = {
           ...again,
           chain: [...d.chain, { layer: 'rules', outcome: 'deny', detail: `the updated input, judged again: ${again.reason.type}: ${again.reason.detail}` }],
@@ -265,6 +273,7 @@ async function permissionRequestHooks(
   session: Session,
   deps: PipelineDeps,
   signal: AbortSignal,
+  onModeSet: () => void,
 ): Promise<Decision> {
   // The rule an approver is offered (approval-broker.ts suggestRule), in Claude Code's PermissionUpdate shape.
   let suggested: string | undefined;
@@ -280,7 +289,7 @@ async function permissionRequestHooks(
   if (pr.behavior === 'allow') {
     const allowed: Decision = { behavior: 'allow', reason: { type: 'hook', detail: pr.hook }, message: undefined, chain: d.chain };
     if (pr.updatedInput) allowed.updatedInput = pr.updatedInput;
-    if (pr.updatedPermissions && pr.updatedPermissions.length > 0) applyHookUpdates(pr.updatedPermissions, pr.hook, call, session, deps, d);
+    if (pr.updatedPermissions && pr.updatedPermissions.length > 0) applyHookUpdates(pr.updatedPermissions, pr.hook, call, session, deps, d, onModeSet);
     return allowed;
   }
   return {
@@ -297,7 +306,15 @@ async function permissionRequestHooks(
  * What is applied goes into the decision chain; what is not, into the call's
  * hook messages.
  */
-function applyHookUpdates(updates: readonly unknown[], hook: string, call: Parsed, session: Session, deps: PipelineDeps, d: Decision): void {
+function applyHookUpdates(
+  updates: readonly unknown[],
+  hook: string,
+  call: Parsed,
+  session: Session,
+  deps: PipelineDeps,
+  d: Decision,
+  onModeSet: () => void,
+): void {
   const perms = deps.config.permissions;
   const report = applyPermissionUpdates(updates, {
     sessionId: session.id,
@@ -307,6 +324,7 @@ function applyHookUpdates(updates: readonly unknown[], hook: string, call: Parse
       // A new mode starts the auto-mode denial count afresh (as PATCH /sessions/:id does).
       session.classifierDenials = { consecutive: 0, total: 0 };
       session.touch();
+      onModeSet();
     },
     allowBypass: perms.allowBypass && perms.disableBypassPermissionsMode !== 'disable',
     remember: deps.rememberRule,

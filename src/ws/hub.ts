@@ -153,6 +153,11 @@ export class WsHub {
               `A connection may subscribe to at most ${MAX_SUBSCRIPTIONS} sessions at once: unsubscribe from one first${this.can(conn, 'read') ? ', or subscribe to "*"' : ''}`,
             );
           }
+          // What the connection is shown already (sent, queued in its backlog, or live as it arrives).
+          const coveredBefore = (sessionId: string): boolean => conn.sessions.has(WILDCARD) || conn.sessions.has(sessionId);
+          const fresh = coveredBefore(f.session_id)
+            ? []
+            : this.broker.pendingIds(f.session_id).filter((id) => f.session_id !== WILDCARD || !coveredBefore(this.broker.pendingView(id)!.session_id));
           conn.sessions.add(f.session_id);
           const set = this.bySession.get(f.session_id) ?? new Set();
           set.add(conn);
@@ -161,10 +166,11 @@ export class WsHub {
           // Requests already waiting for this session are shown to the new subscriber, as its socket
           // drains: thousands of them sent at once went past maxBufferedBytes, and the approver who
           // connected to answer them was cut off (and again at each reconnection).
-          const ids = this.broker.pendingIds(f.session_id);
-          if (ids.length > 0) {
+          // Only those the connection was not shown through another subscription ("*" and a session, or the
+          // same session twice): each request is sent to it once.
+          if (fresh.length > 0) {
             const backlog = (conn.backlog ??= new Set());
-            for (const id of ids) backlog.add(id);
+            for (const id of fresh) backlog.add(id);
             this.pumpBacklog(conn);
           }
           return;
@@ -292,9 +298,21 @@ export class WsHub {
     // thousands of requests (a script approving a backlog) sent every input again to every subscriber,
     // as frames that are never dropped: watchers were cut off past maxBufferedBytes.
     const request = e.type === 'permission.resolved' ? { ...e.request, input: undefined } : e.request;
-    // Serialised once for every subscriber.
-    const text = JSON.stringify({ type: e.type, request });
-    for (const c of targets) this.send(c, text, true);
+    // Serialised once for every subscriber (and only if one of them takes it now).
+    let text: string | undefined;
+    for (const c of targets) {
+      if (c.backlog !== undefined) {
+        if (e.type === 'permission.request') {
+          // A connection still being shown its backlog gets a new request after it, oldest first.
+          c.backlog.add(e.request.id);
+          this.pumpBacklog(c);
+          continue;
+        }
+        // Answered before it was shown: the connection is told of the answer only.
+        c.backlog.delete(e.request.id);
+      }
+      this.send(c, (text ??= JSON.stringify({ type: e.type, request })), true);
+    }
   }
 
   private heartbeat(): void {

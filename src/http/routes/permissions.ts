@@ -67,7 +67,7 @@ export function permissionRoutes(app: FastifyInstance, svc: Services): void {
     const recent = afterSeq === undefined ? svc.broker.recentRequests().filter((r) => q.session_id === undefined || r.session_id === q.session_id) : [];
     return {
       requests: [...page.requests, ...recent],
-      pending_count: q.session_id === undefined ? svc.broker.pendingCount : svc.broker.pendingIds(q.session_id).length,
+      pending_count: q.session_id === undefined ? svc.broker.pendingCount : svc.broker.pendingCountIn(q.session_id),
       next_cursor: page.next === undefined ? null : encodeCursor(page.next),
     };
   });

@@ -46,8 +46,9 @@ export interface BatchItem {
  * the database closed under a shutdown) rejects it with nobody listening,
  * and Node ends the process on an unhandled rejection.
  */
+const ignore = (): void => {};
 function handled<T>(p: Promise<T>): Promise<T> {
-  p.catch(() => {});
+  p.catch(ignore);
   return p;
 }
 

@@ -90,3 +90,38 @@ export function compilePathRule(spec: string, base: PathBase): PathMatcher {
   const m = picomatch(globs, opts);
   return (p) => m(path.normalize(p).normalize('NFC'));
 }
+
+/**
+ * Whether something a specifier covers may lie at or below a directory (an
+ * absolute path at or below the rule's fixed prefix): a walk looking for the
+ * files a rule covers need not enter a directory for which this is false.
+ * The pattern below the prefix is compared segment by segment: `./.env.*`
+ * (the working directory, then `.env.*`) covers nothing below `node_modules`,
+ * while a directory whose components match every segment is covered whole
+ * (a rule naming a directory covers what lies below it). A `**` segment ends
+ * the comparison: any directory past it may hold a match. A pattern with
+ * braces, parentheses (which may span segments) or `!` is not compared: every
+ * directory may hold a match.
+ */
+export function compileDirFilter(spec: string, base: PathBase): PathMatcher {
+  const glob = specifierToGlob(spec, base);
+  const scan = picomatch.scan(glob);
+  const prefix = scan.base.replace(/\\(.)/g, '$1') || '/';
+  const rest = scan.glob;
+  if (rest === '' || /[{}()!]/.test(rest)) return () => true;
+  const opts = { dot: true, nocase: base.caseInsensitive };
+  const segments = rest.split('/').map((seg) => (seg.includes('**') ? undefined : picomatch(seg, opts)));
+  return (dir) => {
+    const rel = path.relative(prefix, path.normalize(dir));
+    if (rel === '') return true;
+    if (rel.startsWith('..') || path.isAbsolute(rel)) return true;
+    const parts = rel.split(path.sep);
+    for (let i = 0; i < parts.length; i++) {
+      if (i >= segments.length) return true;
+      const m = segments[i];
+      if (m === undefined) return true;
+      if (!m(parts[i]!.normalize('NFC'))) return false;
+    }
+    return true;
+  };
+}

@@ -97,6 +97,14 @@ describe('a pnpm node_modules under Read(./.env.*)', () => {
     }
   });
 
+  it('node_modules is looked through once, though every package lies there twice (where it is, and through its symlink)', async () => {
+    for (const mode of modes) {
+      await withApp({ ...mode, ...policy }, async (t) => {
+        expect(await check(t, 'Bash', { command: 'grep -r TODO node_modules' })).toMatchObject({ behavior: 'allow' });
+      });
+    }
+  });
+
   it('a hard link to a denied file is still found, at the depth the rule matches and below a directory it names', async () => {
     const link = path.join(ws, 'node_modules', 'leak.js');
     const dir = path.join(ws, '.env.d');

@@ -111,6 +111,8 @@ export function compileDirFilter(spec: string, base: PathBase): PathMatcher {
   if (rest === '' || /[{}()!]/.test(rest)) return () => true;
   const opts = { dot: true, nocase: base.caseInsensitive };
   const segments = rest.split('/').map((seg) => (seg.includes('**') ? undefined : picomatch(seg, opts)));
+  // `**` right below the prefix: every directory.
+  if (segments[0] === undefined) return () => true;
   return (dir) => {
     const rel = path.relative(prefix, path.normalize(dir));
     if (rel === '') return true;

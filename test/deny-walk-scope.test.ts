@@ -163,8 +163,22 @@ describe('compileDirFilter', () => {
     const below = compileDirFilter('./a/*/b/**', base);
     expect(below('/w/a/x/c')).toBe(false);
     expect(below('/w/a/x/b/c/d')).toBe(true);
-    // Braces may span segments: no pruning.
+    // Braces may span segments: no pruning below the prefix.
     expect(compileDirFilter('./{a,b/c}/x', base)('/w/b/c')).toBe(true);
     expect(compileDirFilter('./{a,b/c}/x', base)('/w/z')).toBe(true);
+    // Above the prefix: the walk must go through; beside it: nothing the rule covers.
+    expect(fixed('/w')).toBe(true);
+    expect(fixed('/')).toBe(true);
+    expect(fixed('/w/src')).toBe(false);
+    expect(compileDirFilter('~/.ssh/**', base)('/w/node_modules')).toBe(false);
+  });
+
+  it('compares as the file system does where it folds case', () => {
+    const folded = { root: '/w', cwd: '/w', home: '/h', caseInsensitive: true };
+    const f = compileDirFilter('./Config/*/secret.json', folded);
+    expect(f('/w/config')).toBe(true);
+    expect(f('/w/CONFIG/prod')).toBe(true);
+    expect(f('/w/config/prod/sub')).toBe(false);
+    expect(compileDirFilter('./.ENV.*', folded)('/w/.env.d')).toBe(true);
   });
 });

@@ -38,8 +38,8 @@ export interface DenyRuleEntry {
   prefix: string;
   matches: PathMatcher;
   /**
-   * Whether something the rule covers may lie at or below this directory (at or below the
-   * prefix); without it, every directory below the prefix is entered.
+   * Whether something the rule covers may lie at or below this directory (false for one
+   * neither above nor below its prefix); without it, every directory is entered.
    */
   enters?: PathMatcher;
 }
@@ -66,10 +66,8 @@ type Found = { rule: PermissionRule; other: string };
 function deniedLinkedFiles(rules: readonly DenyRuleEntry[]): Map<string, Found> | undefined {
   const out = new Map<string, Found>();
   const covering = (p: string): PermissionRule | undefined => rules.find((r) => r.matches(p))?.rule;
-  const within = (p: string, base: string): boolean => p === base || base === '/' || p.startsWith(`${base}/`);
-  // A directory may hold a covered file when a rule at or above it says so, or a rule's prefix lies below it.
-  const enter = (dir: string): boolean =>
-    rules.some((r) => (within(dir, r.prefix) ? (r.enters?.(dir) ?? true) : within(r.prefix, dir)));
+  // A directory may hold a covered file when some rule says so (a rule that cannot tell: every directory).
+  const enter = (dir: string): boolean => rules.some((r) => r.enters?.(dir) ?? true);
   const note = (p: string, rule: PermissionRule): void => {
     const st = linkedFile(p);
     if (st) out.set(`${st.dev}:${st.ino}`, { rule, other: p });

@@ -167,7 +167,7 @@ export class RuleIndex {
 
   /**
    * The path rules of this kind and behaviour, each with its fixed (wildcard-free) prefix, its matcher,
-   * and whether something it covers may lie at or below a directory under that prefix (for walks).
+   * and whether something it covers may lie at or below a directory (for walks).
    */
   pathRuleList(kind: PathKind, behavior: Behavior): { rule: PermissionRule; prefix: string; matches: PathMatcher; enters: PathMatcher }[] {
     const base = this.base;
@@ -180,20 +180,19 @@ export class RuleIndex {
   /**
    * The first path rule of this kind and behaviour that may match something at
    * or below one of these directories: its fixed (wildcard-free) prefix lies
-   * below the directory, or the directory lies at or below the prefix where
-   * the rest of the pattern may still match (`./.env.*` matches nothing below
+   * at or below the directory, or the directory lies below the prefix where
+   * the rest of the pattern may still match (path-rules.ts compileDirFilter) (`./.env.*` matches nothing below
    * `src`; a bare `.env`, at any depth, may). For a reader that reads whole trees (`grep -r`, `rg`).
    */
   pathRuleBelow(kind: PathKind, behavior: Behavior, dirs: readonly string[]): PermissionRule | undefined {
     const base = this.base;
     if (!base) return undefined;
-    const within = (a: string, b: string): boolean => a === b || b === '/' || a.startsWith(`${b}/`);
     for (const tool of PATH_RULE_TOOLS[kind]) {
       const list = this.content[behavior].get(tool);
       if (!list) continue;
       for (const r of list) {
-        const prefix = this.prefix(r, base);
-        for (const d of dirs) if (within(prefix, d) || (within(d, prefix) && this.dirFilter(r, base)(d))) return r;
+        const reaches = this.dirFilter(r, base);
+        for (const d of dirs) if (reaches(d)) return r;
       }
     }
     return undefined;

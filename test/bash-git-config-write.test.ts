@@ -93,6 +93,13 @@ describe('git config changes', () => {
     ]) {
       expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety' });
     }
+    // git writes through a symlink: .git/config leading to a protected file is a write of that file, whatever the key.
+    const linked = repo({ allow: ['Bash(git:*)'] });
+    fs.mkdirSync(path.join(linked.ws, '.claude'));
+    fs.writeFileSync(path.join(linked.ws, '.claude', 'settings.json'), '');
+    fs.rmSync(path.join(linked.ws, '.git', 'config'));
+    fs.symlinkSync('../.claude/settings.json', path.join(linked.ws, '.git', 'config'));
+    expect(await linked.check('git config user.email a@b.c')).toMatchObject({ behavior: 'ask', type: 'safety' });
   });
 
   it('do not change .git/config in bypassPermissions', async () => {

@@ -175,10 +175,23 @@ export function gitConfigWrite(argv: readonly Word[], cwd: string, home: string)
   const quotedWhole = (raw: string): boolean => raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') && !raw.slice(1, -1).includes('"');
   const fixed = given.every((w, i) => (w.literal && !w.glob) || (i === given.length - 1 && quotedWhole(w.raw)));
   const sections = sub !== undefined && ['rename-section', 'remove-section', 'edit'].includes(sub);
-  if (fixed && !broad && !sections && key !== undefined && INERT_KEYS.has(key.toLowerCase())) return undefined;
-  if (file !== undefined) return file;
+  const inert = fixed && !broad && !sections && key !== undefined && INERT_KEYS.has(key.toLowerCase());
+  const target = file ?? configFile(args, start, gitDir, home);
+  // git writes through a symlink: `.git/config` → a script toolexec runs would get the line, whatever the key.
+  return inert && !isSymlink(target) ? undefined : target;
+}
+
+function configFile(args: readonly string[], start: string, gitDir: string | undefined, home: string): string {
   if (args.some((a) => isLong(a, ['--global']))) return path.join(home, '.gitconfig');
   if (args.some((a) => isLong(a, ['--system']))) return '/etc/gitconfig';
-  gitDir ??= gitDirFrom(start) ?? path.join(start, '.git');
-  return path.join(gitDir, args.some((a) => isLong(a, ['--worktree'])) ? 'config.worktree' : 'config');
+  const dir = gitDir ?? gitDirFrom(start) ?? path.join(start, '.git');
+  return path.join(dir, args.some((a) => isLong(a, ['--worktree'])) ? 'config.worktree' : 'config');
+}
+
+function isSymlink(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }

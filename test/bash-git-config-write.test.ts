@@ -59,6 +59,49 @@ describe('git config changes', () => {
     expect(await repo({}).check('git config --get user.email')).toMatchObject({ behavior: 'allow', type: 'tool' });
   });
 
+  it('setting a key that runs nothing (user.email, init.defaultBranch) is as before: allowed under Bash(git:*) and in bypassPermissions', async () => {
+    const inert = [
+      "git config user.name 'A B'",
+      'git config user.email a@b.c',
+      'git config --global user.email a@b.c',
+      'git config --global init.defaultBranch main',
+      'git config pull.rebase false',
+      'git config --local core.autocrlf input',
+      'git config set User.Email a@b.c',
+      'git config --unset user.email',
+      'git config user.email "$GIT_EMAIL"',
+    ];
+    for (const opts of [{ allow: ['Bash(git:*)'] }, { mode: BYPASS.defaultMode }] as RuleEnvOptions[]) {
+      const env = repo(opts);
+      // bypassPermissions: no ask from the check (passthrough), which the mode allows.
+      for (const c of inert) expect(['allow', 'passthrough'], `${opts.mode ?? 'default'}: ${c}`).toContain((await env.check(c)).behavior);
+    }
+  });
+
+  it('a key that runs nothing, in a form that may change more, still asks', async () => {
+    const env = repo({ allow: ['Bash(git:*)'] });
+    for (const c of [
+      'git config --file .claude/settings.json user.name x',
+      'git config -f .gitmodules user.name x',
+      'git config --rename-section user core',
+      'git config user.name.x y',
+      'git config user.email $X',
+      'git config $KEY a@b.c',
+      'git config user.email "a"$X"b"',
+      'git config user.email "a\\"$X"b"',
+      'git config user.sshCommand evil',
+    ]) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    // git writes through a symlink: .git/config leading to a protected file is a write of that file, whatever the key.
+    const linked = repo({ allow: ['Bash(git:*)'] });
+    fs.mkdirSync(path.join(linked.ws, '.claude'));
+    fs.writeFileSync(path.join(linked.ws, '.claude', 'settings.json'), '');
+    fs.rmSync(path.join(linked.ws, '.git', 'config'));
+    fs.symlinkSync('../.claude/settings.json', path.join(linked.ws, '.git', 'config'));
+    expect(await linked.check('git config user.email a@b.c')).toMatchObject({ behavior: 'ask', type: 'safety' });
+  });
+
   it('do not change .git/config in bypassPermissions', async () => {
     const t = await makeApp({ permissions: { ...BYPASS } });
     try {

@@ -15,7 +15,8 @@
  * set`, …) writes the repository's `.git/config` (or ~/.gitconfig, or the
  * --file): a protected path, where `core.hooksPath`, `core.fsmonitor`,
  * `core.pager` or an alias runs a program on a later git command. It asks
- * like an edit of that file does, even in bypassPermissions.
+ * like an edit of that file does, even in bypassPermissions, except for a
+ * key that can do none of that (`user.email`, `init.defaultBranch`: INERT_KEYS).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -91,8 +92,23 @@ const CONFIG_READ_OPTIONS = ['--get', '--get-all', '--get-regexp', '--get-urlmat
 const CONFIG_VALUE_OPTIONS = ['--file', '--blob', '--type', '--default', '--comment', '--value'];
 
 /**
+ * Keys whose value never makes git run a program, load another file, or send
+ * data anywhere else (lower case: git compares section and variable names so):
+ * setting one (`git config user.email a@b.c`, `git config --global
+ * init.defaultBranch main`, which agents do before committing) changes
+ * nothing a later command could be made to run. git writes the value quoted,
+ * so no value adds a line of its own.
+ */
+const INERT_KEYS: ReadonlySet<string> = new Set([
+  'user.name', 'user.email', 'init.defaultbranch', 'pull.rebase', 'pull.ff', 'push.default', 'push.autosetupremote',
+  'fetch.prune', 'rebase.autostash', 'core.autocrlf', 'core.eol', 'core.filemode', 'color.ui', 'advice.detachedhead',
+]);
+
+/**
  * The configuration file (absolute) a `git config` argv writes, seen from
- * `cwd`; undefined when it only reads (or is not git config).
+ * `cwd`; undefined when it only reads (or is not git config), or when it
+ * sets or unsets one key of INERT_KEYS in the usual files (no --file or
+ * --blob, no section renamed or removed, no editor).
  */
 export function gitConfigWrite(argv: readonly Word[], cwd: string, home: string): string | undefined {
   if (commandName(argv) !== 'git') return undefined;
@@ -115,6 +131,8 @@ export function gitConfigWrite(argv: readonly Word[], cwd: string, home: string)
   const positionals: string[] = [];
   let writes = false;
   let reads = false;
+  /** A form that may change more than the named key, or another file (`--file`, `--edit`, sections). */
+  let broad = false;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') {
@@ -126,11 +144,14 @@ export function gitConfigWrite(argv: readonly Word[], cwd: string, home: string)
       const name = eq === -1 ? a : a.slice(0, eq);
       const value = eq === -1 && CONFIG_VALUE_OPTIONS.some((o) => isLong(name, [o])) ? args[++i] : eq === -1 ? undefined : a.slice(eq + 1);
       if (isLong(name, ['--file']) && value !== undefined) file = path.resolve(start, value);
+      if (isLong(name, ['--file', '--blob', '--rename-section', '--remove-section', '--edit'])) broad = true;
       if (isLong(name, CONFIG_WRITE_OPTIONS)) writes = true;
       else if (isLong(name, CONFIG_READ_OPTIONS)) reads = true;
       continue;
     }
     if (a.startsWith('-') && a.length > 1) {
+      // Short options other than the scope's are not sorted out here: any makes the write a broad one.
+      broad = true;
       if (/e/.test(a.slice(1))) writes = true;
       if (/l/.test(a.slice(1))) reads = true;
       if (/f/.test(a.slice(1))) {
@@ -147,9 +168,30 @@ export function gitConfigWrite(argv: readonly Word[], cwd: string, home: string)
   if (sub !== undefined && ['set', 'unset', 'rename-section', 'remove-section', 'edit'].includes(sub)) writes = true;
   else if (!reads && positionals.length >= 2) writes = true;
   if (!writes) return undefined;
-  if (file !== undefined) return file;
+  const subcommand = sub !== undefined && ['set', 'unset'].includes(sub);
+  const key = subcommand ? positionals[1] : positionals[0];
+  // Every word fixed by the text (an expansion may split into options such as `--file`), but a last one quoted whole (`"$EMAIL"`).
+  const given = rest.slice(at + 1);
+  const quotedWhole = (raw: string): boolean => raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') && !raw.slice(1, -1).includes('"');
+  const fixed = given.every((w, i) => (w.literal && !w.glob) || (i === given.length - 1 && quotedWhole(w.raw)));
+  const sections = sub !== undefined && ['rename-section', 'remove-section', 'edit'].includes(sub);
+  const inert = fixed && !broad && !sections && key !== undefined && INERT_KEYS.has(key.toLowerCase());
+  const target = file ?? configFile(args, start, gitDir, home);
+  // git writes through a symlink: `.git/config` → a script toolexec runs would get the line, whatever the key.
+  return inert && !isSymlink(target) ? undefined : target;
+}
+
+function configFile(args: readonly string[], start: string, gitDir: string | undefined, home: string): string {
   if (args.some((a) => isLong(a, ['--global']))) return path.join(home, '.gitconfig');
   if (args.some((a) => isLong(a, ['--system']))) return '/etc/gitconfig';
-  gitDir ??= gitDirFrom(start) ?? path.join(start, '.git');
-  return path.join(gitDir, args.some((a) => isLong(a, ['--worktree'])) ? 'config.worktree' : 'config');
+  const dir = gitDir ?? gitDirFrom(start) ?? path.join(start, '.git');
+  return path.join(dir, args.some((a) => isLong(a, ['--worktree'])) ? 'config.worktree' : 'config');
+}
+
+function isSymlink(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }

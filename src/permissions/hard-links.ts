@@ -12,7 +12,11 @@
  * checker (one decision, one search): found below each rule's fixed prefix
  * (`./.env` is one stat; a bare `.env` walks the working directory;
  * `~/.ssh/**` walks ~/.ssh), with directory entries listed without a stat
- * each and only a name a rule covers stat'ed. The walk stops after WALK_LIMIT
+ * each and only a name a rule covers stat'ed. A directory is entered only
+ * when something a rule covers may lie in it: a rule without `**` below its
+ * prefix covers names at a fixed depth (`./.env.*` lists the working
+ * directory alone, not node_modules below it, whose pnpm files all have
+ * several names). The walk stops after WALK_LIMIT
  * entries: past it, whether a file is a denied one cannot be known (the
  * caller asks, or hides the file).
  */
@@ -33,6 +37,11 @@ export interface DenyRuleEntry {
   /** The rule's fixed prefix (no wildcard): what it covers lies at or below it. */
   prefix: string;
   matches: PathMatcher;
+  /**
+   * Whether something the rule covers may lie at or below this directory (false for one
+   * neither above nor below its prefix); without it, every directory is entered.
+   */
+  enters?: PathMatcher;
 }
 
 export type HardLinkVerdict =
@@ -57,6 +66,8 @@ type Found = { rule: PermissionRule; other: string };
 function deniedLinkedFiles(rules: readonly DenyRuleEntry[]): Map<string, Found> | undefined {
   const out = new Map<string, Found>();
   const covering = (p: string): PermissionRule | undefined => rules.find((r) => r.matches(p))?.rule;
+  // A directory may hold a covered file when some rule says so (a rule that cannot tell: every directory).
+  const enter = (dir: string): boolean => rules.some((r) => r.enters?.(dir) ?? true);
   const note = (p: string, rule: PermissionRule): void => {
     const st = linkedFile(p);
     if (st) out.set(`${st.dev}:${st.ino}`, { rule, other: p });
@@ -90,7 +101,9 @@ function deniedLinkedFiles(rules: readonly DenyRuleEntry[]): Map<string, Found> 
       if (budget < 0) return undefined;
       for (const e of entries) {
         const p = path.join(queue[at]!, e.name);
-        if (e.isDirectory()) queue.push(p);
+        if (e.isDirectory()) {
+          if (enter(p)) queue.push(p);
+        }
         else if (e.isFile()) {
           const rule = covering(p);
           if (rule) note(p, rule);

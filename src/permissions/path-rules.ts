@@ -90,3 +90,47 @@ export function compilePathRule(spec: string, base: PathBase): PathMatcher {
   const m = picomatch(globs, opts);
   return (p) => m(path.normalize(p).normalize('NFC'));
 }
+
+/**
+ * Whether something a specifier covers may lie at or below a directory (an
+ * absolute path): a walk looking for the files a rule covers need not enter a
+ * directory for which this is false. True when the rule's fixed prefix lies
+ * at or below the directory; false for a directory neither above nor below
+ * the prefix; below the prefix, the rest of the pattern is compared segment
+ * by segment: `./.env.*` (the working directory, then `.env.*`) covers
+ * nothing below `node_modules`, while a directory whose components match
+ * every segment is covered whole (a rule naming a directory covers what lies
+ * below it). A `**` segment ends the comparison: any directory past it may
+ * hold a match. A pattern with braces, parentheses (which may span segments)
+ * or `!` is not compared: every directory below the prefix may hold a match.
+ * Paths are compared as the matcher compares them (NFC, case folded where
+ * the file system folds it).
+ */
+export function compileDirFilter(spec: string, base: PathBase): PathMatcher {
+  const fold = (p: string): string => (base.caseInsensitive ? p.normalize('NFC').toLowerCase() : p.normalize('NFC'));
+  const glob = specifierToGlob(spec, base);
+  const scan = picomatch.scan(glob);
+  const prefix = fold(scan.base.replace(/\\(.)/g, '$1') || '/');
+  const rest = scan.glob;
+  const opts = { dot: true, nocase: base.caseInsensitive };
+  const whole = rest === '' || /[{}()!]/.test(rest);
+  const segments = whole ? [] : rest.split('/').map((seg) => (seg.includes('**') ? undefined : picomatch(seg, opts)));
+  // Nothing to compare below the prefix (`**` right below it, or a pattern not compared).
+  const any = whole || segments[0] === undefined;
+  return (dir) => {
+    const d = fold(path.normalize(dir));
+    if (d === prefix || prefix === '/') {
+      if (d === prefix || any) return true;
+    } else if (prefix.startsWith(d === '/' ? '/' : `${d}/`)) return true;
+    else if (!d.startsWith(`${prefix}/`)) return false;
+    if (any) return true;
+    const parts = d.slice(prefix === '/' ? 1 : prefix.length + 1).split('/');
+    for (let i = 0; i < parts.length; i++) {
+      if (i >= segments.length) return true;
+      const m = segments[i];
+      if (m === undefined) return true;
+      if (!m(parts[i]!)) return false;
+    }
+    return true;
+  };
+}

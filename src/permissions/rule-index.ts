@@ -9,7 +9,7 @@ import type { AnyTool } from '../tool/types.js';
 import type { Behavior, PermissionRule, RuleSource } from './types.js';
 import { parseRule } from './rule-parser.js';
 import picomatch from 'picomatch';
-import { compilePathRule, specifierToGlob, type PathBase, type PathMatcher } from './path-rules.js';
+import { compileDirFilter, compilePathRule, specifierToGlob, type PathBase, type PathMatcher } from './path-rules.js';
 
 /** Tools whose rules are path rules, by kind: Edit rules also cover Write and NotebookEdit. */
 export const PATH_RULE_TOOLS = { read: ['Read'], edit: ['Edit', 'Write', 'NotebookEdit'] } as const;
@@ -77,6 +77,7 @@ export class RuleIndex {
   readonly rules: readonly PermissionRule[];
   private readonly pathMatchers = new Map<PermissionRule, PathMatcher>();
   private readonly pathPrefixes = new Map<PermissionRule, string>();
+  private readonly dirFilters = new Map<PermissionRule, PathMatcher>();
 
   constructor(
     rules: readonly PermissionRule[],
@@ -155,28 +156,43 @@ export class RuleIndex {
     return prefix;
   }
 
-  /** The path rules of this kind and behaviour, each with its fixed (wildcard-free) prefix and its matcher. */
-  pathRuleList(kind: PathKind, behavior: Behavior): { rule: PermissionRule; prefix: string; matches: PathMatcher }[] {
+  private dirFilter(r: PermissionRule, base: PathBase): PathMatcher {
+    let f = this.dirFilters.get(r);
+    if (!f) {
+      f = compileDirFilter(r.content!, r.root ? { ...base, root: r.root } : base);
+      this.dirFilters.set(r, f);
+    }
+    return f;
+  }
+
+  /**
+   * The path rules of this kind and behaviour, each with its fixed (wildcard-free) prefix, its matcher,
+   * and whether something it covers may lie at or below a directory (for walks).
+   */
+  pathRuleList(kind: PathKind, behavior: Behavior): { rule: PermissionRule; prefix: string; matches: PathMatcher; enters: PathMatcher }[] {
     const base = this.base;
     if (!base) return [];
-    return PATH_RULE_TOOLS[kind].flatMap((tool) => (this.content[behavior].get(tool) ?? []).map((rule) => ({ rule, prefix: this.prefix(rule, base), matches: this.matcher(rule, base) })));
+    return PATH_RULE_TOOLS[kind].flatMap((tool) =>
+      (this.content[behavior].get(tool) ?? []).map((rule) => ({ rule, prefix: this.prefix(rule, base), matches: this.matcher(rule, base), enters: this.dirFilter(rule, base) })),
+    );
   }
 
   /**
    * The first path rule of this kind and behaviour that may match something at
-   * or below one of these directories: its fixed (wildcard-free) prefix and
-   * the directory lie one within the other. For a reader that reads whole
-   * trees (`grep -r`, `rg`).
+   * or below one of these directories: its fixed (wildcard-free) prefix lies
+   * at or below the directory, or the directory lies below the prefix where
+   * the rest of the pattern may still match (path-rules.ts compileDirFilter) (`./.env.*` matches nothing below
+   * `src`; a bare `.env`, at any depth, may). For a reader that reads whole trees (`grep -r`, `rg`).
    */
   pathRuleBelow(kind: PathKind, behavior: Behavior, dirs: readonly string[]): PermissionRule | undefined {
-    if (!this.base) return undefined;
-    const meets = (a: string, b: string): boolean => a === b || a === '/' || b === '/' || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+    const base = this.base;
+    if (!base) return undefined;
     for (const tool of PATH_RULE_TOOLS[kind]) {
       const list = this.content[behavior].get(tool);
       if (!list) continue;
       for (const r of list) {
-        const prefix = this.prefix(r, this.base);
-        for (const d of dirs) if (meets(d, prefix)) return r;
+        const reaches = this.dirFilter(r, base);
+        for (const d of dirs) if (reaches(d)) return r;
       }
     }
     return undefined;

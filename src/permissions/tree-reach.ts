@@ -9,7 +9,8 @@
  * Walked only while Read deny rules exist and no rule reaches the directory
  * itself (that case asks already): directories are listed without a stat per
  * entry; a symbolic link's target is judged (a directory it leads to is
- * walked too, once); a file is stat'ed only when a denied file has several
+ * walked too, once: one inside the tree is walked where it lies, not again
+ * through the link); a file is stat'ed only when a denied file has several
  * names. Past TREE_LIMIT entries, what the tree reaches cannot be known.
  */
 import fs from 'node:fs';
@@ -37,22 +38,38 @@ export function treeEscape(dir: string, deps: TreeDeps): TreeEscape | undefined 
     return undefined;
   }
   const statFiles = deps.links.anyLinked();
-  const seen = new Set<string>([deps.canonical(dir)]);
-  const queue = [dir];
+  // Each directory by where it really lies (a real subdirectory's is its parent's plus its name).
+  const queue: { at: string; real: string }[] = [{ at: dir, real: deps.canonical(dir) }];
+  const walked = new Set<string>([queue[0]!.real]);
+  const top = queue[0]!.real;
+  /** Directories inside the tree a symbolic link leads to: the walk reaches them where they lie (pnpm's node_modules/x → .pnpm/x@1/node_modules/x); walked through the link only if it did not. */
+  const later: string[] = [];
   let budget = TREE_LIMIT;
-  for (let at = 0; at < queue.length; at++) {
+  for (let at = 0; ; at++) {
+    if (at === queue.length) {
+      for (const t of later.splice(0)) {
+        if (!walked.has(t)) {
+          walked.add(t);
+          queue.push({ at: t, real: t });
+        }
+      }
+      if (at === queue.length) break;
+    }
+    const cur = queue[at]!;
     let entries: fs.Dirent[];
     try {
-      entries = fs.readdirSync(queue[at]!, { withFileTypes: true });
+      entries = fs.readdirSync(cur.at, { withFileTypes: true });
     } catch {
       continue;
     }
     budget -= entries.length;
     if (budget < 0) return { unknown: true };
     for (const e of entries) {
-      const p = path.join(queue[at]!, e.name);
+      const p = path.join(cur.at, e.name);
       if (e.isDirectory()) {
-        queue.push(p);
+        const real = path.join(cur.real, e.name);
+        walked.add(real);
+        queue.push({ at: p, real });
         continue;
       }
       let file = p;
@@ -68,9 +85,11 @@ export function treeEscape(dir: string, deps: TreeDeps): TreeEscape | undefined 
         if (st.isDirectory()) {
           const rule = deps.deniedBelow(target);
           if (rule) return { path: p, why: `a symbolic link to ${target}, where the rule ${rule} denies files` };
-          if (!seen.has(target)) {
-            seen.add(target);
-            queue.push(target);
+          if (walked.has(target)) continue;
+          if (top === '/' || target.startsWith(`${top}/`)) later.push(target);
+          else {
+            walked.add(target);
+            queue.push({ at: target, real: target });
           }
           continue;
         }

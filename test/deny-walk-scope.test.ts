@@ -21,6 +21,7 @@ import { compileDirFilter } from '../src/permissions/path-rules.js';
 import { TREE_LIMIT } from '../src/permissions/tree-reach.js';
 import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
 import { BYPASS } from './helpers-bash.js';
+import { grepApp, runGrep } from './helpers-grep.js';
 import { run } from './helpers-hooks.js';
 
 /** More entries than either walk looks through, and than half the tree limit (a package counted twice passes it). */
@@ -142,6 +143,29 @@ describe('a pnpm node_modules under Read(./.env.*)', () => {
       fs.rmSync(l);
     }
   });
+});
+
+describe('a pnpm node_modules under a rule that matches at any depth', () => {
+  // Every directory may hold a .env: the walk for the denied files passes its limit in this tree, and a file with
+  // several names cannot be told from a denied one. Grep leaves such files out, and says so (both engines).
+  for (const engine of ['rg', 'js'] as const) {
+    it(`Grep (${engine}) says it left out the files it could not settle, rather than finding nothing`, async () => {
+      const t = await grepApp(ws, engine, { permissions: { ...BYPASS, deny: ['Read(**/.env)'] } });
+      try {
+        const r = await runGrep(t.app, { pattern: 'TODO', path: path.join(ws, 'node_modules', '.pnpm', 'x@1.0.0'), output_mode: 'content' });
+        expect(r.isError).toBe(false);
+        expect(r.text).not.toContain('TODO from x');
+        // rg screens the files that matched (index.js); the JS engine every file it walks (index.js, package.json).
+        expect(r.text).toMatch(/\[(1 file|2 files) with several names \((a hard link|hard links)\) (was|were) left out of this search: .*Read\(\.\/\.env\)/);
+        // An ordinary file is searched as before, with no note.
+        const src = await runGrep(t.app, { pattern: 'TODO', path: path.join(ws, 'src') });
+        expect(src.text).toContain('a.ts');
+        expect(src.text).not.toContain('left out');
+      } finally {
+        await t.close();
+      }
+    });
+  }
 });
 
 describe('compileDirFilter', () => {

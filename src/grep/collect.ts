@@ -133,10 +133,12 @@ export class Collector {
   }
 
   /** Writes what is left (headers, lists, notes) and reports the figures. */
-  finish(): CollectResult {
+  /** `note`: a line for the model after the results (files left out of the search, and why). */
+  finish(note?: string): CollectResult {
+    const noted = note === undefined ? '' : `\n\n${note}`;
     if (this.opts.mode === 'content') {
       const p = this.pagination();
-      const trailer = (this.written === 0 ? 'No matches found' : '') + (p.info ? `\n\n[Showing results with pagination = ${p.info}]` : '');
+      const trailer = (this.written === 0 ? 'No matches found' : '') + (p.info ? `\n\n[Showing results with pagination = ${p.info}]` : '') + noted;
       this.out.write(trailer);
       return {
         numFiles: this.contentFiles.size,
@@ -158,7 +160,8 @@ export class Collector {
       this.out.write(body || 'No matches found');
       this.out.write(
         `\n\nFound ${total} total ${plural(total, 'occurrence', 'occurrences')} across ${shown.length} ${plural(shown.length, 'file', 'files')}.` +
-          (p.info ? ` with pagination = ${p.info}` : ''),
+          (p.info ? ` with pagination = ${p.info}` : '') +
+          noted,
       );
       return {
         numFiles: shown.length,
@@ -181,6 +184,7 @@ export class Collector {
       this.out.write(`Found ${shown.length} ${plural(shown.length, 'file', 'files')}${p.info ? ` ${p.info}` : ''}\n`);
       this.out.write(filenames.join('\n'));
     }
+    if (noted !== '') this.out.write(noted);
     return {
       numFiles: shown.length,
       numLines: 0,

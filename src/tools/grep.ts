@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { ToolError } from '../pipeline/error-class.js';
 import { checkPathPermission } from '../permissions/filesystem.js';
 import { formatPersisted } from '../results/output-sink.js';
+import { WALK_LIMIT } from '../permissions/hard-links.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ToolContext, ValidationResult } from '../tool/types.js';
 import { Collector } from '../grep/collect.js';
@@ -159,6 +160,9 @@ export async function grep(
   const engine = opts.engine ?? chooseEngine(ctx.config.grep.engine, ctx.childEnv);
   const mode: OutputMode = input.output_mode ?? 'files_with_matches';
   const content = mode === 'content';
+  const links = ctx.permissions.hardLinkChecker('read');
+  // Files with several names left out because whether one is a denied file could not be settled: said, not hidden.
+  const unsettled = new Set<string>();
   const q: SearchQuery = {
     root: st.isDirectory() ? real : path.dirname(real),
     single: st.isDirectory() ? undefined : path.basename(real),
@@ -174,7 +178,11 @@ export async function grep(
     typeFilter: prepared.typeFilter,
     isDenied: (abs) => ctx.permissions.isReadDenied(abs),
     // One checker per search: the denied files are looked for once, on the first file with several names.
-    isLinkDenied: ((links) => (abs: string) => links(abs) !== undefined)(ctx.permissions.hardLinkChecker('read')),
+    isLinkDenied: (abs) => {
+      const v = links(abs);
+      if (v !== undefined && 'unknown' in v) unsettled.add(abs);
+      return v !== undefined;
+    },
     signal: ctx.signal,
     env: ctx.childEnv,
   };
@@ -197,7 +205,7 @@ export async function grep(
     out.abort();
     throw e;
   }
-  const { filenames, countLines, trailerChars, ...figures } = collector.finish();
+  const { filenames, countLines, trailerChars, ...figures } = collector.finish(unsettled.size > 0 ? linksLeftOut(unsettled.size) : undefined);
   const r = out.finish();
   const text = r.kind === 'inline' ? r.text : formatPersisted(r);
   // The lines without the notes after them: a slice of the text held anyway, not a copy; once persisted, what the model gets.
@@ -206,6 +214,15 @@ export async function grep(
     output: { ...figures, mode, engine, durationMs: performance.now() - t0, text, filenames, ...(lines !== undefined ? { content: lines } : {}) },
     resultId: r.kind === 'persisted' ? r.id : undefined,
   };
+}
+
+/** The note for files with several names that the search left out, unable to tell them from a denied file. */
+function linksLeftOut(n: number): string {
+  return (
+    `[${n} ${n === 1 ? 'file with several names (a hard link) was' : 'files with several names (hard links) were'} left out of this search: ` +
+    `the files a Read deny rule covers could not all be found (looking for them passed ${WALK_LIMIT.toLocaleString('en')} entries, as a rule that matches at any depth does in a large tree), ` +
+    `so whether ${n === 1 ? 'it is' : 'they are'} another name of a denied file is not known. Rules anchored to a directory (Read(./.env) rather than Read(**/.env)) avoid this.]`
+  );
 }
 
 export const grepTool = buildTool({

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { commandName } from '../bash/paths.js';
-import { withoutGitGlobals } from '../bash/rule-match.js';
+import { GIT_GLOBAL_WITH_VALUE, withoutGitGlobals } from '../bash/rule-match.js';
 import type { Word } from '../bash/types.js';
 
 /** git verbs that print file contents from the repository whatever their options. */
@@ -52,4 +52,44 @@ export function gitInPlantedRepository(argv: readonly Word[], dirs: readonly str
     }
   }
   return false;
+}
+
+/**
+ * Configuration keys a `git -c KEY=VALUE` may set without asking: ones that
+ * neither name a program git runs nor a file it reads. Every other key may
+ * (`core.fsmonitor`, `core.sshCommand`, `alias.*` with `!`, `diff.*.textconv`,
+ * `filter.*.clean`, `credential.helper`, `include.path`, `commit.template`,
+ * `blame.ignoreRevsFile`, `protocol.ext.allow`, …), and git runs it at once.
+ */
+const GIT_SAFE_CONFIG_KEY =
+  /^(user\.(name|email|signingkey|usecon(fig)?only)|(author|committer)\.(name|email)|color\..+|advice\.[\w-]+|init\.defaultbranch|column\.[\w-]+|i18n\.[\w-]+|status\.[\w-]+|log\.[\w-]+|pull\.(rebase|ff|twohead)|push\.(default|autosetupremote|followtags)|fetch\.(prune|prunetags|parallel|showforcedupdates)|merge\.(conflictstyle|ff|log|renames|stat)|core\.(quotepath|abbrev|autocrlf|safecrlf|ignorecase|filemode|eol|whitespace|precomposeunicode|compression|bigfilethreshold|commentchar|commentstring|checkstat|trustctime|untrackedcache|splitindex|preloadindex)|diff\.(noprefix|mnemonicprefix|renames|renamelimit|algorithm|colormoved|colormovedws|indentheuristic|relative|context|interhunkcontext|suppressblankempty|statgraphwidth|statnamewidth|dirstat|ignoresubmodules|submodule|wserrorhighlight)|protocol\.version|gc\.auto(packlimit|detach)?|maintenance\.auto|safe\.directory|commit\.(gpgsign|verbose|cleanup|status)|tag\.(gpgsign|sort)|rebase\.(autosquash|autostash|abbreviatecommands|missingcommitscheck|updaterefs|stat)|branch\.sort|versionsort\.suffix|credential\.interactive|http\.(sslverify|postbuffer|lowspeedlimit|lowspeedtime|version)|pack\.threads|index\.[\w-]+|feature\.[\w-]+)$/i;
+
+/**
+ * The first configuration key a git argv sets with a global `-c KEY=VALUE` or
+ * `--config-env=KEY=ENVVAR` that is not known to be harmless, if any: git
+ * obeys it for this very command (`git -c core.fsmonitor='cat .env' status`
+ * runs the program, `git -c alias.x='!sh' x` a shell), so an allow rule such
+ * as Bash(git:*) or a Read deny rule cannot vouch for it.
+ */
+export function gitRiskyConfigKey(argv: readonly Word[]): string | undefined {
+  if (commandName(argv) !== 'git') return undefined;
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (w.literal && !w.value.startsWith('-')) break;
+    if (!w.literal) continue;
+    if (w.value === '--') break;
+    let setting: Word | undefined;
+    if (w.value === '-c' || w.value === '--config-env') setting = argv[++i];
+    else if (w.value.startsWith('--config-env=')) setting = { ...w, value: w.value.slice('--config-env='.length) };
+    else if (GIT_GLOBAL_WITH_VALUE.has(w.value)) {
+      i += 1;
+      continue;
+    } else continue;
+    if (!setting) return '(a -c without a value)';
+    if (!setting.literal) return '(a -c setting that is an expansion)';
+    const eq = setting.value.indexOf('=');
+    const key = eq === -1 ? setting.value : setting.value.slice(0, eq);
+    if (!GIT_SAFE_CONFIG_KEY.test(key)) return key;
+  }
+  return undefined;
 }

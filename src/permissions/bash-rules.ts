@@ -45,7 +45,7 @@ import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitInPlantedRepository, gitPrintsContent } from './bash-git.js';
+import { gitInPlantedRepository, gitPrintsContent, gitRiskyConfigKey } from './bash-git.js';
 import { treeEscape, type TreeDeps } from './tree-reach.js';
 import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
@@ -263,6 +263,14 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
 
   // 4. A file with several names, one of which may be a denied file (bypass-immune); writes to protected files.
   if (linkUnknown) return linkUnknown;
+  for (const cmd of a.commands) {
+    // git obeys a `-c KEY=VALUE` at once: a key that runs a program or reads a file is code or a read no rule sees.
+    const key = gitRiskyConfigKey(innermostOf(cmd).argv);
+    if (key !== undefined) {
+      const why = `git -c ${short(key, 80)} sets a configuration key that can make git run a program or read a file`;
+      return { behavior: 'ask', message: `Bash wants to run git with a configuration given on its command line: ${why}; it needs approval.`, type: 'safety', detail: why };
+    }
+  }
   for (const cmd of a.commands) {
     for (const dir of cwds.dirs) {
       const file = gitConfigWrite(innermostOf(cmd).argv, dir, ctx.workspace.home);

@@ -67,9 +67,10 @@ export function gitConfigReads(argv: readonly Word[], cwd: string, home: string)
   const rest = words.slice(1);
   const at = rest.findIndex((w) => !(w.literal && w.value.startsWith('-')));
   const verb = at === -1 ? undefined : rest[at];
-  if (!verb?.literal || !['config', 'var', 'remote'].includes(verb.value)) return [];
+  if (!verb?.literal || !['config', 'var', 'remote', 'ls-remote'].includes(verb.value)) return [];
   const args = rest.slice(at + 1).map((w) => w.value);
-  if (verb.value === 'remote' && !(args.some((a) => a === '-v' || a === '--verbose' || a === 'get-url' || a === 'show'))) return [];
+  // `git remote -vv` is -v too; `git ls-remote --get-url` prints the URL as configured (a token in it), and ls-remote names it in errors.
+  if (verb.value === 'remote' && !(args.some((a) => /^-v+$/.test(a) || isLong(a, ['--verbose']) || a === 'get-url' || a === 'show'))) return [];
   gitDir ??= gitDirFrom(start);
   const local = gitDir ? [path.join(gitDir, 'config'), path.join(gitDir, 'config.worktree')] : [];
   const global = [path.join(home, '.gitconfig'), path.join(home, '.config', 'git', 'config')];

@@ -93,3 +93,41 @@ export function gitRiskyConfigKey(argv: readonly Word[]): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * The repository directory a git argv names that git would obey the
+ * configuration of while it is no `.git` (so no protected path): `--git-dir
+ * DIR`, or `-C DIR` into a directory laid out as a repository. Its `config` is
+ * an ordinary file the Write tool may have written (acceptEdits), and git
+ * runs its `core.fsmonitor` on `git --git-dir=src/p --work-tree=. status`,
+ * its aliases, its hooks. Undefined when there is none.
+ */
+export function gitForeignRepository(argv: readonly Word[], cwd: string, root: string): string | undefined {
+  if (commandName(argv) !== 'git') return undefined;
+  let start = cwd;
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (w.literal && !w.value.startsWith('-')) break;
+    if (!w.literal) {
+      if (w.raw.startsWith('--git-dir')) return '(a --git-dir that is an expansion)';
+      continue;
+    }
+    let gitDir: Word | undefined;
+    if (w.value === '--git-dir') gitDir = argv[++i];
+    else if (w.value.startsWith('--git-dir=')) gitDir = { ...w, value: w.value.slice('--git-dir='.length) };
+    else if (w.value === '-C') {
+      const next = argv[++i];
+      if (!next?.literal) return '(a -C directory that is an expansion)';
+      start = path.resolve(start, next.value);
+      if (gitInPlantedRepository([{ ...w, raw: 'git', value: 'git' }], [start], root)) return start;
+      continue;
+    } else if (GIT_GLOBAL_WITH_VALUE.has(w.value)) {
+      i += 1;
+      continue;
+    } else continue;
+    if (!gitDir?.literal) return '(a --git-dir that is an expansion)';
+    const dir = path.resolve(start, gitDir.value);
+    if (path.basename(dir) !== '.git') return dir;
+  }
+  return undefined;
+}

@@ -45,7 +45,7 @@ import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitInPlantedRepository, gitPrintsContent, gitRiskyConfigKey } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitPrintsContent, gitRiskyConfigKey } from './bash-git.js';
 import { treeEscape, type TreeDeps } from './tree-reach.js';
 import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
@@ -270,11 +270,20 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       const why = `git -c ${short(key, 80)} sets a configuration key that can make git run a program or read a file`;
       return { behavior: 'ask', message: `Bash wants to run git with a configuration given on its command line: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
+    for (const dir of cwds.dirs) {
+      const repo = gitForeignRepository(innermostOf(cmd).argv, dir, ctx.workspace.root);
+      if (repo !== undefined) {
+        const why = `git would obey the configuration of ${short(repo, 120)}, a repository directory that is not a .git (its config, hooks and aliases can run a program)`;
+        return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
+      }
+    }
   }
   for (const cmd of a.commands) {
     for (const dir of cwds.dirs) {
       const file = gitConfigWrite(innermostOf(cmd).argv, dir, ctx.workspace.home);
-      const why = file === undefined ? undefined : spellings(file).map((p) => protectedChangeReason(p, ctx.workspace)).find((x) => x !== undefined);
+      let why = file === undefined ? undefined : spellings(file).map((p) => protectedChangeReason(p, ctx.workspace)).find((x) => x !== undefined);
+      // The system-wide file (`git config --system`, where the service runs as root) is read by every git command too.
+      if (file === '/etc/gitconfig') why ??= '/etc/gitconfig is the configuration every git command reads';
       if (why) {
         return { behavior: 'ask', message: `Bash wants to change git's configuration in ${file}: ${why}, which always needs a person's approval.`, type: 'safety', detail: why };
       }

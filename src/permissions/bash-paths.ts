@@ -312,6 +312,29 @@ function atFile(w: Word): Word | undefined {
   return { ...w, raw: v, value: v };
 }
 
+/**
+ * Other names a word may hold for a program that reads them: a short option's
+ * attached value (`curl -T.env`, `ssh -F.env`, `wget -i.env`, `openssl -in.env`),
+ * and what follows a `=`, `@` or `<` inside it (`kubectl --from-file=k=.env`,
+ * `curl --data-urlencode a@.env`, `curl -F 'f=<.env'`; curl's `;type=…` left off).
+ * Judged against Read deny rules only, so a word that is no file costs nothing.
+ */
+function embeddedNames(value: string): string[] {
+  const out = new Set<string>();
+  const m = /^-([A-Za-z]{1,3})/.exec(value);
+  if (m && !value.startsWith('--')) for (let k = 2; k <= 1 + m[1]!.length && k < value.length; k++) out.add(value.slice(k));
+  let found = 0;
+  for (let i = 0; i < value.length && found < 8; i++) {
+    const c = value[i];
+    if (c !== '=' && c !== '@' && c !== '<') continue;
+    found += 1;
+    const rest = value.slice(i + 1).replace(/;type=.*$/, '');
+    if (rest.length > 0) out.add(rest);
+  }
+  out.delete(value);
+  return [...out];
+}
+
 function attachedValue(w: Word): Word {
   const v = w.value.slice(w.value.indexOf('=') + 1);
   return { ...w, raw: v, value: v };
@@ -455,6 +478,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
         else if (/^--?[\w-]+=./.test(w.value)) add(attachedValue(w), 'read', { fallback: true });
         const file = atFile(w);
         if (file) add(file, 'read', { fallback: true });
+        for (const v of embeddedNames(w.value)) add({ ...w, raw: v, value: v }, 'read', { fallback: true });
       }
     }
     markThroughLinks(first);

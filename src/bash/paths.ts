@@ -521,6 +521,8 @@ export function gitReadsFiles(verb: string | undefined, a: string): boolean {
   if (a.startsWith('-O') && !a.startsWith('--')) return true;
   if ((verb === 'grep' || verb === 'config') && /^-[A-Za-z]*f/.test(a) && !a.startsWith('--')) return true;
   if (verb === 'blame' && /^-[A-Za-z]*S/.test(a) && !a.startsWith('--')) return true;
+  // A list of paths read from stdin: `echo .env | git hash-object -w --stdin-paths`, `git update-index --add --stdin`.
+  if ((verb === 'hash-object' && a === '--stdin-paths') || (verb === 'update-index' && a === '--stdin')) return true;
   // ls-files -X FILE is --exclude-from=FILE.
   if (verb === 'ls-files' && /^-[A-Za-z]*X/.test(a) && !a.startsWith('--')) return true;
   return false;

@@ -16,6 +16,8 @@ const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set([
   'difftool', 'range-diff', 'bundle',
   // A stream of every blob, conflicted contents, a blob written out to a file, a request with its patch.
   'fast-export', 'merge-tree', 'unpack-file', 'request-pull',
+  // A stream's `cat-blob` and `ls` print stored blobs; its `feature import-marks=F` reads a file.
+  'fast-import',
 ]);
 /** git verbs that print contents with a patch option. */
 const GIT_PATCH_VERBS: ReadonlySet<string> = new Set(['log', 'whatchanged', 'reflog', 'stash', 'shortlog']);

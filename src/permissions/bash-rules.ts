@@ -43,7 +43,7 @@ import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule
 import type { BashAnalysis, SimpleCommand } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
-import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, workingDirs, type PathUse } from './bash-paths.js';
+import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, throughProcDir, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
 import { gitForeignRepository, gitInPlantedRepository, gitPrintsContent, gitRiskyConfigKey } from './bash-git.js';
 import { treeEscape, type TreeDeps } from './tree-reach.js';
@@ -179,6 +179,9 @@ function protectedWrite(u: PathUse, spellings: (abs: string) => string[], ctx: B
   }
   return undefined;
 }
+
+/** Where a link through a process's /proc directory leads, as a tree walk is told: somewhere in the command's own process. */
+const PROC_LINK_TARGET = "/proc/<the command's process>/… (its working directory, root or files)";
 
 /** What bash opens as a socket instead of a file, in a redirection (it compares the expanded word, so only this spelling). */
 const NETWORK_REDIRECT = /^\/dev\/(tcp|udp)\/[^/]+\/[^/]+$/;
@@ -357,8 +360,10 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
   }
   const treeDeps: TreeDeps = {
-    canonical: (p) => ctx.workspace.canonical(p),
-    readDenied: (abs) => q.isReadDenied(abs),
+    // A link inside the tree through /proc/self (or a pid) leads, for the command, into its own
+    // process (its working directory: `src/p` -> /proc/self/cwd), not into toolexec's: not known here.
+    canonical: (p) => (throughProcDir(p) ? PROC_LINK_TARGET : ctx.workspace.canonical(p)),
+    readDenied: (abs) => abs === PROC_LINK_TARGET || q.isReadDenied(abs),
     deniedBelow: (dir) => q.pathRuleBelow('read', 'deny', [dir])?.raw,
     links: readLinks,
   };

@@ -5,7 +5,8 @@
  * alias.x='!sh' x` a shell. Under Bash(git:*) (in any mode) or in
  * bypassPermissions, these ran without asking and printed .env with
  * Read(./.env) denied. A key not known to be harmless is now a safety ask;
- * `git -c color.ui=always`, `-c user.name=…` are as before. Real rule
+ * `git -c color.ui=always`, `-c user.name=…` are as before. So does
+ * `git --exec-path=DIR foo`, which runs DIR/git-foo. Real rule
  * indexes, a real repository and the real service running git.
  */
 import { execFileSync } from 'node:child_process';
@@ -45,6 +46,8 @@ describe('git -c on the command line', () => {
       ]) {
         expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git -c /) });
       }
+      // git runs bin/git-foo (a script the agent may have written) for `git foo`.
+      expect(await env.check('git --exec-path=bin foo'), mode).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git --exec-path=DIR/) });
       for (const c of ['git -c color.ui=always log --oneline', 'git -c user.name=a -c user.email=b commit --allow-empty -m x', 'git status']) {
         expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'allow' });
       }

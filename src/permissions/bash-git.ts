@@ -68,7 +68,8 @@ const GIT_SAFE_CONFIG_KEY =
 
 /**
  * The first configuration key a git argv sets with a global `-c KEY=VALUE` or
- * `--config-env=KEY=ENVVAR` that is not known to be harmless, if any: git
+ * `--config-env=KEY=ENVVAR` that is not known to be harmless (or
+ * `--exec-path`, given a directory), if any: git
  * obeys it for this very command (`git -c core.fsmonitor='cat .env' status`
  * runs the program, `git -c alias.x='!sh' x` a shell), so an allow rule such
  * as Bash(git:*) or a Read deny rule cannot vouch for it.
@@ -80,6 +81,8 @@ export function gitRiskyConfigKey(argv: readonly Word[]): string | undefined {
     if (w.literal && !w.value.startsWith('-')) break;
     if (!w.literal) continue;
     if (w.value === '--') break;
+    // `--exec-path=DIR`: git runs its non-builtin commands and remote helpers from DIR (`git --exec-path=bin foo` runs bin/git-foo).
+    if (w.value.startsWith('--exec-path=')) return '--exec-path';
     let setting: Word | undefined;
     if (w.value === '-c' || w.value === '--config-env') setting = argv[++i];
     else if (w.value.startsWith('--config-env=')) setting = { ...w, value: w.value.slice('--config-env='.length) };

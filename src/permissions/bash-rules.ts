@@ -270,7 +270,10 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     // git obeys a `-c KEY=VALUE` at once: a key that runs a program or reads a file is code or a read no rule sees.
     const key = gitRiskyConfigKey(innermostOf(cmd).argv);
     if (key !== undefined) {
-      const why = `git -c ${short(key, 80)} sets a configuration key that can make git run a program or read a file`;
+      const why =
+        key === '--exec-path'
+          ? 'git --exec-path=DIR runs its commands and remote helpers from DIR'
+          : `git -c ${short(key, 80)} sets a configuration key that can make git run a program or read a file`;
       return { behavior: 'ask', message: `Bash wants to run git with a configuration given on its command line: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
     for (const dir of cwds.dirs) {

@@ -36,9 +36,12 @@ describe('links made by the same line', () => {
     const env = ruleEnv({ deny: ['Read(./.env)'], mode: 'acceptEdits' });
     fs.mkdirSync(path.join(env.ws, 'src'));
     fs.writeFileSync(path.join(env.ws, 'src', 'a.ts'), '');
-    for (const c of ['mv src/a.ts src/b.ts && cat src/b.ts', 'cp src/a.ts c.ts && cat c.ts', 'mkdir d && cp -r src d/ && cat d/src/a.ts', 'cat src/a.ts; mv src src2']) {
+    for (const c of ['mv src/a.ts src/b.ts && cat src/b.ts', 'cp src/a.ts c.ts && cat c.ts', 'mkdir d && cp src/a.ts d/ && cat d/a.ts', 'cat src/a.ts; mv src src2']) {
       expect(await env.check(c), c).toMatchObject({ behavior: 'allow' });
     }
+    // cp -r copies a symlink as a symlink, and a relative one leads elsewhere from its new place
+    // (src/y -> ../../.env is .env once copied to d/src/y): what is read below the copy is not known.
+    expect(await env.check('mkdir d && cp -r src d/ && cat d/src/a.ts')).toMatchObject({ behavior: 'ask', type: 'safety' });
   });
 
   it('(sleep; cat l/.env) & ln -sfn . l does not print .env in bypassPermissions', async () => {

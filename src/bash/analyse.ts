@@ -456,6 +456,16 @@ class Walker {
       }
       for (let i = 0; i < words.length; i++) {
         const w = words[i]!;
+        // `compgen -W WORDLIST` expands the list as shell words: `compgen -W '$(cat .env)' S` runs the substitution.
+        if (/^-[a-zA-Z]*W/.test(w.value)) {
+          const at = w.value.indexOf('W');
+          const list = at < w.value.length - 1 ? literalWord(w.value.slice(at + 1)) : words[i + 1];
+          if (list && /[$`<>]/.test(list.value)) {
+            this.complex('compgen -W expands its word list (a command substitution there runs)');
+            this.nestedScript(`: ${list.value}`, cmd);
+            return;
+          }
+        }
         if (!/^-[a-zA-Z]*C/.test(w.value)) continue;
         this.complex('compgen -C runs a command');
         const at = w.value.indexOf('C');

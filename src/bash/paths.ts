@@ -521,6 +521,8 @@ export function gitReadsFiles(verb: string | undefined, a: string): boolean {
   if (a.startsWith('-O') && !a.startsWith('--')) return true;
   if ((verb === 'grep' || verb === 'config') && /^-[A-Za-z]*f/.test(a) && !a.startsWith('--')) return true;
   if (verb === 'blame' && /^-[A-Za-z]*S/.test(a) && !a.startsWith('--')) return true;
+  // A list of paths read from stdin: `echo .env | git hash-object -w --stdin-paths`, `git update-index --add --stdin`.
+  if ((verb === 'hash-object' && a === '--stdin-paths') || (verb === 'update-index' && a === '--stdin')) return true;
   // ls-files -X FILE is --exclude-from=FILE.
   if (verb === 'ls-files' && /^-[A-Za-z]*X/.test(a) && !a.startsWith('--')) return true;
   return false;
@@ -535,6 +537,10 @@ export function gitReadsFiles(verb: string | undefined, a: string): boolean {
 function gitOutputs(args: readonly Word[]): Word[] {
   const out: Word[] = [];
   const dashO = args.some((w) => w.literal && (w.value === 'format-patch' || w.value === 'archive'));
+  // checkout-index --prefix=P writes every file it checks out at P<path> (`--prefix=.git/hooks/`).
+  if (args.some((w) => w.literal && w.value === 'checkout-index')) {
+    for (const w of args) if (w.literal && w.value.startsWith('--prefix=') && w.value.length > 9) out.push(attached(w, 9));
+  }
   for (let i = 0; i < args.length; i++) {
     const w = args[i]!;
     if (!w.literal) continue;
@@ -606,6 +612,40 @@ function gitInputs(verb: string | undefined, rest: readonly Word[]): Word[] {
   return out;
 }
 
+/** A pathspec git expands itself: a wildcard, or magic other than the top of the tree (`:/`). */
+const GIT_PATHSPEC_PATTERN = /[*?[]|^:(?!\/?\.?$)/;
+
+/**
+ * `git mv SRC… DST` moves files as mv does (a source is read where it leads, and goes away;
+ * with Read(./.env) denied, `git mv .env x` then `cat x` printed it), and `git rm PATH…`
+ * deletes them (not with --cached).
+ */
+function gitMovesAndRemoves(verb: string, rest: readonly Word[], out: PathArgs): void {
+  if (verb !== 'mv' && verb !== 'rm') return;
+  const operands: Word[] = [];
+  let cached = false;
+  for (let i = 0; i < rest.length; i++) {
+    const w = rest[i]!;
+    if (w.literal && w.value === '--') {
+      operands.push(...rest.slice(i + 1));
+      break;
+    }
+    if (w.literal && w.value.startsWith('-') && w.value.length > 1) {
+      if (w.value === '--cached' || (w.value.startsWith('--ca') && '--cached'.startsWith(w.value))) cached = true;
+      // git rm --pathspec-from-file=F: a list of names (opaque, as for other commands).
+      if (w.value.startsWith('--pathspec-f')) out.opaque.push(w);
+      continue;
+    }
+    operands.push(w);
+  }
+  for (const w of operands) if (GIT_PATHSPEC_PATTERN.test(w.value)) out.opaque.push(w);
+  if (verb === 'mv') {
+    const sources = operands.slice(0, -1);
+    out.reads.push(...sources);
+    out.writes.push(...sources, ...operands.slice(-1));
+  } else if (!cached) out.writes.push(...operands);
+}
+
 /** The paths an (unwrapped) argv reads and writes. */
 export function pathArgs(argv: readonly Word[]): PathArgs {
   const out: PathArgs = { reads: [], writes: [], recursive: false, opaque: [] };
@@ -664,7 +704,9 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
     // revision read as a path inside the workspace harms nothing).
     if (verb === 'diff') for (const w of args.slice(verbAt + 1)) if (w.literal && !w.value.startsWith('-')) out.reads.push(w);
     out.writes.push(...gitOutputs(args));
-    out.reads.push(...gitInputs(verb, args.slice(verbAt + 1)));
+    // A pathspec git matches itself (`git add '*.env'`, `':(icase).ENV'`, `':/.env'`) names files no path check sees.
+    for (const w of gitInputs(verb, args.slice(verbAt + 1))) (GIT_PATHSPEC_PATTERN.test(w.value) ? out.opaque : out.reads).push(w);
+    if (verb !== undefined) gitMovesAndRemoves(verb, args.slice(verbAt + 1), out);
     return out;
   }
   const archiver = Object.hasOwn(ARCHIVERS, name) ? ARCHIVERS[name] : undefined;

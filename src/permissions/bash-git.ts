@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { commandName } from '../bash/paths.js';
-import { withoutGitGlobals } from '../bash/rule-match.js';
+import { GIT_GLOBAL_WITH_VALUE, withoutGitGlobals } from '../bash/rule-match.js';
 import type { Word } from '../bash/types.js';
 
 /** git verbs that print file contents from the repository whatever their options. */
@@ -16,6 +16,8 @@ const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set([
   'difftool', 'range-diff', 'bundle',
   // A stream of every blob, conflicted contents, a blob written out to a file, a request with its patch.
   'fast-export', 'merge-tree', 'unpack-file', 'request-pull',
+  // A stream's `cat-blob` and `ls` print stored blobs; its `feature import-marks=F` reads a file.
+  'fast-import',
 ]);
 /** git verbs that print contents with a patch option. */
 const GIT_PATCH_VERBS: ReadonlySet<string> = new Set(['log', 'whatchanged', 'reflog', 'stash', 'shortlog']);
@@ -52,4 +54,85 @@ export function gitInPlantedRepository(argv: readonly Word[], dirs: readonly str
     }
   }
   return false;
+}
+
+/**
+ * Configuration keys a `git -c KEY=VALUE` may set without asking: ones that
+ * neither name a program git runs nor a file it reads. Every other key may
+ * (`core.fsmonitor`, `core.sshCommand`, `alias.*` with `!`, `diff.*.textconv`,
+ * `filter.*.clean`, `credential.helper`, `include.path`, `commit.template`,
+ * `blame.ignoreRevsFile`, `protocol.ext.allow`, …), and git runs it at once.
+ */
+const GIT_SAFE_CONFIG_KEY =
+  /^(user\.(name|email|signingkey|usecon(fig)?only)|(author|committer)\.(name|email)|color\..+|advice\.[\w-]+|init\.defaultbranch|column\.[\w-]+|i18n\.[\w-]+|status\.[\w-]+|log\.[\w-]+|pull\.(rebase|ff|twohead)|push\.(default|autosetupremote|followtags)|fetch\.(prune|prunetags|parallel|showforcedupdates)|merge\.(conflictstyle|ff|log|renames|stat)|core\.(quotepath|abbrev|autocrlf|safecrlf|ignorecase|filemode|eol|whitespace|precomposeunicode|compression|bigfilethreshold|commentchar|commentstring|checkstat|trustctime|untrackedcache|splitindex|preloadindex)|diff\.(noprefix|mnemonicprefix|renames|renamelimit|algorithm|colormoved|colormovedws|indentheuristic|relative|context|interhunkcontext|suppressblankempty|statgraphwidth|statnamewidth|dirstat|ignoresubmodules|submodule|wserrorhighlight)|protocol\.version|gc\.auto(packlimit|detach)?|maintenance\.auto|safe\.directory|commit\.(gpgsign|verbose|cleanup|status)|tag\.(gpgsign|sort)|rebase\.(autosquash|autostash|abbreviatecommands|missingcommitscheck|updaterefs|stat)|branch\.sort|versionsort\.suffix|credential\.interactive|http\.(sslverify|postbuffer|lowspeedlimit|lowspeedtime|version)|pack\.threads|index\.[\w-]+|feature\.[\w-]+)$/i;
+
+/**
+ * The first configuration key a git argv sets with a global `-c KEY=VALUE` or
+ * `--config-env=KEY=ENVVAR` that is not known to be harmless (or
+ * `--exec-path`, given a directory), if any: git
+ * obeys it for this very command (`git -c core.fsmonitor='cat .env' status`
+ * runs the program, `git -c alias.x='!sh' x` a shell), so an allow rule such
+ * as Bash(git:*) or a Read deny rule cannot vouch for it.
+ */
+export function gitRiskyConfigKey(argv: readonly Word[]): string | undefined {
+  if (commandName(argv) !== 'git') return undefined;
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (w.literal && !w.value.startsWith('-')) break;
+    if (!w.literal) continue;
+    if (w.value === '--') break;
+    // `--exec-path=DIR`: git runs its non-builtin commands and remote helpers from DIR (`git --exec-path=bin foo` runs bin/git-foo).
+    if (w.value.startsWith('--exec-path=')) return '--exec-path';
+    let setting: Word | undefined;
+    if (w.value === '-c' || w.value === '--config-env') setting = argv[++i];
+    else if (w.value.startsWith('--config-env=')) setting = { ...w, value: w.value.slice('--config-env='.length) };
+    else if (GIT_GLOBAL_WITH_VALUE.has(w.value)) {
+      i += 1;
+      continue;
+    } else continue;
+    if (!setting) return '(a -c without a value)';
+    if (!setting.literal) return '(a -c setting that is an expansion)';
+    const eq = setting.value.indexOf('=');
+    const key = eq === -1 ? setting.value : setting.value.slice(0, eq);
+    if (!GIT_SAFE_CONFIG_KEY.test(key)) return key;
+  }
+  return undefined;
+}
+
+/**
+ * The repository directory a git argv names that git would obey the
+ * configuration of while it is no `.git` (so no protected path): `--git-dir
+ * DIR`, or `-C DIR` into a directory laid out as a repository. Its `config` is
+ * an ordinary file the Write tool may have written (acceptEdits), and git
+ * runs its `core.fsmonitor` on `git --git-dir=src/p --work-tree=. status`,
+ * its aliases, its hooks. Undefined when there is none.
+ */
+export function gitForeignRepository(argv: readonly Word[], cwd: string, root: string): string | undefined {
+  if (commandName(argv) !== 'git') return undefined;
+  let start = cwd;
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (w.literal && !w.value.startsWith('-')) break;
+    if (!w.literal) {
+      if (w.raw.startsWith('--git-dir')) return '(a --git-dir that is an expansion)';
+      continue;
+    }
+    let gitDir: Word | undefined;
+    if (w.value === '--git-dir') gitDir = argv[++i];
+    else if (w.value.startsWith('--git-dir=')) gitDir = { ...w, value: w.value.slice('--git-dir='.length) };
+    else if (w.value === '-C') {
+      const next = argv[++i];
+      if (!next?.literal) return '(a -C directory that is an expansion)';
+      start = path.resolve(start, next.value);
+      if (gitInPlantedRepository([{ ...w, raw: 'git', value: 'git' }], [start], root)) return start;
+      continue;
+    } else if (GIT_GLOBAL_WITH_VALUE.has(w.value)) {
+      i += 1;
+      continue;
+    } else continue;
+    if (!gitDir?.literal) return '(a --git-dir that is an expansion)';
+    const dir = path.resolve(start, gitDir.value);
+    if (path.basename(dir) !== '.git') return dir;
+  }
+  return undefined;
 }

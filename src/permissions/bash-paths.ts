@@ -15,6 +15,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { commandName, hasPathModel, hiddenNames, pathArgs, type PathArgs } from '../bash/paths.js';
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
+import { withoutGitGlobals } from '../bash/rule-match.js';
 import { unwrapStages, wrapperOutputs } from '../bash/wrappers.js';
 import { expandHome, realpathLoose, resolveTarget } from '../workspace.js';
 import { INTERPRETER } from './run-scripts.js';
@@ -311,6 +312,29 @@ function atFile(w: Word): Word | undefined {
   return { ...w, raw: v, value: v };
 }
 
+/**
+ * Other names a word may hold for a program that reads them: a short option's
+ * attached value (`curl -T.env`, `ssh -F.env`, `wget -i.env`, `openssl -in.env`),
+ * and what follows a `=`, `@` or `<` inside it (`kubectl --from-file=k=.env`,
+ * `curl --data-urlencode a@.env`, `curl -F 'f=<.env'`; curl's `;type=…` left off).
+ * Judged against Read deny rules only, so a word that is no file costs nothing.
+ */
+function embeddedNames(value: string): string[] {
+  const out = new Set<string>();
+  const m = /^-([A-Za-z]{1,3})/.exec(value);
+  if (m && !value.startsWith('--')) for (let k = 2; k <= 1 + m[1]!.length && k < value.length; k++) out.add(value.slice(k));
+  let found = 0;
+  for (let i = 0; i < value.length && found < 8; i++) {
+    const c = value[i];
+    if (c !== '=' && c !== '@' && c !== '<') continue;
+    found += 1;
+    const rest = value.slice(i + 1).replace(/;type=.*$/, '');
+    if (rest.length > 0) out.add(rest);
+  }
+  out.delete(value);
+  return [...out];
+}
+
 function attachedValue(w: Word): Word {
   const v = w.value.slice(w.value.indexOf('=') + 1);
   return { ...w, raw: v, value: v };
@@ -356,6 +380,40 @@ export function throughProcDir(p: string, hops = 0): boolean {
   return false;
 }
 
+/**
+ * Programs that may put a symbolic link (or a hard link to one) at or below
+ * the places they write, as ln -s does: archive extraction (a member that
+ * is a link), cp and rsync copying a link as a link (-P, -d, -a, -R), ln and
+ * link making a hard link to a symlink.
+ */
+const LINK_COPIERS: ReadonlySet<string> = new Set(['tar', 'unzip', 'rsync', 'ln', 'link']);
+/**
+ * Whether a cp argv may copy a symlink as a symlink (-R, -P, -d, -a, --no-dereference,
+ * --preserve=links, or a link made with -s / -l): a relative one then leads elsewhere from its
+ * new place (`src/y` → `../../.env` copied to `d/src/y` is `.env`). A plain `cp f g` follows its
+ * source, which is judged where it leads.
+ */
+function cpCopiesLinks(argv: readonly Word[]): boolean {
+  return argv.slice(1).some((w) => {
+    if (!w.literal) return true;
+    const v = w.value;
+    if (v === '--') return false;
+    if (v.startsWith('--')) return /^--(rec|no-d|arc|sym|lin|pre)/.test(v) && !/^--preserve=(mode|ownership|timestamps|context|xattr)(,(mode|ownership|timestamps|context|xattr))*$/.test(v);
+    return /^-[A-Za-z]*[rRPdasl]/.test(v);
+  });
+}
+/** git verbs that write the work tree (a tracked symlink checked out, a patch adding one). */
+const GIT_WORKTREE_WRITERS: ReadonlySet<string> = new Set([
+  'checkout', 'switch', 'restore', 'reset', 'stash', 'merge', 'pull', 'rebase', 'cherry-pick', 'revert', 'am', 'apply', 'read-tree',
+  'checkout-index', 'clone', 'worktree', 'submodule', 'bisect', 'sparse-checkout', 'mv',
+]);
+
+function gitWritesWorkTree(argv: readonly Word[]): boolean {
+  const words = withoutGitGlobals(argv)?.[0] ?? argv;
+  const verb = words.slice(1).find((w) => !(w.literal && w.value.startsWith('-')));
+  return verb !== undefined && (!verb.literal || GIT_WORKTREE_WRITERS.has(verb.value));
+}
+
 export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   const uses: PathUse[] = [];
   const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean; opaque?: boolean }): void => {
@@ -383,6 +441,12 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   /** Where `mv` puts something (a link, a directory) that paths may go through. */
   const moved: string[] = [];
   let unknownLink = false;
+  /**
+   * Trees another program of the line may put links in (an archive extracted, a link copied as a
+   * link, a git checkout): paths below them, in the line's other commands, lead where no check
+   * can know before it runs. `all`: anywhere (git's work tree may be any of the line's directories).
+   */
+  const linkTrees: Array<{ dirs: string[] | 'all'; from: number; to: number }> = [];
   /** Marks the uses from `from` on that go through such a link as unknown locations. */
   const markThroughLinks = (from: number): void => {
     if (links.length === 0 && !unknownLink) return;
@@ -414,9 +478,21 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
         else if (/^--?[\w-]+=./.test(w.value)) add(attachedValue(w), 'read', { fallback: true });
         const file = atFile(w);
         if (file) add(file, 'read', { fallback: true });
+        for (const v of embeddedNames(w.value)) add({ ...w, raw: v, value: v }, 'read', { fallback: true });
       }
     }
     markThroughLinks(first);
+    const maker = commandName(argv);
+    if (maker !== undefined && (LINK_COPIERS.has(maker) || (maker === 'cp' && cpCopiesLinks(argv))) && p.writes.length > 0) {
+      const dirs: string[] = [];
+      let unknown = false;
+      for (const w of p.writes) {
+        const r = resolveWord(w, cwds.dirs[0]!);
+        if (r) dirs.push(...r);
+        else unknown = true;
+      }
+      linkTrees.push({ dirs: unknown ? 'all' : dirs, from: first, to: uses.length });
+    } else if (maker === 'git' && gitWritesWorkTree(argv)) linkTrees.push({ dirs: 'all', from: first, to: uses.length });
     // A link or directory moved into place: paths through it (not the moved name itself: mv's source, a read, was judged where it leads).
     if (commandName(argv) === 'mv') {
       for (const w of p.writes) {
@@ -456,6 +532,14 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   if (through.length > 0 || unknownLink) {
     for (const u of uses) {
       if (unknownLink || u.abs.some((p) => through.some((l) => p.startsWith(`${l}/`)))) u.uncertain = true;
+    }
+  }
+  // Below a tree another command of the line may put links in (before it or after it: it may run at the same time).
+  for (const t of linkTrees) {
+    for (let k = 0; k < uses.length; k++) {
+      if (k >= t.from && k < t.to) continue;
+      const u = uses[k]!;
+      if (t.dirs === 'all' || u.abs.some((p) => (t.dirs as string[]).some((d) => p.startsWith(`${d}/`)))) u.uncertain = true;
     }
   }
   return uses;

@@ -43,9 +43,9 @@ import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule
 import type { BashAnalysis, SimpleCommand } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
-import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, workingDirs, type PathUse } from './bash-paths.js';
+import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, throughProcDir, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitInPlantedRepository, gitPrintsContent } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitPrintsContent, gitRiskyConfigKey } from './bash-git.js';
 import { treeEscape, type TreeDeps } from './tree-reach.js';
 import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
@@ -180,6 +180,9 @@ function protectedWrite(u: PathUse, spellings: (abs: string) => string[], ctx: B
   return undefined;
 }
 
+/** Where a link through a process's /proc directory leads, as a tree walk is told: somewhere in the command's own process. */
+const PROC_LINK_TARGET = "/proc/<the command's process>/… (its working directory, root or files)";
+
 /** What bash opens as a socket instead of a file, in a redirection (it compares the expanded word, so only this spelling). */
 const NETWORK_REDIRECT = /^\/dev\/(tcp|udp)\/[^/]+\/[^/]+$/;
 
@@ -264,9 +267,29 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   // 4. A file with several names, one of which may be a denied file (bypass-immune); writes to protected files.
   if (linkUnknown) return linkUnknown;
   for (const cmd of a.commands) {
+    // git obeys a `-c KEY=VALUE` at once: a key that runs a program or reads a file is code or a read no rule sees.
+    const key = gitRiskyConfigKey(innermostOf(cmd).argv);
+    if (key !== undefined) {
+      const why =
+        key === '--exec-path'
+          ? 'git --exec-path=DIR runs its commands and remote helpers from DIR'
+          : `git -c ${short(key, 80)} sets a configuration key that can make git run a program or read a file`;
+      return { behavior: 'ask', message: `Bash wants to run git with a configuration given on its command line: ${why}; it needs approval.`, type: 'safety', detail: why };
+    }
+    for (const dir of cwds.dirs) {
+      const repo = gitForeignRepository(innermostOf(cmd).argv, dir, ctx.workspace.root);
+      if (repo !== undefined) {
+        const why = `git would obey the configuration of ${short(repo, 120)}, a repository directory that is not a .git (its config, hooks and aliases can run a program)`;
+        return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
+      }
+    }
+  }
+  for (const cmd of a.commands) {
     for (const dir of cwds.dirs) {
       const file = gitConfigWrite(innermostOf(cmd).argv, dir, ctx.workspace.home);
-      const why = file === undefined ? undefined : spellings(file).map((p) => protectedChangeReason(p, ctx.workspace)).find((x) => x !== undefined);
+      let why = file === undefined ? undefined : spellings(file).map((p) => protectedChangeReason(p, ctx.workspace)).find((x) => x !== undefined);
+      // The system-wide file (`git config --system`, where the service runs as root) is read by every git command too.
+      if (file === '/etc/gitconfig') why ??= '/etc/gitconfig is the configuration every git command reads';
       if (why) {
         return { behavior: 'ask', message: `Bash wants to change git's configuration in ${file}: ${why}, which always needs a person's approval.`, type: 'safety', detail: why };
       }
@@ -340,8 +363,10 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
   }
   const treeDeps: TreeDeps = {
-    canonical: (p) => ctx.workspace.canonical(p),
-    readDenied: (abs) => q.isReadDenied(abs),
+    // A link inside the tree through /proc/self (or a pid) leads, for the command, into its own
+    // process (its working directory: `src/p` -> /proc/self/cwd), not into toolexec's: not known here.
+    canonical: (p) => (throughProcDir(p) ? PROC_LINK_TARGET : ctx.workspace.canonical(p)),
+    readDenied: (abs) => abs === PROC_LINK_TARGET || q.isReadDenied(abs),
     deniedBelow: (dir) => q.pathRuleBelow('read', 'deny', [dir])?.raw,
     links: readLinks,
   };

@@ -186,7 +186,14 @@ export function isEditDenied(filePath: string, ctx: ToolContext): boolean {
  * since must not carry the call to a file that check would have denied.
  * Throws a permission error.
  */
-export function assertStillPermitted(kind: 'read' | 'edit', toolName: string, realPath: string, ctx: Pick<ToolContext, 'workspace' | 'permissions'>): void {
+export function assertStillPermitted(
+  kind: 'read' | 'edit',
+  toolName: string,
+  realPath: string,
+  ctx: Pick<ToolContext, 'workspace' | 'permissions'>,
+  /** Where the opened file's identity is read (`/proc/self/fd/N`): by path, another file may stand there by now. */
+  opened: string = realPath,
+): void {
   const folded = ctx.workspace.fold(realPath);
   const all = folded === realPath ? [realPath] : [folded, realPath];
   const deny = ctx.permissions.pathRule(kind, 'deny', all);
@@ -195,7 +202,7 @@ export function assertStillPermitted(kind: 'read' | 'edit', toolName: string, re
   }
   const own = serviceFileReason(all, ctx) ?? processEnvironmentReason(all);
   if (own) throw new ToolError(serviceFileMessage(toolName, own), 'permission');
-  const link = kind === 'read' ? ctx.permissions.hardLinkChecker('read')(realPath) : undefined;
+  const link = kind === 'read' ? ctx.permissions.hardLinkChecker('read')(opened) : undefined;
   if (link && !('unknown' in link)) {
     throw new ToolError(`${messages.ruleDenied(toolName)} ${realPath} is now a hard link to ${link.other}, which ${link.rule.raw} denies.`, 'permission');
   }

@@ -42,6 +42,16 @@ function gitDirFrom(dir: string): string | undefined {
   }
 }
 
+/** The common git directory a linked worktree's git directory names (its `commondir` file), if any. */
+function commonDir(gitDir: string): string | undefined {
+  try {
+    const v = fs.readFileSync(path.join(gitDir, 'commondir'), 'utf8').slice(0, 4096).trim();
+    return v.length > 0 ? path.resolve(gitDir, v) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether `a` names one of these long options (git's parse-options takes any unambiguous prefix of four letters or more). */
 function isLong(a: string, names: readonly string[]): boolean {
   const n = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
@@ -68,11 +78,15 @@ export function gitConfigReads(argv: readonly Word[], cwd: string, home: string)
   const rest = words.slice(1);
   const at = rest.findIndex((w) => !(w.literal && w.value.startsWith('-')));
   const verb = at === -1 ? undefined : rest[at];
-  if (!verb?.literal || !['config', 'var', 'remote'].includes(verb.value)) return [];
+  if (!verb?.literal || !['config', 'var', 'remote', 'ls-remote'].includes(verb.value)) return [];
   const args = rest.slice(at + 1).map((w) => w.value);
-  if (verb.value === 'remote' && !(args.some((a) => a === '-v' || a === '--verbose' || a === 'get-url' || a === 'show'))) return [];
+  // `git remote -vv` is -v too; `git ls-remote --get-url` prints the URL as configured (a token in it), and ls-remote names it in errors.
+  if (verb.value === 'remote' && !(args.some((a) => /^-v+$/.test(a) || isLong(a, ['--verbose']) || a === 'get-url' || a === 'show'))) return [];
   gitDir ??= gitDirFrom(start);
   const local = gitDir ? [path.join(gitDir, 'config'), path.join(gitDir, 'config.worktree')] : [];
+  // A linked worktree's git directory (.git/worktrees/NAME) names the repository's own in `commondir`, whose config git reads.
+  const common = gitDir ? commonDir(gitDir) : undefined;
+  if (common) local.push(path.join(common, 'config'));
   const global = [path.join(home, '.gitconfig'), path.join(home, '.config', 'git', 'config')];
   const system = ['/etc/gitconfig'];
   if (verb.value === 'config') {

@@ -161,6 +161,12 @@ function openRegular(abs: string, cwd: string): { fd: number; stat: fs.Stats } {
  * the path resolved now. A file unlinked since it was opened has no path to
  * judge: refused.
  */
+/** A name of the opened file itself, for its identity (device and inode): the path may name another file by now. */
+function fdPath(fd: number): string | undefined {
+  const p = `/proc/self/fd/${fd}`;
+  return fs.existsSync(p) ? p : undefined;
+}
+
 function openedPath(fd: number, abs: string): string {
   let p: string;
   try {
@@ -307,7 +313,10 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
   const key = fileStateKey(ctx.workspace, abs);
   try {
     // The permission check judged the path before; the file opened is judged now (a symlink may have moved).
-    assertStillPermitted('read', 'Read', openedPath(fd, abs), ctx);
+    const opened = openedPath(fd, abs);
+    assertStillPermitted('read', 'Read', opened, ctx, fdPath(fd));
+    // Had the name been replaced meanwhile (the opened file losing a name it shared with a denied one), it would show now.
+    if (openedPath(fd, abs) !== opened) throw new ToolError(`${abs} changed while it was being opened.`, 'io');
     const media = IMAGE_TYPES[ext];
     if (media) {
       if (stat.size > MAX_IMAGE_BYTES) {

@@ -1,0 +1,63 @@
+/**
+ * git obeys the configuration of the repository directory it is pointed at:
+ * with a directory laid out as a repository inside the workspace (HEAD,
+ * objects, refs and a config holding `core.fsmonitor`, all ordinary files the
+ * Write tool writes in acceptEdits), `git --git-dir=src/p --work-tree=.
+ * status` or `git -C src/p …` under Bash(git:*) ran the program without
+ * asking; `git --git-dir=/elsewhere config …` and `git config --system …`
+ * changed a configuration file that no protected path names. Each is now a
+ * safety ask. Real rule indexes and the real service running git.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { initBashParser } from '../src/bash/parser.js';
+import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
+import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { run } from './helpers-hooks.js';
+
+beforeAll(async () => {
+  await initBashParser();
+});
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+function plant(ws: string): void {
+  const p = path.join(ws, 'src', 'p');
+  fs.mkdirSync(path.join(p, 'objects'), { recursive: true });
+  fs.mkdirSync(path.join(p, 'refs'));
+  fs.writeFileSync(path.join(p, 'HEAD'), 'ref: refs/heads/master\n');
+  fs.writeFileSync(path.join(p, 'config'), '[core]\n\tfsmonitor = cat .env >&2; echo\n');
+}
+
+describe('git pointed at a repository directory that is not a .git', () => {
+  it('asks (safety) under Bash(git:*), in every mode', async () => {
+    for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: ['Read(./.env)'], mode });
+      execFileSync('git', ['init', '-q', env.ws]);
+      plant(env.ws);
+      for (const c of ['git --git-dir=src/p --work-tree=. status', 'git --git-dir src/p status', 'git -C src/p log', 'git --git-dir=/tmp/elsewhere config alias.x y', 'git --git-dir=$D status']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git would obey the configuration of /) });
+      }
+      expect(await env.check('git config --system alias.x y'), mode).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^\/etc\/gitconfig/) });
+      // The repository's own .git, as before.
+      for (const c of ['git status', 'git --git-dir=.git status', 'git -C src status']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'allow' });
+      }
+    }
+  });
+
+  it('git --git-dir=src/p --work-tree=. status does not run the planted core.fsmonitor in acceptEdits', async () => {
+    t = await makeApp({ permissions: { defaultMode: 'acceptEdits', allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
+    plant(t.workspace);
+    const r = await run(t, 'Bash', { command: 'git --git-dir=src/p --work-tree=. status' });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+  });
+});

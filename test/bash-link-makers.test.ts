@@ -1,0 +1,93 @@
+/**
+ * Links made in a command line by other programs than ln -s and mv: an
+ * archive holding a symlink (`tar xf a.tar && cat l`, unzip), cp or rsync
+ * copying a link as a link (`cp -P sl l && cat l/.env`), ln or link making a
+ * hard link to a symlink, cp -r copying a relative link to where it leads
+ * to .env, git checking out a tracked symlink (`git checkout
+ * -- l; cat l`). With Read(./.env) denied, the read through the new link was
+ * judged by where its path led before the line ran (nowhere) and printed .env,
+ * under Bash(tar:*) or Bash(git:*), in acceptEdits and in bypassPermissions.
+ * Paths below what such a command writes (anywhere, for git) are now unknown
+ * locations in the line's other commands. Real rule indexes, real archives and
+ * repositories, and the real service running the commands.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { initBashParser } from '../src/bash/parser.js';
+import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
+import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { run } from './helpers-hooks.js';
+
+beforeAll(async () => {
+  await initBashParser();
+});
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+describe('links other programs make in the same line', () => {
+  it('make paths below what they write unknown locations while Read deny rules exist', async () => {
+    for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(tar:*)', 'Bash(git:*)', 'Bash(unzip:*)', 'Bash(cp:*)', 'Bash(rsync:*)'], deny: ['Read(./.env)'], mode });
+      fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');
+      fs.symlinkSync('.', path.join(env.ws, 'sl'));
+      fs.mkdirSync(path.join(env.ws, 'src'));
+      fs.writeFileSync(path.join(env.ws, '.gitignore'), '');
+      fs.mkdirSync(path.join(env.ws, 'd'));
+      // A relative link that leads out of the workspace where it is, and to .env once copied one level down.
+      fs.symlinkSync('../../.env', path.join(env.ws, 'src', 'y'));
+      for (const c of [
+        'tar xf a.tar && cat l',
+        'tar -xf a.tar -C out; cat out/l',
+        'cat l & tar xf a.tar; wait',
+        'unzip a.zip && cat l',
+        'cp -P sl l && cat l/.env',
+        'cp -d sl l && cat l/.env',
+        'mkdir d && cp -r src d/ && cat d/src/y',
+        'rsync -a x/ y/ && cat y/l',
+        'ln sl l && cat l/.env',
+        'link sl l && cat l/.env',
+        'git checkout HEAD -- l; cat l',
+        'git apply p.diff && cat l',
+      ]) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^unknown read target/) });
+      }
+      // The maker alone, and a line with no such maker, as before.
+      expect(await env.check('tar xf a.tar'), mode).toMatchObject({ behavior: 'allow' });
+      expect(await env.check('git status; cat sl/x'), mode).toMatchObject({ behavior: 'allow' });
+      if (mode !== 'default') expect(await env.check('cp .gitignore d/ && cat d/.gitignore'), mode).toMatchObject({ behavior: 'allow' });
+    }
+  });
+
+  it('tar xf of an archive holding a symlink to .env, then cat, does not print it', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(tar:*)'], deny: ['Read(./.env)'] } });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
+    const stage = tmpDir('toolexec-link-makers-');
+    fs.symlinkSync('.env', path.join(stage, 'l'));
+    execFileSync('tar', ['cf', path.join(t.workspace, 'a.tar'), '-C', stage, 'l']);
+    const r = await run(t, 'Bash', { command: 'tar xf a.tar && cat l' });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+    expect(r.chain.some((s) => /unknown read target: l/.test(s.detail))).toBe(true);
+  });
+
+  it('git checkout of a tracked symlink to .env, then cat, does not print it under Bash(git:*)', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
+    const ws = t.workspace;
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: ws });
+    fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
+    git('init', '-q');
+    fs.symlinkSync('.env', path.join(ws, 'l'));
+    git('add', 'l');
+    git('commit', '-q', '-m', 'l');
+    fs.unlinkSync(path.join(ws, 'l'));
+    const r = await run(t, 'Bash', { command: 'git checkout -- l; cat l' });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+  });
+});

@@ -20,8 +20,10 @@ import { HUGE_BYTES, startHostileServer, startLegacySseServer, type HostileServe
 
 afterAll(cleanupTmp);
 
-const CALL_TIMEOUT_MS = 1500;
-const FAST = { reconnect: { initialDelayMs: 100, maxDelayMs: 400 }, connectTimeoutMs: 1500 };
+// Long enough that a server which answers (a 404, a 500) is not taken for a silent one on a loaded machine: a full
+// run beside other work once saw c404's call and i500's initialize pass 1500 ms (the 40 MB case parses in this process).
+const CALL_TIMEOUT_MS = 4000;
+const FAST = { reconnect: { initialDelayMs: 100, maxDelayMs: 400 }, connectTimeoutMs: 4000 };
 
 async function expectHealthy(app: FastifyInstance): Promise<void> {
   const h = await app.inject({ method: 'GET', url: '/healthz' });

@@ -58,12 +58,8 @@ function isLong(a: string, names: readonly string[]): boolean {
   return n.length > 3 && names.some((x) => x === n || x.startsWith(n));
 }
 
-/**
- * The configuration files (absolute) a git argv prints values from, seen from
- * `cwd`; empty for other commands. `-C dir` and `--git-dir=dir` are followed.
- */
-export function gitConfigReads(argv: readonly Word[], cwd: string, home: string): string[] {
-  if (commandName(argv) !== 'git') return [];
+/** Where a git argv runs (`-C dir` followed) and the git directory `--git-dir` names, if any. */
+function whereGitRuns(argv: readonly Word[], cwd: string): { start: string; gitDir: string | undefined } {
   let start = cwd;
   let gitDir: string | undefined;
   for (let i = 1; i < argv.length; i++) {
@@ -74,6 +70,18 @@ export function gitConfigReads(argv: readonly Word[], cwd: string, home: string)
     else if (w.value === '--git-dir' && next?.literal) gitDir = path.resolve(start, next.value);
     else if (w.value.startsWith('--git-dir=')) gitDir = path.resolve(start, w.value.slice('--git-dir='.length));
   }
+  return { start, gitDir };
+}
+
+/**
+ * The configuration files (absolute) a git argv prints values from, seen from
+ * `cwd`; empty for other commands. `-C dir` and `--git-dir=dir` are followed.
+ */
+export function gitConfigReads(argv: readonly Word[], cwd: string, home: string): string[] {
+  if (commandName(argv) !== 'git') return [];
+  const where = whereGitRuns(argv, cwd);
+  const start = where.start;
+  let gitDir = where.gitDir;
   const words = withoutGitGlobals(argv)?.[0] ?? argv;
   const rest = words.slice(1);
   const at = rest.findIndex((w) => !(w.literal && w.value.startsWith('-')));
@@ -126,16 +134,7 @@ const INERT_KEYS: ReadonlySet<string> = new Set([
  */
 export function gitConfigWrite(argv: readonly Word[], cwd: string, home: string): string | undefined {
   if (commandName(argv) !== 'git') return undefined;
-  let start = cwd;
-  let gitDir: string | undefined;
-  for (let i = 1; i < argv.length; i++) {
-    const w = argv[i]!;
-    if (!w.literal || !w.value.startsWith('-')) break;
-    const next = argv[i + 1];
-    if (w.value === '-C' && next?.literal) start = path.resolve(start, next.value);
-    else if (w.value === '--git-dir' && next?.literal) gitDir = path.resolve(start, next.value);
-    else if (w.value.startsWith('--git-dir=')) gitDir = path.resolve(start, w.value.slice('--git-dir='.length));
-  }
+  const { start, gitDir } = whereGitRuns(argv, cwd);
   const words = withoutGitGlobals(argv)?.[0] ?? argv;
   const rest = words.slice(1);
   const at = rest.findIndex((w) => !(w.literal && w.value.startsWith('-')));

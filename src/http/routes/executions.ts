@@ -14,6 +14,7 @@ import { seqOfId, type ExecutionRow } from '../../storage/executions.js';
 import type { ToolResultBlock } from '../../tool/types.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { parseRequest } from '../validate.js';
+import { executionBody } from '../../ws/frames.js';
 
 export const ExecutionsQuery = z.object({
   session_id: z.string().min(1).max(256).optional(),
@@ -68,11 +69,7 @@ export function listItem(r: ExecutionRow, live: Call | undefined) {
 function liveItem(call: Call) {
   const d = 'decision' in call ? call.decision : undefined;
   return {
-    id: call.id,
-    session_id: call.sessionId,
-    tool_use_id: call.toolUseId,
-    tool: 'tool' in call && call.tool ? call.tool.name : call.name,
-    status: call.status,
+    ...executionBody(call),
     decision: d ? { behavior: d.behavior, reason: d.reason } : null,
     error_class: null,
     is_error: false,

@@ -76,6 +76,36 @@ describe('links other programs make in the same line', () => {
     expect(r.chain.some((s) => /unknown read target: l/.test(s.detail))).toBe(true);
   });
 
+  it('a tree read at or above where an archive is extracted goes through its links', async () => {
+    // `tar xf a.tar -C out && grep -R SECRET out` was allowed: only paths strictly below out were
+    // unknown, while grep -R reads out itself and follows the link the archive put in it.
+    for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(tar:*)', 'Bash(grep:*)', 'Bash(unzip:*)'], deny: ['Read(./.env)'], mode });
+      fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');
+      fs.mkdirSync(path.join(env.ws, 'out', 'sub'), { recursive: true });
+      for (const c of ['tar xf a.tar -C out && grep -R SECRET out', 'unzip a.zip -d out && grep -r SECRET out', 'tar xf a.tar -C out/sub; grep -R SECRET out', 'grep -R SECRET out & tar xf a.tar -C out/sub']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'unknown read target: out' });
+      }
+      // Listing the directory reads no file through the links; a tree elsewhere is as before.
+      expect(await env.check('tar xf a.tar -C out && ls out'), mode).toMatchObject({ behavior: 'allow' });
+      fs.mkdirSync(path.join(env.ws, 'src'));
+      expect(await env.check('tar xf a.tar -C out && grep -R SECRET src'), mode).toMatchObject({ behavior: 'allow' });
+    }
+  });
+
+  it('tar xf -C out of an archive holding a symlink to .env, then grep -R out, does not print it', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(tar:*)', 'Bash(grep:*)'], deny: ['Read(./.env)'] } });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
+    fs.mkdirSync(path.join(t.workspace, 'out'));
+    const stage = tmpDir('toolexec-link-makers-');
+    fs.symlinkSync('../.env', path.join(stage, 'l'));
+    execFileSync('tar', ['cf', path.join(t.workspace, 'a.tar'), '-C', stage, 'l']);
+    const r = await run(t, 'Bash', { command: 'tar xf a.tar -C out && grep -R SECRET out' });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+    expect(r.chain.some((s) => /unknown read target: out/.test(s.detail))).toBe(true);
+  });
+
   it('git checkout of a tracked symlink to .env, then cat, does not print it under Bash(git:*)', async () => {
     t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
     const ws = t.workspace;

@@ -447,6 +447,8 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
    * can know before it runs. `all`: anywhere (git's work tree may be any of the line's directories).
    */
   const linkTrees: Array<{ dirs: string[] | 'all'; from: number; to: number }> = [];
+  /** Uses that read a whole tree (`grep -R x out`): a link put anywhere below them is read through too. */
+  const treeReads = new Set<number>();
   /** Marks the uses from `from` on that go through such a link as unknown locations. */
   const markThroughLinks = (from: number): void => {
     if (links.length === 0 && !unknownLink) return;
@@ -482,6 +484,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
       }
     }
     markThroughLinks(first);
+    if (p.recursive) for (let k = first; k < uses.length; k++) if (uses[k]!.kind === 'read') treeReads.add(k);
     const maker = commandName(argv);
     if (maker !== undefined && (LINK_COPIERS.has(maker) || (maker === 'cp' && cpCopiesLinks(argv))) && p.writes.length > 0) {
       const dirs: string[] = [];
@@ -539,7 +542,10 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     for (let k = 0; k < uses.length; k++) {
       if (k >= t.from && k < t.to) continue;
       const u = uses[k]!;
-      if (t.dirs === 'all' || u.abs.some((p) => (t.dirs as string[]).some((d) => p.startsWith(`${d}/`)))) u.uncertain = true;
+      // A tree read at or above such a tree (`tar xf a.tar -C out && grep -R x out`) goes through what lands in it.
+      const tree = treeReads.has(k);
+      const reaches = (p: string, d: string): boolean => p.startsWith(`${d}/`) || (tree && (p === d || d.startsWith(p.endsWith('/') ? p : `${p}/`)));
+      if (t.dirs === 'all' || u.abs.some((p) => (t.dirs as string[]).some((d) => reaches(p, d)))) u.uncertain = true;
     }
   }
   return uses;

@@ -76,6 +76,22 @@ describe('links other programs make in the same line', () => {
     expect(r.chain.some((s) => /unknown read target: l/.test(s.detail))).toBe(true);
   });
 
+  it('git subcommands that only list leave the line\'s paths known', async () => {
+    // `git stash list && cat README.md` asked (safety) under Bash(git:*) and in bypassPermissions:
+    // stash, worktree, submodule and bisect were work-tree writers whatever their subcommand.
+    for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: ['Read(./.env)'], mode });
+      fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');
+      fs.writeFileSync(path.join(env.ws, 'README.md'), '# r\n');
+      for (const c of ['git stash list && cat README.md', 'git worktree list --porcelain; cat README.md', 'git submodule status && cat README.md', 'git bisect log; cat README.md']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'allow' });
+      }
+      for (const c of ['git stash && cat l', 'git stash pop; cat l', 'git stash list x; cat l', 'git worktree add w && cat w/l', 'git submodule update && cat l', 'git checkout -b feat && cat l', 'git -c color.ui=never stash apply && cat l']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^unknown read target/) });
+      }
+    }
+  });
+
   it('a tree read at or above where an archive is extracted goes through its links', async () => {
     // `tar xf a.tar -C out && grep -R SECRET out` was allowed: only paths strictly below out were
     // unknown, while grep -R reads out itself and follows the link the archive put in it.

@@ -408,10 +408,28 @@ const GIT_WORKTREE_WRITERS: ReadonlySet<string> = new Set([
   'checkout-index', 'clone', 'worktree', 'submodule', 'bisect', 'sparse-checkout', 'mv',
 ]);
 
+/** Subcommands of those verbs that only list or report: `git stash list`, `git worktree list`. */
+const GIT_LISTING_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
+  stash: ['list', 'show'],
+  worktree: ['list'],
+  submodule: ['status', 'summary'],
+  bisect: ['log', 'visualize', 'view'],
+};
+
 function gitWritesWorkTree(argv: readonly Word[]): boolean {
   const words = withoutGitGlobals(argv)?.[0] ?? argv;
-  const verb = words.slice(1).find((w) => !(w.literal && w.value.startsWith('-')));
-  return verb !== undefined && (!verb.literal || GIT_WORKTREE_WRITERS.has(verb.value));
+  const at = words.findIndex((w, k) => k > 0 && !(w.literal && w.value.startsWith('-')));
+  const verb = at === -1 ? undefined : words[at];
+  if (verb === undefined) return false;
+  if (!verb.literal || !GIT_WORKTREE_WRITERS.has(verb.value)) return !verb.literal;
+  const rest = words.slice(at + 1);
+  if (rest.some((w) => !w.literal)) return true;
+  const args = rest.map((w) => w.value);
+  // `git stash list`, `git worktree list`: exactly the subcommand, then options only.
+  const listing = GIT_LISTING_SUBCOMMANDS[verb.value];
+  if (listing && args.length > 0 && listing.includes(args[0]!) && args.slice(1).every((a) => a.startsWith('-'))) return false;
+  // Not `git checkout -b NAME`: with a sparse checkout in effect git re-applies its patterns and may write a skip-worktree entry.
+  return true;
 }
 
 export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {

@@ -92,6 +92,56 @@ describe('links other programs make in the same line', () => {
     }
   });
 
+  it('git clone puts links in the clone only, and cd into it reads nothing', async () => {
+    // `git clone URL && cd y && npm test` asked (safety) under Bash(git:*) and in bypassPermissions: a
+    // clone made every path of the line unknown, the cd's own directory included.
+    for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)', 'Bash(npm test)'], deny: ['Read(./.env)'], mode });
+      fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');
+      fs.writeFileSync(path.join(env.ws, 'README.md'), '# r\n');
+      for (const c of [
+        'git clone https://example.com/o/y.git && cd y && npm test',
+        'git clone --depth 1 https://example.com/o/y.git z; cat README.md',
+        'git clone git@example.com:o/y.git/ && cat README.md',
+        'tar xf a.tar -C out && cd out',
+      ]) {
+        // The rest of the line (npm test, tar, cd with git) may be the user's call, but no safety question.
+        const r = await env.check(c);
+        expect(r, `${mode}: ${c}`).not.toMatchObject({ type: 'safety' });
+      }
+      for (const c of [
+        'git clone https://example.com/o/y.git && cat y/l',
+        'git clone https://example.com/o/y.git z && cd z && cat l',
+        'git clone https://example.com/o/y.git && cd y/l && cat x',
+        'git clone https://example.com/o/y.git && grep -R SECRET y',
+        'git clone https://example.com/o/y.git . && cat l',
+        'git clone -c core.worktree=.. https://example.com/o/y.git && cat l',
+        'git clone --config=core.worktree=.. https://example.com/o/y.git && cat l',
+        'git -C sub clone https://example.com/o/y.git && cat l',
+        'git clone --bare https://example.com/o/y.git && cat l',
+        'git clone https://example.com && cat l',
+        'git clone --unknown-option https://example.com/o/y.git && cat l',
+      ]) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^unknown read target/) });
+      }
+    }
+  });
+
+  it('a clone holding a symlink to .env, then cd into it and cat, does not print it', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
+    const ws = t.workspace;
+    fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
+    const origin = tmpDir('toolexec-link-makers-origin-');
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: origin });
+    git('init', '-q');
+    fs.symlinkSync('../.env', path.join(origin, 'l'));
+    git('add', 'l');
+    git('commit', '-q', '-m', 'l');
+    const r = await run(t, 'Bash', { command: `git clone -q ${origin} y && cd y && cat l` });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+  });
+
   it('a tree read at or above where an archive is extracted goes through its links', async () => {
     // `tar xf a.tar -C out && grep -R SECRET out` was allowed: only paths strictly below out were
     // unknown, while grep -R reads out itself and follows the link the archive put in it.

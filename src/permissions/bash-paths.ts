@@ -416,6 +416,50 @@ const GIT_LISTING_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   bisect: ['log', 'visualize', 'view'],
 };
 
+const CLONE_FLAGS = new Set(
+  ('-q --quiet -v --verbose --progress --no-progress -n --no-checkout -l --local --no-local --no-hardlinks -s --shared --recursive ' +
+    '--recurse-submodules --shallow-submodules --no-shallow-submodules --single-branch --no-single-branch --no-tags --tags ' +
+    '--remote-submodules --no-remote-submodules --sparse --also-filter-submodules --reject-shallow --no-reject-shallow --dissociate').split(' '),
+);
+const CLONE_WITH_VALUE = new Set(
+  ('-b --branch -o --origin --depth -u --upload-pack --template --reference --reference-if-able --separate-git-dir --filter -j --jobs ' +
+    '--shallow-since --shallow-exclude --server-option --bundle-uri').split(' '),
+);
+
+/**
+ * The one directory `git clone` writes a work tree into, when the argv says it plainly: `git clone
+ * URL DIR`, or the name git makes of a URL's last part (`…/y.git` → y). Undefined when it cannot
+ * be told (a global option such as -C, -c/--config (core.worktree), --bare, an unknown option, a URL
+ * with no plain last part): the work tree may then be anywhere.
+ */
+function gitCloneTarget(argv: readonly Word[]): Word | undefined {
+  if (argv.length < 3 || !argv[1]!.literal || argv[1]!.value !== 'clone') return undefined;
+  const positional: Word[] = [];
+  for (let i = 2; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (!w.literal) return undefined;
+    const v = w.value;
+    if (v === '--') {
+      positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!v.startsWith('-') || v === '-') positional.push(w);
+    else if (CLONE_FLAGS.has(v)) continue;
+    else if (CLONE_WITH_VALUE.has(v)) i += 1;
+    else if (v.startsWith('--') && v.includes('=') && CLONE_WITH_VALUE.has(v.slice(0, v.indexOf('=')))) continue;
+    else return undefined;
+  }
+  if (positional.some((w) => !w.literal)) return undefined;
+  if (positional.length === 2) return positional[1];
+  if (positional.length !== 1) return undefined;
+  // git's own guess: the URL's last part, without a trailing / or /.git, then without .git.
+  let u = positional[0]!.value.replace(/\/+$/, '').replace(/\/\.git$/, '').replace(/\/+$/, '');
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^/]*$/i.test(u)) return undefined;
+  u = u.slice(Math.max(u.lastIndexOf('/'), u.lastIndexOf(':')) + 1).replace(/\.git$/, '');
+  if (!/^[A-Za-z0-9_][A-Za-z0-9._-]*$/.test(u)) return undefined;
+  return { ...positional[0]!, raw: u, value: u };
+}
+
 function gitWritesWorkTree(argv: readonly Word[]): boolean {
   const words = withoutGitGlobals(argv)?.[0] ?? argv;
   const at = words.findIndex((w, k) => k > 0 && !(w.literal && w.value.startsWith('-')));
@@ -467,6 +511,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   const linkTrees: Array<{ dirs: string[] | 'all'; from: number; to: number }> = [];
   /** Uses that read a whole tree (`grep -R x out`): a link put anywhere below them is read through too. */
   const treeReads = new Set<number>();
+  const changesDir = new Set<number>();
   /** Marks the uses from `from` on that go through such a link as unknown locations. */
   const markThroughLinks = (from: number): void => {
     if (links.length === 0 && !unknownLink) return;
@@ -503,6 +548,8 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     }
     markThroughLinks(first);
     if (p.recursive) for (let k = first; k < uses.length; k++) if (uses[k]!.kind === 'read') treeReads.add(k);
+    // cd reads nothing; the paths used after it are resolved from where it may lead (a link made in the tree included).
+    if (commandName(argv) === 'cd' || commandName(argv) === 'pushd') for (let k = first; k < uses.length; k++) changesDir.add(k);
     const maker = commandName(argv);
     if (maker !== undefined && (LINK_COPIERS.has(maker) || (maker === 'cp' && cpCopiesLinks(argv))) && p.writes.length > 0) {
       const dirs: string[] = [];
@@ -513,7 +560,12 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
         else unknown = true;
       }
       linkTrees.push({ dirs: unknown ? 'all' : dirs, from: first, to: uses.length });
-    } else if (maker === 'git' && gitWritesWorkTree(argv)) linkTrees.push({ dirs: 'all', from: first, to: uses.length });
+    } else if (maker === 'git' && gitWritesWorkTree(argv)) {
+      // `git clone URL y` puts its work tree (and the links in it) in y only.
+      const target = relocated ? undefined : gitCloneTarget(argv);
+      const dirs = target ? resolveWord(target, cwds.dirs[0]!) : undefined;
+      linkTrees.push({ dirs: dirs ?? 'all', from: first, to: uses.length });
+    }
     // A link or directory moved into place: paths through it (not the moved name itself: mv's source, a read, was judged where it leads).
     if (commandName(argv) === 'mv') {
       for (const w of p.writes) {
@@ -558,7 +610,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   // Below a tree another command of the line may put links in (before it or after it: it may run at the same time).
   for (const t of linkTrees) {
     for (let k = 0; k < uses.length; k++) {
-      if (k >= t.from && k < t.to) continue;
+      if ((k >= t.from && k < t.to) || changesDir.has(k)) continue;
       const u = uses[k]!;
       // A tree read at or above such a tree (`tar xf a.tar -C out && grep -R x out`) goes through what lands in it.
       const tree = treeReads.has(k);

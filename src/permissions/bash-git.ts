@@ -150,3 +150,25 @@ export function gitForeignRepository(argv: readonly Word[], cwd: string, root: s
   }
   return undefined;
 }
+
+/**
+ * Whether a git argv points git at another directory than the one it runs in (`-C DIR` other
+ * than `.`, `--git-dir`, `--work-tree`): git then obeys what it finds there.
+ */
+export function gitNamesDirectory(argv: readonly Word[]): boolean {
+  if (commandName(argv) !== 'git') return false;
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (w.literal && !w.value.startsWith('-')) break;
+    if (!w.literal) return true;
+    if (w.value === '--') break;
+    if (w.value === '-C') {
+      const next = argv[++i];
+      if (!next?.literal || (next.value !== '.' && next.value !== './')) return true;
+      continue;
+    }
+    if (/^--(git-dir|work-tree)(=|$)/.test(w.value)) return true;
+    if (GIT_GLOBAL_WITH_VALUE.has(w.value)) i += 1;
+  }
+  return false;
+}

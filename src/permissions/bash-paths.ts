@@ -476,6 +476,16 @@ function gitWritesWorkTree(argv: readonly Word[]): boolean {
   return true;
 }
 
+/**
+ * Whether a command may put files no check can list in the places it writes (an archive
+ * extracted, a tree copied, a git checkout or clone): a directory laid out as a repository among
+ * them, for one (`tar xf a.tar && git -C p fetch` obeys p/config).
+ */
+export function plantsFiles(argv: readonly Word[]): boolean {
+  const name = commandName(argv);
+  return name !== undefined && (LINK_COPIERS.has(name) || (name === 'cp' && cpCopiesLinks(argv)) || (name === 'git' && gitWritesWorkTree(argv)));
+}
+
 export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   const uses: PathUse[] = [];
   const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean; opaque?: boolean }): void => {

@@ -65,6 +65,28 @@ describe('git pointed at a repository directory that is not a .git', () => {
     }
   });
 
+  it('asks (safety) for git run where a cd leads into a planted repository, in bypassPermissions too', async () => {
+    // `cd src/p && git fetch` was a tool ask (cd with git), which bypassPermissions lets through.
+    for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)', 'Bash(tar:*)'], deny: ['Read(./.env)'], mode });
+      plant(env.ws);
+      for (const c of ['cd src/p && git fetch', 'cd src/p/refs; git log', 'tar xf a.tar && cd q && git fetch']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git would obey the configuration of/) });
+      }
+      expect(await env.check('cd src && git status'), mode).not.toMatchObject({ type: 'safety' });
+    }
+  });
+
+  it('cd into a planted repository and git fetch does not run its core.sshCommand in bypassPermissions', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'] } });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
+    plant(t.workspace);
+    fs.writeFileSync(path.join(t.workspace, 'src', 'p', 'config'), '[core]\n\tsshCommand = cat ../../.env >&2; false #\n[remote "origin"]\n\turl = ssh://h/x\n');
+    const r = await run(t, 'Bash', { command: 'cd src/p && git fetch origin' });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+  });
+
   it('tar xf of a planted repository, then git -C into it, does not run its core.fsmonitor', async () => {
     t = await makeApp({ permissions: { allow: ['Bash(git:*)', 'Bash(tar:*)'], deny: ['Read(./.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');

@@ -277,8 +277,15 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       return { behavior: 'ask', message: `Bash wants to run git with a configuration given on its command line: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
     // A directory another command of the line fills (an archive, a clone, a checkout) may be laid out as a repository by then.
-    if (gitNamesDirectory(innermostOf(cmd).argv) && a.commands.some((c) => c !== cmd && plantsFiles(innermostOf(c).argv))) {
+    // So may one a cd of the line leads to: git finds the repository from its working directory.
+    const pointed = gitNamesDirectory(innermostOf(cmd).argv) || (cwds.cdCount > 0 && commandName(innermostOf(cmd).argv) === 'git');
+    if (pointed && a.commands.some((c) => c !== cmd && plantsFiles(innermostOf(c).argv))) {
       const why = 'git would obey the configuration of a directory another command of the line writes files into (its config, hooks and aliases can run a program)';
+      return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
+    }
+    // `cd src/p && git fetch`: git finds a repository laid out in ordinary files (which the Write tool writes) from where it runs.
+    if (cwds.cdCount > 0 && gitInPlantedRepository(innermostOf(cmd).argv, cwds.dirs, ctx.workspace.root)) {
+      const why = 'git would obey the configuration of a repository directory that is not a .git, where a cd of the line leads (its config, hooks and aliases can run a program)';
       return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
     for (const dir of cwds.dirs) {

@@ -152,8 +152,15 @@ describe('links other programs make in the same line', () => {
       for (const c of ['tar xf a.tar -C out && grep -R SECRET out', 'unzip a.zip -d out && grep -r SECRET out', 'tar xf a.tar -C out/sub; grep -R SECRET out', 'grep -R SECRET out & tar xf a.tar -C out/sub']) {
         expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'unknown read target: out' });
       }
-      // Listing the directory reads no file through the links; a tree elsewhere is as before.
+      // With no operand, grep -R and rg -L read the working directory's tree (out/l -> /etc/shadow, a rule no name below it meets).
+      const far = ruleEnv({ allow: ['Bash(tar:*)', 'Bash(grep:*)', 'Bash(rg:*)'], deny: ['Read(//etc/shadow)'], mode });
+      fs.mkdirSync(path.join(far.ws, 'out'));
+      for (const c of ['tar xf a.tar -C out && cd out && grep -R SECRET', 'tar xf a.tar -C out; rg -L SECRET']) {
+        expect(await far.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'unknown read target: .' });
+      }
+      // Listing the directory reads no file through the links, nor does find; a tree elsewhere is as before.
       expect(await env.check('tar xf a.tar -C out && ls out'), mode).toMatchObject({ behavior: 'allow' });
+      expect(await env.check('tar xf a.tar -C out; grep -R SECRET src'), mode).toMatchObject({ behavior: 'allow' });
       fs.mkdirSync(path.join(env.ws, 'src'));
       expect(await env.check('tar xf a.tar -C out && grep -R SECRET src'), mode).toMatchObject({ behavior: 'allow' });
     }

@@ -522,6 +522,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   /** Uses that read a whole tree (`grep -R x out`): a link put anywhere below them is read through too. */
   const treeReads = new Set<number>();
   const changesDir = new Set<number>();
+  const cwdTreeReaders: SimpleCommand[] = [];
   /** Marks the uses from `from` on that go through such a link as unknown locations. */
   const markThroughLinks = (from: number): void => {
     if (links.length === 0 && !unknownLink) return;
@@ -557,7 +558,10 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
       }
     }
     markThroughLinks(first);
-    if (p.recursive) for (let k = first; k < uses.length; k++) if (uses[k]!.kind === 'read') treeReads.add(k);
+    // find lists names; it reads no file through a link.
+    if (p.recursive && commandName(argv) !== 'find') for (let k = first; k < uses.length; k++) if (uses[k]!.kind === 'read') treeReads.add(k);
+    // `grep -R x`, `rg -L x` with no operand read the working directory's whole tree.
+    const readsCwdTree = p.recursive && p.reads.length === 0 && p.writes.length === 0 && commandName(argv) !== 'find';
     // cd reads nothing; the paths used after it are resolved from where it may lead (a link made in the tree included).
     if (commandName(argv) === 'cd' || commandName(argv) === 'pushd') for (let k = first; k < uses.length; k++) changesDir.add(k);
     const maker = commandName(argv);
@@ -570,7 +574,8 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
         else unknown = true;
       }
       linkTrees.push({ dirs: unknown ? 'all' : dirs, from: first, to: uses.length });
-    } else if (maker === 'git' && gitWritesWorkTree(argv)) {
+    } else if (readsCwdTree) cwdTreeReaders.push(cmd);
+    else if (maker === 'git' && gitWritesWorkTree(argv)) {
       // `git clone URL y` puts its work tree (and the links in it) in y only.
       const target = relocated ? undefined : gitCloneTarget(argv);
       const dirs = target ? resolveWord(target, cwds.dirs[0]!) : undefined;
@@ -615,6 +620,14 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   if (through.length > 0 || unknownLink) {
     for (const u of uses) {
       if (unknownLink || u.abs.some((p) => through.some((l) => p.startsWith(`${l}/`)))) u.uncertain = true;
+    }
+  }
+  // A tree read of the working directory, with no word naming it, where such a tree is: judged as a read of `.`.
+  if (linkTrees.length > 0) {
+    for (const cmd of cwdTreeReaders) {
+      const dot: Word = { raw: '.', value: '.', literal: true, glob: false, tilde: false };
+      treeReads.add(uses.length);
+      add(dot, 'read', { fallback: cmd.origin === 'fallback' });
     }
   }
   // Below a tree another command of the line may put links in (before it or after it: it may run at the same time).

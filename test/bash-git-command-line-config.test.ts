@@ -54,6 +54,41 @@ describe('git -c on the command line', () => {
     }
   });
 
+  it('lets hooks turned off and a plain pager through, and nothing like them', async () => {
+    // `-c core.hooksPath=/dev/null` (skip hooks for one commit) and `-c core.pager=cat` asked under
+    // Bash(git:*) and in bypassPermissions since the key can name a program or a directory of them.
+    for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: ['Read(./.env)'], mode });
+      for (const c of ['git -c core.hooksPath=/dev/null commit -m m', 'git -c core.pager=cat log', "git -c 'core.pager=less -R' log", 'git -c pager.log=false log']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'allow' });
+      }
+      for (const c of [
+        'git -c core.hooksPath=/dev/nullx commit -m m',
+        'git -c core.hooksPath commit -m m',
+        'git -c core.hooksPath=h commit -m m',
+        "git -c core.pager='cat .env' log",
+        "git -c 'core.pager=less; cat .env' log",
+        'git -c pager.log=sh log',
+        // The value of --config-env is the name of an environment variable: `cat` may hold anything.
+        'git --config-env=core.pager=cat log',
+        'git --config-env core.hooksPath=/dev/null commit -m m',
+      ]) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git -c /) });
+      }
+    }
+  });
+
+  it('git -c core.hooksPath=/dev/null commit runs under Bash(git:*) and skips the repository\'s hook', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
+    const ws = t.workspace;
+    execFileSync('git', ['init', '-q', ws]);
+    fs.writeFileSync(path.join(ws, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\necho HOOK-RAN\nexit 1\n', { mode: 0o755 });
+    const r = await run(t, 'Bash', { command: 'git -c core.hooksPath=/dev/null -c user.name=a -c user.email=a@b commit --allow-empty -q -m no-hook-ran && git log --format=%s' });
+    expect(r.exec.status).toBe('succeeded');
+    expect(r.text).not.toContain('HOOK-RAN');
+    expect(r.text).toContain('no-hook-ran');
+  });
+
   it('git -c core.fsmonitor=… status does not run under Bash(git:*)', async () => {
     t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
     execFileSync('git', ['init', '-q', t.workspace]);

@@ -67,6 +67,18 @@ const GIT_SAFE_CONFIG_KEY =
   /^(user\.(name|email|signingkey|usecon(fig)?only)|(author|committer)\.(name|email)|color\..+|advice\.[\w-]+|init\.defaultbranch|column\.[\w-]+|i18n\.[\w-]+|status\.[\w-]+|log\.[\w-]+|pull\.(rebase|ff|twohead)|push\.(default|autosetupremote|followtags)|fetch\.(prune|prunetags|parallel|showforcedupdates)|merge\.(conflictstyle|ff|log|renames|stat)|core\.(quotepath|abbrev|autocrlf|safecrlf|ignorecase|filemode|eol|whitespace|precomposeunicode|compression|bigfilethreshold|commentchar|commentstring|checkstat|trustctime|untrackedcache|splitindex|preloadindex)|diff\.(noprefix|mnemonicprefix|renames|renamelimit|algorithm|colormoved|colormovedws|indentheuristic|relative|context|interhunkcontext|suppressblankempty|statgraphwidth|statnamewidth|dirstat|ignoresubmodules|submodule|wserrorhighlight)|protocol\.version|gc\.auto(packlimit|detach)?|maintenance\.auto|safe\.directory|commit\.(gpgsign|verbose|cleanup|status)|tag\.(gpgsign|sort)|rebase\.(autosquash|autostash|abbreviatecommands|missingcommitscheck|updaterefs|stat)|branch\.sort|versionsort\.suffix|credential\.interactive|http\.(sslverify|postbuffer|lowspeedlimit|lowspeedtime|version)|pack\.threads|index\.[\w-]+|feature\.[\w-]+)$/i;
 
 /**
+ * Values of otherwise risky keys that run nothing and read nothing: hooks turned off
+ * (`core.hooksPath=/dev/null`, the usual way to skip them for one command) and a pager that is a
+ * plain reader of git's own output (`core.pager=cat`, as `--no-pager`).
+ */
+function harmlessValue(key: string, value: string): boolean {
+  const k = key.toLowerCase();
+  if (k === 'core.hookspath') return value === '/dev/null';
+  if (k === 'core.pager' || /^pager\.[\w-]+$/.test(k)) return ['', 'cat', 'less', 'less -R', 'less -FRX', 'more', 'false', 'true'].includes(value);
+  return false;
+}
+
+/**
  * The first configuration key a git argv sets with a global `-c KEY=VALUE` or
  * `--config-env=KEY=ENVVAR` that is not known to be harmless (or
  * `--exec-path`, given a directory), if any: git
@@ -94,7 +106,9 @@ export function gitRiskyConfigKey(argv: readonly Word[]): string | undefined {
     if (!setting.literal) return '(a -c setting that is an expansion)';
     const eq = setting.value.indexOf('=');
     const key = eq === -1 ? setting.value : setting.value.slice(0, eq);
-    if (!GIT_SAFE_CONFIG_KEY.test(key)) return key;
+    // A --config-env's value is the name of an environment variable, not the value itself.
+    const fromValue = w.value === '-c' && eq !== -1 && harmlessValue(key, setting.value.slice(eq + 1));
+    if (!GIT_SAFE_CONFIG_KEY.test(key) && !fromValue) return key;
   }
   return undefined;
 }
@@ -135,4 +149,26 @@ export function gitForeignRepository(argv: readonly Word[], cwd: string, root: s
     if (path.basename(dir) !== '.git') return dir;
   }
   return undefined;
+}
+
+/**
+ * Whether a git argv points git at another directory than the one it runs in (`-C DIR` other
+ * than `.`, `--git-dir`, `--work-tree`): git then obeys what it finds there.
+ */
+export function gitNamesDirectory(argv: readonly Word[]): boolean {
+  if (commandName(argv) !== 'git') return false;
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (w.literal && !w.value.startsWith('-')) break;
+    if (!w.literal) return true;
+    if (w.value === '--') break;
+    if (w.value === '-C') {
+      const next = argv[++i];
+      if (!next?.literal || (next.value !== '.' && next.value !== './')) return true;
+      continue;
+    }
+    if (/^--(git-dir|work-tree)(=|$)/.test(w.value)) return true;
+    if (GIT_GLOBAL_WITH_VALUE.has(w.value)) i += 1;
+  }
+  return false;
 }

@@ -408,10 +408,82 @@ const GIT_WORKTREE_WRITERS: ReadonlySet<string> = new Set([
   'checkout-index', 'clone', 'worktree', 'submodule', 'bisect', 'sparse-checkout', 'mv',
 ]);
 
+/** Subcommands of those verbs that only list or report: `git stash list`, `git worktree list`. */
+const GIT_LISTING_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
+  stash: ['list', 'show'],
+  worktree: ['list'],
+  submodule: ['status', 'summary'],
+  bisect: ['log', 'visualize', 'view'],
+};
+
+const CLONE_FLAGS = new Set(
+  ('-q --quiet -v --verbose --progress --no-progress -n --no-checkout -l --local --no-local --no-hardlinks -s --shared --recursive ' +
+    '--recurse-submodules --shallow-submodules --no-shallow-submodules --single-branch --no-single-branch --no-tags --tags ' +
+    '--remote-submodules --no-remote-submodules --sparse --also-filter-submodules --reject-shallow --no-reject-shallow --dissociate').split(' '),
+);
+const CLONE_WITH_VALUE = new Set(
+  ('-b --branch -o --origin --depth -u --upload-pack --template --reference --reference-if-able --separate-git-dir --filter -j --jobs ' +
+    '--shallow-since --shallow-exclude --server-option --bundle-uri').split(' '),
+);
+
+/**
+ * The one directory `git clone` writes a work tree into, when the argv says it plainly: `git clone
+ * URL DIR`, or the name git makes of a URL's last part (`…/y.git` → y). Undefined when it cannot
+ * be told (a global option such as -C, -c/--config (core.worktree), --bare, an unknown option, a URL
+ * with no plain last part): the work tree may then be anywhere.
+ */
+function gitCloneTarget(argv: readonly Word[]): Word | undefined {
+  if (argv.length < 3 || !argv[1]!.literal || argv[1]!.value !== 'clone') return undefined;
+  const positional: Word[] = [];
+  for (let i = 2; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (!w.literal) return undefined;
+    const v = w.value;
+    if (v === '--') {
+      positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!v.startsWith('-') || v === '-') positional.push(w);
+    else if (CLONE_FLAGS.has(v)) continue;
+    else if (CLONE_WITH_VALUE.has(v)) i += 1;
+    else if (v.startsWith('--') && v.includes('=') && CLONE_WITH_VALUE.has(v.slice(0, v.indexOf('=')))) continue;
+    else return undefined;
+  }
+  if (positional.some((w) => !w.literal)) return undefined;
+  if (positional.length === 2) return positional[1];
+  if (positional.length !== 1) return undefined;
+  // git's own guess: the URL's last part, without a trailing / or /.git, then without .git.
+  let u = positional[0]!.value.replace(/\/+$/, '').replace(/\/\.git$/, '').replace(/\/+$/, '');
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^/]*$/i.test(u)) return undefined;
+  u = u.slice(Math.max(u.lastIndexOf('/'), u.lastIndexOf(':')) + 1).replace(/\.git$/, '');
+  if (!/^[A-Za-z0-9_][A-Za-z0-9._-]*$/.test(u)) return undefined;
+  return { ...positional[0]!, raw: u, value: u };
+}
+
 function gitWritesWorkTree(argv: readonly Word[]): boolean {
   const words = withoutGitGlobals(argv)?.[0] ?? argv;
-  const verb = words.slice(1).find((w) => !(w.literal && w.value.startsWith('-')));
-  return verb !== undefined && (!verb.literal || GIT_WORKTREE_WRITERS.has(verb.value));
+  const at = words.findIndex((w, k) => k > 0 && !(w.literal && w.value.startsWith('-')));
+  const verb = at === -1 ? undefined : words[at];
+  if (verb === undefined) return false;
+  if (!verb.literal || !GIT_WORKTREE_WRITERS.has(verb.value)) return !verb.literal;
+  const rest = words.slice(at + 1);
+  if (rest.some((w) => !w.literal)) return true;
+  const args = rest.map((w) => w.value);
+  // `git stash list`, `git worktree list`: exactly the subcommand, then options only.
+  const listing = GIT_LISTING_SUBCOMMANDS[verb.value];
+  if (listing && args.length > 0 && listing.includes(args[0]!) && args.slice(1).every((a) => a.startsWith('-'))) return false;
+  // Not `git checkout -b NAME`: with a sparse checkout in effect git re-applies its patterns and may write a skip-worktree entry.
+  return true;
+}
+
+/**
+ * Whether a command may put files no check can list in the places it writes (an archive
+ * extracted, a tree copied, a git checkout or clone): a directory laid out as a repository among
+ * them, for one (`tar xf a.tar && git -C p fetch` obeys p/config).
+ */
+export function plantsFiles(argv: readonly Word[]): boolean {
+  const name = commandName(argv);
+  return name !== undefined && (LINK_COPIERS.has(name) || (name === 'cp' && cpCopiesLinks(argv)) || (name === 'git' && gitWritesWorkTree(argv)));
 }
 
 export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
@@ -447,6 +519,10 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
    * can know before it runs. `all`: anywhere (git's work tree may be any of the line's directories).
    */
   const linkTrees: Array<{ dirs: string[] | 'all'; from: number; to: number }> = [];
+  /** Uses that read a whole tree (`grep -R x out`): a link put anywhere below them is read through too. */
+  const treeReads = new Set<number>();
+  const changesDir = new Set<number>();
+  const cwdTreeReaders: SimpleCommand[] = [];
   /** Marks the uses from `from` on that go through such a link as unknown locations. */
   const markThroughLinks = (from: number): void => {
     if (links.length === 0 && !unknownLink) return;
@@ -482,6 +558,12 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
       }
     }
     markThroughLinks(first);
+    // find lists names; it reads no file through a link.
+    if (p.recursive && commandName(argv) !== 'find') for (let k = first; k < uses.length; k++) if (uses[k]!.kind === 'read') treeReads.add(k);
+    // `grep -R x`, `rg -L x` with no operand read the working directory's whole tree.
+    const readsCwdTree = p.recursive && p.reads.length === 0 && p.writes.length === 0 && commandName(argv) !== 'find';
+    // cd reads nothing; the paths used after it are resolved from where it may lead (a link made in the tree included).
+    if (commandName(argv) === 'cd' || commandName(argv) === 'pushd') for (let k = first; k < uses.length; k++) changesDir.add(k);
     const maker = commandName(argv);
     if (maker !== undefined && (LINK_COPIERS.has(maker) || (maker === 'cp' && cpCopiesLinks(argv))) && p.writes.length > 0) {
       const dirs: string[] = [];
@@ -492,7 +574,13 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
         else unknown = true;
       }
       linkTrees.push({ dirs: unknown ? 'all' : dirs, from: first, to: uses.length });
-    } else if (maker === 'git' && gitWritesWorkTree(argv)) linkTrees.push({ dirs: 'all', from: first, to: uses.length });
+    } else if (readsCwdTree) cwdTreeReaders.push(cmd);
+    else if (maker === 'git' && gitWritesWorkTree(argv)) {
+      // `git clone URL y` puts its work tree (and the links in it) in y only.
+      const target = relocated ? undefined : gitCloneTarget(argv);
+      const dirs = target ? resolveWord(target, cwds.dirs[0]!) : undefined;
+      linkTrees.push({ dirs: dirs ?? 'all', from: first, to: uses.length });
+    }
     // A link or directory moved into place: paths through it (not the moved name itself: mv's source, a read, was judged where it leads).
     if (commandName(argv) === 'mv') {
       for (const w of p.writes) {
@@ -534,12 +622,23 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
       if (unknownLink || u.abs.some((p) => through.some((l) => p.startsWith(`${l}/`)))) u.uncertain = true;
     }
   }
+  // A tree read of the working directory, with no word naming it, where such a tree is: judged as a read of `.`.
+  if (linkTrees.length > 0) {
+    for (const cmd of cwdTreeReaders) {
+      const dot: Word = { raw: '.', value: '.', literal: true, glob: false, tilde: false };
+      treeReads.add(uses.length);
+      add(dot, 'read', { fallback: cmd.origin === 'fallback' });
+    }
+  }
   // Below a tree another command of the line may put links in (before it or after it: it may run at the same time).
   for (const t of linkTrees) {
     for (let k = 0; k < uses.length; k++) {
-      if (k >= t.from && k < t.to) continue;
+      if ((k >= t.from && k < t.to) || changesDir.has(k)) continue;
       const u = uses[k]!;
-      if (t.dirs === 'all' || u.abs.some((p) => (t.dirs as string[]).some((d) => p.startsWith(`${d}/`)))) u.uncertain = true;
+      // A tree read at or above such a tree (`tar xf a.tar -C out && grep -R x out`) goes through what lands in it.
+      const tree = treeReads.has(k);
+      const reaches = (p: string, d: string): boolean => p.startsWith(`${d}/`) || (tree && (p === d || d.startsWith(p.endsWith('/') ? p : `${p}/`)));
+      if (t.dirs === 'all' || u.abs.some((p) => (t.dirs as string[]).some((d) => reaches(p, d)))) u.uncertain = true;
     }
   }
   return uses;

@@ -43,9 +43,9 @@ import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule
 import type { BashAnalysis, SimpleCommand } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
-import { commandPaths, globMayBeOption, innermostOf, pathUses, resolveWord, throughProcDir, workingDirs, type PathUse } from './bash-paths.js';
+import { commandPaths, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitForeignRepository, gitInPlantedRepository, gitPrintsContent, gitRiskyConfigKey } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey } from './bash-git.js';
 import { treeEscape, type TreeDeps } from './tree-reach.js';
 import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
@@ -275,6 +275,18 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
           ? 'git --exec-path=DIR runs its commands and remote helpers from DIR'
           : `git -c ${short(key, 80)} sets a configuration key that can make git run a program or read a file`;
       return { behavior: 'ask', message: `Bash wants to run git with a configuration given on its command line: ${why}; it needs approval.`, type: 'safety', detail: why };
+    }
+    // A directory another command of the line fills (an archive, a clone, a checkout) may be laid out as a repository by then.
+    // So may one a cd of the line leads to: git finds the repository from its working directory.
+    const pointed = gitNamesDirectory(innermostOf(cmd).argv) || (cwds.cdCount > 0 && commandName(innermostOf(cmd).argv) === 'git');
+    if (pointed && a.commands.some((c) => c !== cmd && plantsFiles(innermostOf(c).argv))) {
+      const why = 'git would obey the configuration of a directory another command of the line writes files into (its config, hooks and aliases can run a program)';
+      return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
+    }
+    // `cd src/p && git fetch`: git finds a repository laid out in ordinary files (which the Write tool writes) from where it runs.
+    if (cwds.cdCount > 0 && gitInPlantedRepository(innermostOf(cmd).argv, cwds.dirs, ctx.workspace.root)) {
+      const why = 'git would obey the configuration of a repository directory that is not a .git, where a cd of the line leads (its config, hooks and aliases can run a program)';
+      return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
     for (const dir of cwds.dirs) {
       const repo = gitForeignRepository(innermostOf(cmd).argv, dir, ctx.workspace.root);

@@ -24,7 +24,7 @@ import {
   SUBSCRIPT_CODE,
   unescapeBackticks,
 } from './grammar.js';
-import { CODE_VARIABLES, INTEGER_VARIABLES, isConstantArithmetic, isConstantSubscript, splitName } from './arith.js';
+import { CODE_VARIABLES, INTEGER_VARIABLES, isConstantArithmetic, isConstantSubscript, isProgramVariable, splitName } from './arith.js';
 import { literalWord, wordOf } from './words.js';
 import { unwrapStages } from './wrappers.js';
 
@@ -270,6 +270,7 @@ class Walker {
   /** A variable a command sets by name. */
   private assignedName(name: string, value: string | undefined): void {
     if (CODE_VARIABLES.has(name)) this.complex(`${name} is given a value, from which bash runs code or decides what runs`);
+    else if (isProgramVariable(name, value)) this.complex(`${name} is given a value, which a program it starts runs as a command or loads code or configuration from`);
     if (INTEGER_VARIABLES.has(name) && (value === undefined || !isConstantArithmetic(value))) {
       this.complex(`${name} evaluates what it is given as arithmetic`);
     }

@@ -51,6 +51,27 @@ export const CODE_VARIABLES: ReadonlySet<string> = new Set([
   'CDPATH',
 ]);
 
+/**
+ * Variables whose value a program started later runs as a command, or loads
+ * code or configuration from: git's pager, editor, ssh, diff, askpass, proxy
+ * and configuration variables (GIT_CONFIG_KEY_n too), the pagers and editors
+ * other programs start, less's input preprocessor, the dynamic loader's
+ * preloads, interpreters' startup options. `GIT_PAGER='cat .env' git -p log`
+ * prints a file no argument names.
+ */
+const PROGRAM_VARIABLE =
+  /^(GIT_(PAGER|EDITOR|SEQUENCE_EDITOR|SSH|SSH_COMMAND|EXTERNAL_DIFF|ASKPASS|PROXY_COMMAND|EXEC_PATH|CONFIG|CONFIG_PARAMETERS|CONFIG_COUNT|CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_KEY_\d+|CONFIG_VALUE_\d+|DIR|COMMON_DIR|WORK_TREE|TEMPLATE_DIR|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES)|PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL|LESSOPEN|LESSCLOSE|LESSKEY|LESSKEYIN|SSH_ASKPASS|SUDO_ASKPASS|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PERL5OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|BROWSER)$/;
+
+/** Pagers and editors that read and run nothing (`GIT_EDITOR=true git rebase --continue`, `GIT_PAGER=cat`). */
+const INERT_PROGRAM = new Set(['', 'cat', 'true', 'false', ':', 'less', 'less -R', 'less -FRX', 'more']);
+const PAGER_OR_EDITOR = /^(GIT_(PAGER|EDITOR|SEQUENCE_EDITOR)|PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL)$/;
+
+/** Whether giving `name` this value (undefined: not known) may make a later program run or load something. */
+export function isProgramVariable(name: string, value: string | undefined): boolean {
+  if (!PROGRAM_VARIABLE.test(name)) return false;
+  return !(value !== undefined && PAGER_OR_EDITOR.test(name) && INERT_PROGRAM.has(value.trim()));
+}
+
 /** Variables with the integer attribute from the start: a value assigned to them is evaluated as arithmetic. */
 export const INTEGER_VARIABLES: ReadonlySet<string> = new Set(['RANDOM', 'SRANDOM', 'OPTIND', 'HISTCMD']);
 

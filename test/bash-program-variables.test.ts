@@ -1,0 +1,74 @@
+/**
+ * Variables whose value a program runs as a command: with Read(./.env) denied,
+ * `GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='cat
+ * .env >&2' git status` (the `git -c` check's key, passed through the
+ * environment), `GIT_SSH_COMMAND='cat .env' git fetch`, `GIT_EDITOR=… git
+ * commit` or `LD_PRELOAD=./x.so ls` ran in bypassPermissions and printed .env
+ * (or ran anything): no argument names the file, and
+ * only bash's own code variables (BASH_ENV, PS4, …) were looked at. Giving one
+ * of them a value is now too complex to check: a safety ask while deny rules
+ * exist, as it was asked in other modes anyway (an assignment before a command
+ * is matched by no prefix rule). A pager or editor that runs nothing
+ * (`GIT_EDITOR=true`, `GIT_PAGER=cat`) and other variables (`NODE_ENV=test`)
+ * are as before. Real rule indexes, and bash and git run for real.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBashParser } from '../src/bash/parser.js';
+import { BYPASS, ruleEnv } from './helpers-bash.js';
+
+beforeAll(async () => {
+  await initBashParser();
+});
+
+describe('variables a program runs as a command', () => {
+  const runs = [
+    "GIT_PAGER='cat .env' git -p log",
+    "PAGER='cat .env' git -p log",
+    "env GIT_SSH_COMMAND='cat .env' git fetch",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='cat .env >&2' git status",
+    "GIT_EDITOR='cat .env >&2; true' git commit --allow-empty",
+    "GIT_EXTERNAL_DIFF=./d.sh git log -p --ext-diff",
+    "GIT_DIR=src/p git status",
+    'LD_PRELOAD=./x.so ls',
+    "NODE_OPTIONS='--require ./x.js' npm test",
+    'export GIT_PAGER=./pager.sh; git -p log',
+  ];
+
+  it('are a safety ask while deny rules exist, in bypassPermissions too', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], allow: ['Bash(git:*)'], mode: BYPASS.defaultMode });
+    for (const c of runs) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/too complex: \w+ is given a value, which a program/) });
+    }
+  });
+
+  it('a pager or editor that runs nothing, and other variables, are as before', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], mode: BYPASS.defaultMode });
+    for (const c of ['GIT_EDITOR=true git rebase --continue', 'GIT_PAGER=cat git log', "GIT_PAGER='less -R' git log", 'NODE_ENV=test npm test', 'CI=1 git status']) {
+      // passthrough: no rule decides, and bypassPermissions then allows it.
+      expect(['allow', 'passthrough'], c).toContain((await env.check(c)).behavior);
+    }
+    // Without deny rules it is an ordinary ask, which bypassPermissions lets through, as any command it cannot check.
+    const open = ruleEnv({ mode: BYPASS.defaultMode });
+    expect(await open.check("GIT_SSH_COMMAND='ssh -v' git fetch")).toMatchObject({ behavior: 'ask', type: 'tool' });
+  });
+
+  it('what the check stands against: git obeys configuration given through the environment', () => {
+    const dir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'toolexec-pager-'));
+    try {
+      fs.writeFileSync(path.join(dir, '.env'), 'SECRET=hunter2\n');
+      const git = (...a: string[]) => execFileSync('git', a, { cwd: dir, encoding: 'utf8' });
+      git('init', '-q');
+      git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'm');
+      const r = spawnSync('bash', ['-c', "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='cat .env >&2; false' git status"], {
+        cwd: dir,
+        encoding: 'utf8',
+      });
+      expect(r.stderr).toContain('SECRET=hunter2');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

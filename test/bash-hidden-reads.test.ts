@@ -78,6 +78,15 @@ describe('git configuration printed by git config, git var -l and git remote -v'
     expect((await env.check('git config -l')).behavior).toBe('deny');
   });
 
+  it('follows -C past the value of a global option before it (-c color.ui=never -C sub)', async () => {
+    const env = ruleEnv({ deny: ['Read(./sub/.git/config)'] });
+    fs.mkdirSync(path.join(env.ws, 'sub', '.git'), { recursive: true });
+    fs.writeFileSync(path.join(env.ws, 'sub', '.git', 'config'), '[remote "origin"]\n\turl = https://token@example.com/r\n');
+    for (const c of ['git -C sub config -l', 'git -c color.ui=never -C sub config -l', 'git --namespace x -C sub remote -v']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./sub/.git/config)' });
+    }
+  });
+
   it('denies them when a Read deny rule covers ~/.gitconfig', async () => {
     const env = repo(['Read(~/.gitconfig)']);
     for (const c of ['git config -l', 'git config --global --get user.email', 'git config --glob -l']) {

@@ -21,7 +21,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { commandName } from '../bash/paths.js';
-import { withoutGitGlobals } from '../bash/rule-match.js';
+import { GIT_GLOBAL_WITH_VALUE, withoutGitGlobals } from '../bash/rule-match.js';
 import type { Word } from '../bash/types.js';
 
 /** The repository's git directory seen from `dir` (a `.git` directory, or the one a `.git` file names), if any. */
@@ -69,6 +69,8 @@ function whereGitRuns(argv: readonly Word[], cwd: string): { start: string; gitD
     if (w.value === '-C' && next?.literal) start = path.resolve(start, next.value);
     else if (w.value === '--git-dir' && next?.literal) gitDir = path.resolve(start, next.value);
     else if (w.value.startsWith('--git-dir=')) gitDir = path.resolve(start, w.value.slice('--git-dir='.length));
+    // The value of a global option (`-c color.ui=never`) is not where the options end: a `-C` may follow it.
+    if (GIT_GLOBAL_WITH_VALUE.has(w.value)) i += 1;
   }
   return { start, gitDir };
 }

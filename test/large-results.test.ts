@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SpillingOutputSink } from '../src/results/output-sink.js';
 import { CHUNK_CHARS, ResultStore } from '../src/results/store.js';
-import { openDatabase } from '../src/storage/db.js';
+import { openDatabase, PAGE_CACHE_KIB } from '../src/storage/db.js';
 import { buildTool } from '../src/tool/build-tool.js';
 import { cleanupTmp, execute, makeApp, textOf, use, type TestApp } from './helpers.js';
 
@@ -107,6 +107,19 @@ describe('SpillingOutputSink', () => {
     // Byte ranges across chunk edges concatenate to the exact bytes.
     const bytes = Buffer.concat([...store.bytes(r.id, 100_000, 400_000)]);
     expect(bytes.equals(Buffer.from(all).subarray(100_000, 400_001))).toBe(true);
+  });
+});
+
+describe('memory while a result is stored', () => {
+  it('the database keeps at most 4 MB of pages in memory, not the 16 MB better-sqlite3 builds SQLite with', async () => {
+    // A 100 MB result streamed into chunks passes every page through the cache:
+    // with 16 MB they all stay resident (bench/large-result measures the RSS).
+    t = await makeApp();
+    expect(PAGE_CACHE_KIB).toBeGreaterThanOrEqual(-4000);
+    expect(t.app.toolexec.db.pragma('cache_size', { simple: true })).toBe(PAGE_CACHE_KIB);
+    const file = openDatabase({ path: ':memory:' });
+    expect(file.pragma('cache_size', { simple: true })).toBe(PAGE_CACHE_KIB);
+    file.close();
   });
 });
 

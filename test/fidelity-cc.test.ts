@@ -633,7 +633,7 @@ describe('§5 hooks: timeouts, de-duplication, parallel runs', () => {
   });
 });
 
-describe('§5 hooks: PostToolUse JSON', () => {
+describe('§5 hooks: PostToolUse JSON; hookSpecificOutput needs its hookEventName', () => {
   it('PostToolUse decision "block" sends its reason to the model beside the result; additionalContext is appended', async () => {
     const dir = tmpDir();
     const block = printing(dir, 'b.sh', { decision: 'block', reason: 'tests fail after this change' });
@@ -647,6 +647,24 @@ describe('§5 hooks: PostToolUse JSON', () => {
     expect(r.text).toContain('value=a');
     expect(r.text).toContain('tests fail after this change');
     expect(r.text).toContain('formatted by prettier');
+  });
+
+  it('a hookSpecificOutput without hookEventName is not honoured (Claude Code rejects the output): its allow does not skip the prompt, its updatedInput is not used', async () => {
+    const dir = tmpDir();
+    const cmd = printing(dir, 'n.sh', { hookSpecificOutput: { permissionDecision: 'allow', updatedInput: { value: 'rewritten' } } });
+    const calls: unknown[] = [];
+    t = await makeApp({ hooks: pre(cmd, 'Probe') }, { extraTools: [probeTool({ calls })] });
+    const r = await run(t, 'Probe', { value: 'a' });
+    expect(r.exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
+    expect(calls).toEqual([]);
+    expect(r.messages).toContainEqual(expect.objectContaining({ kind: 'non_blocking_error' }));
+  });
+
+  it('a hookSpecificOutput without hookEventName does not deny either', async () => {
+    const dir = tmpDir();
+    const cmd = printing(dir, 'n.sh', { hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: 'x' } });
+    t = await makeApp({ permissions: { allow: ['Probe'] }, hooks: pre(cmd, 'Probe') }, { extraTools: [probeTool({})] });
+    expect((await run(t, 'Probe', { value: 'a' })).exec.status).toBe('succeeded');
   });
 });
 

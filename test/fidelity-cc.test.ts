@@ -148,7 +148,7 @@ describe('§5 hooks: exit codes', () => {
     const r = await run(t, 'Probe', { value: 'a' });
     expect(r.exec.status).toBe('succeeded');
     expect(calls).toHaveLength(1);
-    expect(r.messages).toMatchObject([{ kind: 'non_blocking_error', exitCode: 1 }]);
+    expect(r.messages).toEqual([expect.objectContaining({ kind: 'non_blocking_error', exitCode: 1, text: 'Failed with non-blocking status code: oops' })]);
   });
 
   it('exit 2 on PostToolUse: the tool ran; the model sees the blocking error beside the result', async () => {
@@ -676,5 +676,101 @@ describe('§6 Bash rules: what is stripped before matching', () => {
     expect(await d('FOO=1 npmx test')).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
     expect(await d('npmx test && touch y')).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
     expect(await d('timeout 5 nice -n 5 rm -rf build')).toMatchObject({ behavior: 'deny', reason: { type: 'rule' } });
+  });
+});
+
+describe('§6 rule syntax corners', () => {
+  const decisionOf = async (app: TestApp, command: string) => (await run(app, 'Bash', { command })).exec.decision!;
+
+  it('\\( and \\) are escapes in a rule’s content; \\* is a literal star, a bare * a wildcard', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(touch "\\(x\\)")', 'Bash(touch a\\*b)', 'Bash(touchx * --dry)'] } });
+    expect(await decisionOf(t, 'touch "(x)"')).toMatchObject({ behavior: 'allow', reason: { type: 'rule' } });
+    expect(await decisionOf(t, 'touch "a*b"')).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
+    expect(await decisionOf(t, 'touch a*b')).toMatchObject({ behavior: 'allow', reason: { type: 'rule', detail: 'Bash(touch a\\*b)' } });
+    expect(await decisionOf(t, 'touch aXb')).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
+    expect(await decisionOf(t, 'touchx one two --dry')).toMatchObject({ behavior: 'allow', reason: { type: 'rule' } });
+    expect(await decisionOf(t, 'touchx one two')).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
+  });
+
+  it('a prefix rule also covers `xargs <prefix> …`', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(touchy:*)'] } });
+    expect(await decisionOf(t, 'xargs touchy -v')).toMatchObject({ behavior: 'allow', reason: { type: 'rule' } });
+  });
+
+  it('disableAllHooks in a settings file: no hook runs', async () => {
+    const project = tmpDir();
+    fs.mkdirSync(path.join(project, '.claude'));
+    const mark = path.join(project, 'ran');
+    const cmd = script(project, 'h.sh', `cat >/dev/null; touch '${mark}'`);
+    fs.writeFileSync(path.join(project, '.claude', 'settings.json'), JSON.stringify({ hooks: pre(cmd), permissions: { allow: ['Probe'] } }));
+    fs.writeFileSync(path.join(project, '.claude', 'settings.local.json'), JSON.stringify({ disableAllHooks: true }));
+    const loaded = loadConfig({ claudeSettingsPath: path.join(project, '.claude', 'settings.json'), overrides: { workspace: project }, env: {} });
+    t = await makeApp({ workspace: { root: project }, hooks: loaded.config.hooks, disableAllHooks: loaded.config.disableAllHooks }, { rules: loaded.rules, extraTools: [probeTool({})] });
+    expect((await run(t, 'Probe', { value: 'a' })).exec.status).toBe('succeeded');
+    expect(fs.existsSync(mark)).toBe(false);
+  });
+});
+
+describe('§9 file state: Edit and Write against the cache', () => {
+  it('Edit: a newer mtime with the same content passes after a full read (content fallback); Write has no such fallback', async () => {
+    t = await makeApp({ permissions: { allow: ['Edit', 'Write', 'Read'] } });
+    const file = path.join(t.workspace, 'a.txt');
+    fs.writeFileSync(file, 'same\n');
+    await run(t, 'Read', { file_path: file });
+    const later = new Date(Date.now() + 5000);
+    fs.utimesSync(file, later, later);
+    const e = await run(t, 'Edit', { file_path: file, old_string: 'same', new_string: 'edited' });
+    expect(e.exec.status).toBe('succeeded');
+    const b = path.join(t.workspace, 'b.txt');
+    fs.writeFileSync(b, 'same\n');
+    await run(t, 'Read', { file_path: b });
+    fs.utimesSync(b, later, later);
+    const w = await run(t, 'Write', { file_path: b, content: 'new' });
+    expect(w.block.is_error).toBe(true);
+    expect(w.text).toContain('File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.');
+    expect(fs.readFileSync(b, 'utf8')).toBe('same\n');
+  });
+
+  it('Write: a new file needs no read; an existing one not read is refused; Edit with an empty old_string on an existing file: "Cannot create new file - file already exists."', async () => {
+    t = await makeApp({ permissions: { allow: ['Edit', 'Write', 'Read'] } });
+    expect((await run(t, 'Write', { file_path: path.join(t.workspace, 'new.txt'), content: 'n' })).exec.status).toBe('succeeded');
+    const old = path.join(t.workspace, 'old.txt');
+    fs.writeFileSync(old, 'o\n');
+    expect((await run(t, 'Write', { file_path: old, content: 'x' })).text).toContain('File has not been read yet. Read it first before writing to it.');
+    await run(t, 'Read', { file_path: old });
+    expect((await run(t, 'Edit', { file_path: old, old_string: '', new_string: 'x' })).text).toContain('Cannot create new file - file already exists.');
+    const missing = await run(t, 'Edit', { file_path: path.join(t.workspace, 'nope.txt'), old_string: 'a', new_string: 'b' });
+    expect(missing.text).toContain(`File does not exist. Note: your current working directory is ${t.workspace}.`);
+  });
+});
+
+describe('§5 hooks: if (permission-rule syntax, tool events)', () => {
+  it('Bash(git *) runs the hook when any subcommand matches, and when the command cannot be parsed', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'log');
+    const cmd = script(dir, 'if.sh', `cat >/dev/null; echo ran >> '${log}'`);
+    t = await makeApp({ permissions: { allow: ['Bash'] }, hooks: pre(cmd, 'Bash', { if: 'Bash(git *)' }) });
+    const ran = async (command: string): Promise<boolean> => {
+      fs.rmSync(log, { force: true });
+      await run(t!, 'Bash', { command });
+      return fs.existsSync(log);
+    };
+    expect(await ran('echo a')).toBe(false);
+    expect(await ran('echo a && git --version')).toBe(true);
+    expect(await ran('echo $((')).toBe(true);
+  });
+});
+
+describe('§9 Read size limit', () => {
+  it('past 256 KB a read without limit is refused; with a limit it reads', async () => {
+    t = await makeApp();
+    const file = path.join(t.workspace, 'big.txt');
+    fs.writeFileSync(file, Array.from({ length: 2700 }, (_, i) => `${i} ${'y'.repeat(95)}`).join('\n'));
+    expect(fs.statSync(file).size).toBeGreaterThan(256 * 1024);
+    const whole = await run(t, 'Read', { file_path: file });
+    expect(whole.block.is_error).toBe(true);
+    const part = await run(t, 'Read', { file_path: file, offset: 2600, limit: 50 });
+    expect(part.block.is_error ?? false).toBe(false);
+    expect(part.text).toContain('2600 yyy');
   });
 });

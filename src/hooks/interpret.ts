@@ -162,7 +162,8 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
   }
   if (run.exitCode !== 0) {
     const stderr = run.stderr.trim();
-    msg('non_blocking_error', `Failed with non-blocking status code ${run.exitCode}: ${stderr.length > 0 ? stderr : 'No stderr output'}`);
+    // Claude Code's text; the exit code is the message's own field.
+    msg('non_blocking_error', `Failed with non-blocking status code: ${stderr.length > 0 ? stderr : 'No stderr output'}`);
     return j;
   }
 

@@ -44,7 +44,9 @@ describe('§6 Read/Edit rules: anchors as Claude Code resolves them', () => {
     const nested = await run(t, 'Read', { file_path: path.join(t.workspace, 'pkg', '.env') });
     expect(nested.exec.status).toBe('denied');
     expect(nested.text).not.toContain('NESTED=1');
-    // Grep skips it, Bash may not print it.
+    // Glob and Grep skip it, Bash may not print it.
+    const glob = await run(t, 'Glob', { pattern: '**/.env' });
+    expect(glob.text).not.toContain('.env');
     const grep = await run(t, 'Grep', { pattern: 'NESTED', output_mode: 'content' });
     expect(grep.text).not.toContain('NESTED=1');
     const cat = await run(t, 'Bash', { command: 'cat pkg/.env' });
@@ -772,5 +774,53 @@ describe('§9 Read size limit', () => {
     const part = await run(t, 'Read', { file_path: file, offset: 2600, limit: 50 });
     expect(part.block.is_error ?? false).toBe(false);
     expect(part.text).toContain('2600 yyy');
+  });
+});
+
+describe('§1, §3 the input hooks see (backfillObservableInput)', () => {
+  it('a guard hook that denies $CLAUDE_PROJECT_DIR/secrets/* (as Claude Code documents file_path: absolute) cannot be sidestepped with a relative path', async () => {
+    const dir = tmpDir();
+    const guard = path.join(dir, 'guard.mjs');
+    fs.writeFileSync(
+      guard,
+      `let s = ''; process.stdin.on('data', (d) => (s += d)); process.stdin.on('end', () => {
+        const p = JSON.parse(s).tool_input.file_path ?? '';
+        if (p.startsWith(process.env.CLAUDE_PROJECT_DIR + '/secrets/')) { process.stderr.write('secrets are off limits'); process.exit(2); }
+      });`,
+    );
+    t = await makeApp({ permissions: { allow: ['Read'] }, hooks: pre(`node ${guard}`, 'Read') });
+    fs.mkdirSync(path.join(t.workspace, 'secrets'));
+    fs.writeFileSync(path.join(t.workspace, 'secrets', 'key'), 'KEY=1\n');
+    for (const file_path of [path.join(t.workspace, 'secrets', 'key'), 'secrets/key', './secrets/key', 'src/../secrets/key']) {
+      const r = await run(t, 'Read', { file_path });
+      expect(r.exec.status, file_path).toBe('denied');
+      expect(r.text).not.toContain('KEY=1');
+    }
+  });
+
+  it('file tools’ file_path reaches hooks absolute, whatever the agent sent (relative, ./, ~/)', async () => {
+    const dir = tmpDir();
+    const h = recorder(dir, 'obs');
+    const home = tmpDir();
+    fs.writeFileSync(path.join(home, 'h.txt'), 'home\n');
+    const saved = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      t = await makeApp({ permissions: { allow: ['Read', 'Write', 'Edit', `Read(/${home}/**)`] }, hooks: pre(h.command, 'Read|Write|Edit') });
+      fs.mkdirSync(path.join(t.workspace, 'sub'));
+      fs.writeFileSync(path.join(t.workspace, 'sub', 'a.txt'), 'a\n');
+      await run(t, 'Read', { file_path: 'sub/a.txt' });
+      expect((h.stdin().tool_input as { file_path: string }).file_path).toBe(path.join(t.workspace, 'sub', 'a.txt'));
+      await run(t, 'Read', { file_path: './sub/../sub/a.txt' });
+      expect((h.stdin().tool_input as { file_path: string }).file_path).toBe(path.join(t.workspace, 'sub', 'a.txt'));
+      await run(t, 'Read', { file_path: '~/h.txt' });
+      expect((h.stdin().tool_input as { file_path: string }).file_path).toBe(path.join(home, 'h.txt'));
+      await run(t, 'Write', { file_path: 'sub/new.txt', content: 'n' });
+      expect((h.stdin().tool_input as { file_path: string }).file_path).toBe(path.join(t.workspace, 'sub', 'new.txt'));
+      await run(t, 'Edit', { file_path: 'sub/a.txt', old_string: 'a', new_string: 'b' });
+      expect((h.stdin().tool_input as { file_path: string }).file_path).toBe(path.join(t.workspace, 'sub', 'a.txt'));
+    } finally {
+      process.env.HOME = saved;
+    }
   });
 });

@@ -824,3 +824,14 @@ describe('§1, §3 the input hooks see (backfillObservableInput)', () => {
     }
   });
 });
+
+describe('§6 WebFetch domain rules beyond the exact host', () => {
+  it('WebFetch(domain:*.example.com) covers subdomains (Claude Code ≥ 2.1.172), not the apex; WebFetch(domain:*) covers every host', async () => {
+    t = await makeApp({ permissions: { deny: ['WebFetch(domain:*.example.com)'] } });
+    expect((await run(t, 'WebFetch', { url: 'https://a.example.com/x', prompt: 'p' })).exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'rule' } });
+    expect((await run(t, 'WebFetch', { url: 'https://example.com/x', prompt: 'p' })).exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
+    await t.close();
+    t = await makeApp({ permissions: { deny: ['WebFetch(domain:*)'] } });
+    expect((await run(t, 'WebFetch', { url: 'https://anything.test/x', prompt: 'p' })).exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'rule' } });
+  });
+});

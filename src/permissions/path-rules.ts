@@ -102,7 +102,7 @@ export function compilePathRule(spec: string, base: PathBase): PathMatcher {
  * directory for which this is false. True when the rule's fixed prefix lies
  * at or below the directory; false for a directory neither above nor below
  * the prefix; below the prefix, the rest of the pattern is compared segment
- * by segment: `./.env.*` (the working directory, then `.env.*`) covers
+ * by segment: `/.env.*` (the root, then `.env.*`) covers
  * nothing below `node_modules`, while a directory whose components match
  * every segment is covered whole (a rule naming a directory covers what lies
  * below it). A `**` segment ends the comparison: any directory past it may

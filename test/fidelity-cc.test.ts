@@ -835,3 +835,27 @@ describe('§6 WebFetch domain rules beyond the exact host', () => {
     expect((await run(t, 'WebFetch', { url: 'https://anything.test/x', prompt: 'p' })).exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'rule' } });
   });
 });
+
+describe('§4 orchestration, §7 ToolSearch', () => {
+  it('ToolSearch: select:A,B gives tool_reference blocks; a query nothing matches gives "No matching deferred tools found"', async () => {
+    t = await makeApp();
+    const sel = await run(t, 'ToolSearch', { query: 'select:WebFetch,TodoWrite' });
+    const refs = (sel.block.content as Array<{ type: string; tool_name?: string }>).filter((b) => b.type === 'tool_reference').map((b) => b.tool_name);
+    expect(refs).toEqual(['WebFetch', 'TodoWrite']);
+    const none = await run(t, 'ToolSearch', { query: 'zzzqqq' });
+    expect(none.text).toBe('No matching deferred tools found');
+  });
+
+  it('a failing Bash call cancels its concurrent siblings with Claude Code’s text; a failing Read cancels nothing', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash'] } });
+    const r = await execute(t.app, {
+      tool_uses: [use('Bash', { command: 'cat /nonexistent-file-xyz' }, 'b1'), use('Bash', { command: 'sleep 5; echo late' }, 'b2')],
+    });
+    const sib = r.body.tool_results.find((x) => x.tool_use_id === 'b2')!;
+    expect(sib.content).toBe('<tool_use_error>Cancelled: parallel tool call Bash(cat /nonexistent-file-xyz) errored</tool_use_error>');
+    const r2 = await execute(t.app, {
+      tool_uses: [use('Read', { file_path: path.join(t.workspace, 'missing.txt') }, 'r1'), use('Glob', { pattern: '*' }, 'g1')],
+    });
+    expect(r2.body.executions.find((x) => x.tool_use_id === 'g1')!.status).toBe('succeeded');
+  });
+});

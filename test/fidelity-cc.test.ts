@@ -859,3 +859,31 @@ describe('§4 orchestration, §7 ToolSearch', () => {
     expect(r2.body.executions.find((x) => x.tool_use_id === 'g1')!.status).toBe('succeeded');
   });
 });
+
+describe('pitfalls from the reference', () => {
+  it('16: {"decision":"allow"} (or "deny") fails validation and the call takes the normal flow; so does permissionDecision "Allow"', async () => {
+    for (const out of [{ decision: 'allow' }, { decision: 'deny', reason: 'x' }, { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'Allow' } }]) {
+      const dir = tmpDir();
+      const cmd = printing(dir, 'p16.sh', out);
+      const calls: unknown[] = [];
+      const app = await makeApp({ permissions: { allow: ['Probe'] }, hooks: pre(cmd, 'Probe') }, { extraTools: [probeTool({ calls })] });
+      try {
+        const r = await run(app, 'Probe', { value: 'a' });
+        expect(r.exec, JSON.stringify(out)).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'rule' } } });
+        expect(r.messages).toContainEqual(expect.objectContaining({ kind: 'non_blocking_error' }));
+      } finally {
+        await app.close();
+      }
+    }
+  });
+
+  it('8: rules are judged on the hook-rewritten input (a rewrite onto a denied command is denied)', async () => {
+    const dir = tmpDir();
+    const cmd = printing(dir, 'rw.sh', { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', updatedInput: { command: 'rm -rf build' } } });
+    t = await makeApp({ permissions: { deny: ['Bash(rm -rf:*)'] }, hooks: pre(cmd, 'Bash') });
+    fs.mkdirSync(path.join(t.workspace, 'build'));
+    const r = await run(t, 'Bash', { command: 'echo hi' });
+    expect(r.exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm -rf:*)' } });
+    expect(fs.existsSync(path.join(t.workspace, 'build'))).toBe(true);
+  });
+});

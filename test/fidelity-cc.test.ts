@@ -887,3 +887,27 @@ describe('pitfalls from the reference', () => {
     expect(fs.existsSync(path.join(t.workspace, 'build'))).toBe(true);
   });
 });
+
+describe('§6 settings from several files', () => {
+  it('a user file’s deny beats a project file’s allow, and the project’s ask beats the user’s allow, whatever the order given', async () => {
+    const home = tmpDir();
+    const project = tmpDir();
+    fs.mkdirSync(path.join(home, '.claude'));
+    fs.mkdirSync(path.join(project, '.claude'));
+    fs.writeFileSync(path.join(home, '.claude', 'settings.json'), JSON.stringify({ permissions: { deny: ['Probe'], allow: ['Other'] } }));
+    fs.writeFileSync(path.join(project, '.claude', 'settings.json'), JSON.stringify({ permissions: { allow: ['Probe'], ask: ['Other'] } }));
+    for (const order of [
+      [path.join(home, '.claude', 'settings.json'), path.join(project, '.claude', 'settings.json')],
+      [path.join(project, '.claude', 'settings.json'), path.join(home, '.claude', 'settings.json')],
+    ]) {
+      const loaded = loadConfig({ claudeSettingsPath: order, overrides: { workspace: project }, env: {} });
+      const app = await makeApp({ workspace: { root: project } }, { rules: loaded.rules, extraTools: [probeTool({}), probeTool({ name: 'Other' })] });
+      try {
+        expect((await run(app, 'Probe', { value: 'a' })).exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'rule', detail: 'Probe' } });
+        expect((await run(app, 'Other', { value: 'a' })).exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
+      } finally {
+        await app.close();
+      }
+    }
+  });
+});

@@ -911,3 +911,12 @@ describe('§6 settings from several files', () => {
     }
   });
 });
+
+describe('§3 step 12: a failed command’s text', () => {
+  it('ShellError: "Exit code N", then stderr, then stdout', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash'] } });
+    const r = await run(t, 'Bash', { command: 'echo to-stdout; echo to-stderr >&2; exit 3' });
+    expect(r.block.is_error).toBe(true);
+    expect(r.text).toBe('Exit code 3\nto-stderr\nto-stdout');
+  });
+});

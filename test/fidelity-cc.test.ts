@@ -920,3 +920,15 @@ describe('§3 step 12: a failed command’s text', () => {
     expect(r.text).toBe('Exit code 3\nto-stderr\nto-stdout');
   });
 });
+
+describe('§3 step 3: a deferred tool’s schema failure', () => {
+  it('gets the hint to load it with ToolSearch select:<name>; a tool sent in full does not', async () => {
+    t = await makeApp();
+    const todo = await run(t, 'TodoWrite', { todos: '[{"content":"a","status":"pending","activeForm":"A"}]' });
+    expect(todo.text).toContain('InputValidationError: TodoWrite failed due to the following issue:\nThe parameter `todos` type is expected as `array` but provided as `string`');
+    expect(todo.text).toContain('Load the tool first: call ToolSearch with query "select:TodoWrite", then retry this call.');
+    const read = await run(t, 'Read', { file_path: 'a', limit: '5' });
+    expect(read.text).toContain('InputValidationError');
+    expect(read.text).not.toContain('ToolSearch');
+  });
+});

@@ -932,3 +932,20 @@ describe('§3 step 3: a deferred tool’s schema failure', () => {
     expect(read.text).not.toContain('ToolSearch');
   });
 });
+
+describe('§6 what bypassPermissions does not pass', () => {
+  it('a content ask rule and a hook’s ask still ask; a content deny rule still denies', async () => {
+    const dir = tmpDir();
+    const ask = printing(dir, 'ask.sh', { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask' } });
+    t = await makeApp({
+      permissions: { defaultMode: 'bypassPermissions', allowBypass: true, ask: ['Bash(touchy:*)'], deny: ['Bash(rmx:*)'] },
+      hooks: pre(ask, 'Probe'),
+    }, { extraTools: [probeTool({})] });
+    expect((await run(t, 'Bash', { command: 'touchy a' })).exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
+    expect((await run(t, 'Bash', { command: 'rmx a' })).exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'rule' } });
+    const p = await run(t, 'Probe', { value: 'a' });
+    expect(p.exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
+    expect(p.chain).toContainEqual(expect.objectContaining({ layer: 'hooks', outcome: 'ask' }));
+    expect((await run(t, 'Bash', { command: 'echo ok > out.txt' })).exec.status).toBe('succeeded');
+  });
+});

@@ -1,6 +1,6 @@
 /**
- * git forms the last round's git checks missed, with Read(./.env),
- * Edit(./.env) and Read(./.git/config) denied, under Bash(git:*):
+ * git forms the last round's git checks missed, with Read(/.env),
+ * Edit(/.env) and Read(./.git/config) denied, under Bash(git:*):
  * `git ls-remote --get-url` and `git remote -vv` printed the remote URL from
  * .git/config (a token in it); `git mv .env x` moved the denied file to a
  * name no rule covers (then `cat x` printed it), `git rm .env` deleted it;
@@ -28,7 +28,7 @@ afterEach(async () => {
 });
 afterAll(cleanupTmp);
 
-const DENY = ['Read(./.env)', 'Edit(./.env)', 'Read(./.git/config)'];
+const DENY = ['Read(/.env)', 'Edit(/.env)', 'Read(./.git/config)'];
 
 describe('more git paths', () => {
   it('are judged by the deny rules and protected paths, under Bash(git:*) and in bypassPermissions', async () => {

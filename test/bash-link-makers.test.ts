@@ -4,7 +4,7 @@
  * copying a link as a link (`cp -P sl l && cat l/.env`), ln or link making a
  * hard link to a symlink, cp -r copying a relative link to where it leads
  * to .env, git checking out a tracked symlink (`git checkout
- * -- l; cat l`). With Read(./.env) denied, the read through the new link was
+ * -- l; cat l`). With Read(/.env) denied, the read through the new link was
  * judged by where its path led before the line ran (nowhere) and printed .env,
  * under Bash(tar:*) or Bash(git:*), in acceptEdits and in bypassPermissions.
  * Paths below what such a command writes (anywhere, for git) are now unknown
@@ -33,7 +33,7 @@ afterAll(cleanupTmp);
 describe('links other programs make in the same line', () => {
   it('make paths below what they write unknown locations while Read deny rules exist', async () => {
     for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
-      const env = ruleEnv({ allow: ['Bash(tar:*)', 'Bash(git:*)', 'Bash(unzip:*)', 'Bash(cp:*)', 'Bash(rsync:*)'], deny: ['Read(./.env)'], mode });
+      const env = ruleEnv({ allow: ['Bash(tar:*)', 'Bash(git:*)', 'Bash(unzip:*)', 'Bash(cp:*)', 'Bash(rsync:*)'], deny: ['Read(/.env)'], mode });
       fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');
       fs.symlinkSync('.', path.join(env.ws, 'sl'));
       fs.mkdirSync(path.join(env.ws, 'src'));
@@ -65,7 +65,7 @@ describe('links other programs make in the same line', () => {
   });
 
   it('tar xf of an archive holding a symlink to .env, then cat, does not print it', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(tar:*)'], deny: ['Read(./.env)'] } });
+    t = await makeApp({ permissions: { allow: ['Bash(tar:*)'], deny: ['Read(/.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     const stage = tmpDir('toolexec-link-makers-');
     fs.symlinkSync('.env', path.join(stage, 'l'));
@@ -80,7 +80,7 @@ describe('links other programs make in the same line', () => {
     // `git stash list && cat README.md` asked (safety) under Bash(git:*) and in bypassPermissions:
     // stash, worktree, submodule and bisect were work-tree writers whatever their subcommand.
     for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
-      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: ['Read(./.env)'], mode });
+      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: ['Read(/.env)'], mode });
       fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');
       fs.writeFileSync(path.join(env.ws, 'README.md'), '# r\n');
       for (const c of ['git stash list && cat README.md', 'git worktree list --porcelain; cat README.md', 'git submodule status && cat README.md', 'git bisect log; cat README.md']) {
@@ -96,7 +96,7 @@ describe('links other programs make in the same line', () => {
     // `git clone URL && cd y && npm test` asked (safety) under Bash(git:*) and in bypassPermissions: a
     // clone made every path of the line unknown, the cd's own directory included.
     for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
-      const env = ruleEnv({ allow: ['Bash(git:*)', 'Bash(npm test)'], deny: ['Read(./.env)'], mode });
+      const env = ruleEnv({ allow: ['Bash(git:*)', 'Bash(npm test)'], deny: ['Read(/.env)'], mode });
       fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');
       fs.writeFileSync(path.join(env.ws, 'README.md'), '# r\n');
       for (const c of [
@@ -128,7 +128,7 @@ describe('links other programs make in the same line', () => {
   });
 
   it('a clone holding a symlink to .env, then cd into it and cat, does not print it', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
+    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(/.env)'] } });
     const ws = t.workspace;
     fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
     const origin = tmpDir('toolexec-link-makers-origin-');
@@ -146,7 +146,7 @@ describe('links other programs make in the same line', () => {
     // `tar xf a.tar -C out && grep -R SECRET out` was allowed: only paths strictly below out were
     // unknown, while grep -R reads out itself and follows the link the archive put in it.
     for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
-      const env = ruleEnv({ allow: ['Bash(tar:*)', 'Bash(grep:*)', 'Bash(unzip:*)'], deny: ['Read(./.env)'], mode });
+      const env = ruleEnv({ allow: ['Bash(tar:*)', 'Bash(grep:*)', 'Bash(unzip:*)'], deny: ['Read(/.env)'], mode });
       fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');
       fs.mkdirSync(path.join(env.ws, 'out', 'sub'), { recursive: true });
       for (const c of ['tar xf a.tar -C out && grep -R SECRET out', 'unzip a.zip -d out && grep -r SECRET out', 'tar xf a.tar -C out/sub; grep -R SECRET out', 'grep -R SECRET out & tar xf a.tar -C out/sub']) {
@@ -167,7 +167,7 @@ describe('links other programs make in the same line', () => {
   });
 
   it('tar xf -C out of an archive holding a symlink to .env, then grep -R out, does not print it', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(tar:*)', 'Bash(grep:*)'], deny: ['Read(./.env)'] } });
+    t = await makeApp({ permissions: { allow: ['Bash(tar:*)', 'Bash(grep:*)'], deny: ['Read(/.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     fs.mkdirSync(path.join(t.workspace, 'out'));
     const stage = tmpDir('toolexec-link-makers-');
@@ -180,7 +180,7 @@ describe('links other programs make in the same line', () => {
   });
 
   it('git checkout of a tracked symlink to .env, then cat, does not print it under Bash(git:*)', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
+    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(/.env)'] } });
     const ws = t.workspace;
     const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: ws });
     fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');

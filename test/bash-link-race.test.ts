@@ -22,7 +22,7 @@ afterAll(cleanupTmp);
 describe('links made by the same line', () => {
   it('make paths through them unknown, wherever the command making them stands', async () => {
     for (const mode of ['default', BYPASS.defaultMode, 'acceptEdits'] as const) {
-      const env = ruleEnv({ deny: ['Read(./.env)'], mode });
+      const env = ruleEnv({ deny: ['Read(/.env)'], mode });
       fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');
       fs.mkdirSync(path.join(env.ws, 'src'));
       fs.symlinkSync('src', path.join(env.ws, 'l'));
@@ -33,7 +33,7 @@ describe('links made by the same line', () => {
   });
 
   it('leave moving and copying files as it was in acceptEdits', async () => {
-    const env = ruleEnv({ deny: ['Read(./.env)'], mode: 'acceptEdits' });
+    const env = ruleEnv({ deny: ['Read(/.env)'], mode: 'acceptEdits' });
     fs.mkdirSync(path.join(env.ws, 'src'));
     fs.writeFileSync(path.join(env.ws, 'src', 'a.ts'), '');
     for (const c of ['mv src/a.ts src/b.ts && cat src/b.ts', 'cp src/a.ts c.ts && cat c.ts', 'mkdir d && cp src/a.ts d/ && cat d/a.ts', 'cat src/a.ts; mv src src2']) {
@@ -45,7 +45,7 @@ describe('links made by the same line', () => {
   });
 
   it('(sleep; cat l/.env) & ln -sfn . l does not print .env in bypassPermissions', async () => {
-    const t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'] } });
+    const t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(/.env)'] } });
     try {
       fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
       fs.mkdirSync(path.join(t.workspace, 'src'));

@@ -28,7 +28,7 @@ afterAll(cleanupTmp);
 describe('reads through /proc/<pid>/', () => {
   it('are unknown locations while Read deny rules exist, in every mode', async () => {
     for (const mode of ['default', BYPASS.defaultMode] as const) {
-      const env = ruleEnv({ deny: ['Read(./.env)'], mode });
+      const env = ruleEnv({ deny: ['Read(/.env)'], mode });
       fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');
       fs.symlinkSync('/proc/self/cwd', path.join(env.ws, 'here'));
       fs.symlinkSync('/proc', path.join(env.ws, 'pp'));
@@ -43,7 +43,7 @@ describe('reads through /proc/<pid>/', () => {
   });
 
   it('cat /proc/self/cwd/.env does not run in bypassPermissions', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'] } });
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(/.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     const r = await run(t, 'Bash', { command: 'cat /proc/self/cwd/.env' });
     expect(r.text).not.toContain('hunter2');

@@ -44,11 +44,11 @@ describe('running commands', () => {
     expect(r.exec).toMatchObject({ status: 'succeeded', error_class: null });
   });
 
-  it('a non-zero exit is an is_error result starting with the exit code, class tool_error', async () => {
+  it('a non-zero exit is an is_error result: the exit code, then stderr, then stdout (Claude Code’s ShellError text), class tool_error', async () => {
     t = await makeApp(ALLOW, { extraTools: [bashTool] });
     const r = await bash(t, { command: 'echo partial; echo broken >&2; exit 3' });
     expect(r.block.is_error).toBe(true);
-    expect(r.text).toBe('Exit code 3\npartial\nbroken');
+    expect(r.text).toBe('Exit code 3\nbroken\npartial');
     expect(r.exec.error_class).toBe('tool_error');
   });
 

@@ -1,5 +1,5 @@
 /**
- * Readers of whole trees and the links inside them: with Read(./.env)
+ * Readers of whole trees and the links inside them: with Read(/.env)
  * denied, `grep -R SECRET src` printed `.env` through `src/l` → `../.env`
  * in bypassPermissions (or under Bash(grep:*)), since only the deny rules'
  * prefixes were compared with `src`. A symbolic link in the tree to a denied
@@ -37,7 +37,7 @@ describe('links inside a tree read whole', () => {
   ];
   it.each(plants)('%s makes the read a safety ask, in bypassPermissions and under an allow rule', async (_name, plant) => {
     for (const opts of [{ mode: BYPASS.defaultMode }, { allow: ['Bash(grep:*)', 'Bash(rg:*)', 'Bash(zip:*)', 'Bash(tar:*)', 'Bash(cp:*)'] }]) {
-      const env = ruleEnv({ deny: ['Read(./.env)'], ...opts });
+      const env = ruleEnv({ deny: ['Read(/.env)'], ...opts });
       tree(env.ws, plant);
       for (const c of READERS) {
         expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^recursive read through a link/) });
@@ -46,7 +46,7 @@ describe('links inside a tree read whole', () => {
   });
 
   it('a tree without such links is as before', async () => {
-    const env = ruleEnv({ deny: ['Read(./.env)'], allow: ['Bash(grep:*)'] });
+    const env = ruleEnv({ deny: ['Read(/.env)'], allow: ['Bash(grep:*)'] });
     tree(env.ws, (src) => {
       fs.symlinkSync('a.ts', path.join(src, 'alias.ts'));
       fs.writeFileSync(path.join(src, 'b.ts'), '');
@@ -56,7 +56,7 @@ describe('links inside a tree read whole', () => {
   });
 
   it('grep -R does not print .env in bypassPermissions', async () => {
-    const t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'] } });
+    const t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(/.env)'] } });
     try {
       tree(t.workspace, plants[0]![1]);
       const r = await run(t, 'Bash', { command: 'grep -R SECRET src' });

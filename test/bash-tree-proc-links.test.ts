@@ -2,7 +2,7 @@
  * A tree read whole with a link inside it through /proc/self (`src/p` ->
  * /proc/self/cwd): the tree walk resolved the link in toolexec's own process
  * (its working directory, no rule there), while grep -R resolves it in its
- * own, the workspace, so with Read(./.env) denied `grep -R SECRET src` under
+ * own, the workspace, so with Read(/.env) denied `grep -R SECRET src` under
  * Bash(grep:*) (or in bypassPermissions) printed src/p/.env. Such a link is
  * now one to a place not known, a safety ask. Real rule indexes and links,
  * and the real service running grep.
@@ -28,7 +28,7 @@ afterAll(cleanupTmp);
 describe('links through /proc inside a tree read whole', () => {
   it('make the read a safety ask, under Bash(grep:*) and in bypassPermissions', async () => {
     for (const mode of ['default', BYPASS.defaultMode] as const) {
-      const env = ruleEnv({ allow: ['Bash(grep:*)', 'Bash(rg:*)'], deny: ['Read(./.env)'], mode });
+      const env = ruleEnv({ allow: ['Bash(grep:*)', 'Bash(rg:*)'], deny: ['Read(/.env)'], mode });
       fs.mkdirSync(path.join(env.ws, 'src'));
       fs.writeFileSync(path.join(env.ws, 'src', 'a.ts'), '');
       fs.symlinkSync('/proc/self/cwd', path.join(env.ws, 'src', 'p'));
@@ -43,7 +43,7 @@ describe('links through /proc inside a tree read whole', () => {
   });
 
   it('grep -R SECRET src does not print .env through src/p -> /proc/self/cwd', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(grep:*)'], deny: ['Read(./.env)'] } });
+    t = await makeApp({ permissions: { allow: ['Bash(grep:*)'], deny: ['Read(/.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     fs.mkdirSync(path.join(t.workspace, 'src'));
     fs.symlinkSync('/proc/self/cwd', path.join(t.workspace, 'src', 'p'));

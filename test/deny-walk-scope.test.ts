@@ -2,9 +2,10 @@
  * The walks the hard-link and tree checks make are limited to what the deny
  * rules can match. In a pnpm project (every node_modules file hard linked
  * from a store, each package reached through a symlink into .pnpm), with
- * `Read(./.env.*)` (a Claude Code documentation example) the hard-link walk
+ * `Read(/.env.*)` (anchored at the project root; Claude Code's documented
+ * `Read(./.env.*)` matches at any depth, as `.env.*` does) the hard-link walk
  * went through node_modules, though the rule matches only direct children of
- * the working directory, passed its limit, and every Read or `cat` of a
+ * the project root, passed its limit, and every Read or `cat` of a
  * dependency's file asked (a safety ask, even in bypassPermissions) and Grep
  * hid node_modules; `grep -r TODO src` asked because `.env.*`'s prefix is the
  * working directory; and `grep -r X node_modules` counted every package twice
@@ -72,9 +73,9 @@ async function check(t: TestApp, name: string, input: Record<string, unknown>) {
   return { behavior: b.behavior, type: b.reason.type, detail: b.reason.detail };
 }
 
-describe('a pnpm node_modules under Read(./.env.*)', () => {
+describe('a pnpm node_modules under Read(/.env.*)', () => {
   const modes = [BYPASS, { defaultMode: 'default' as const }];
-  const policy = { deny: ['Read(./.env.*)'], allow: ['Bash(grep:*)'] };
+  const policy = { deny: ['Read(/.env.*)'], allow: ['Bash(grep:*)'] };
 
   it('Read, cat and Grep of a dependency are as they were, in bypassPermissions and in default mode', async () => {
     for (const mode of modes) {
@@ -114,15 +115,15 @@ describe('a pnpm node_modules under Read(./.env.*)', () => {
     fs.writeFileSync(path.join(dir, 'inner', 'key'), 'KEY=k\n');
     fs.linkSync(path.join(dir, 'inner', 'key'), path.join(ws, 'src', 'key.ts'));
     try {
-      await withApp({ ...BYPASS, deny: ['Read(./.env.*)'], allow: ['Bash(grep:*)'] }, async (t) => {
-        expect(await check(t, 'Read', { file_path: link })).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env.*)' });
-        expect(await check(t, 'Bash', { command: 'cat node_modules/leak.js' })).toMatchObject({ behavior: 'deny', detail: 'Read(./.env.*)' });
-        expect(await check(t, 'Bash', { command: 'cat src/key.ts' })).toMatchObject({ behavior: 'deny', detail: 'Read(./.env.*)' });
+      await withApp({ ...BYPASS, deny: ['Read(/.env.*)'], allow: ['Bash(grep:*)'] }, async (t) => {
+        expect(await check(t, 'Read', { file_path: link })).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(/.env.*)' });
+        expect(await check(t, 'Bash', { command: 'cat node_modules/leak.js' })).toMatchObject({ behavior: 'deny', detail: 'Read(/.env.*)' });
+        expect(await check(t, 'Bash', { command: 'cat src/key.ts' })).toMatchObject({ behavior: 'deny', detail: 'Read(/.env.*)' });
         expect(await check(t, 'Bash', { command: 'grep -r TODO src' })).toMatchObject({ behavior: 'ask', type: 'safety' });
         const r = await run(t, 'Read', { file_path: link });
         expect(r.text).not.toContain('hunter2');
         // A directory the rule names is read under it.
-        expect(await check(t, 'Bash', { command: 'grep -r KEY .env.d' })).toMatchObject({ behavior: 'deny', detail: 'Read(./.env.*)' });
+        expect(await check(t, 'Bash', { command: 'grep -r KEY .env.d' })).toMatchObject({ behavior: 'deny', detail: 'Read(/.env.*)' });
       });
     } finally {
       fs.rmSync(link);
@@ -135,7 +136,7 @@ describe('a pnpm node_modules under Read(./.env.*)', () => {
     const l = path.join(ws, 'node_modules', '.pnpm', 'x@1.0.0', 'node_modules', 'x', 'l');
     fs.symlinkSync(path.join(ws, '.env.local'), l);
     try {
-      await withApp({ ...BYPASS, deny: ['Read(./.env.local)'], allow: ['Bash(grep:*)'] }, async (t) => {
+      await withApp({ ...BYPASS, deny: ['Read(/.env.local)'], allow: ['Bash(grep:*)'] }, async (t) => {
         expect(await check(t, 'Bash', { command: 'grep -R TODO node_modules/x' })).toMatchObject({ behavior: 'ask', type: 'safety' });
         expect(await check(t, 'Bash', { command: 'grep -R TODO node_modules' })).toMatchObject({ behavior: 'ask', type: 'safety' });
       });
@@ -171,7 +172,7 @@ describe('a pnpm node_modules under a rule that matches at any depth', () => {
 describe('compileDirFilter', () => {
   const base = { root: '/w', cwd: '/w', home: '/h', caseInsensitive: false };
   it('enters only the directories where what a rule covers may lie', () => {
-    const envStar = compileDirFilter('./.env.*', base);
+    const envStar = compileDirFilter('/.env.*', base);
     expect(envStar('/w')).toBe(true);
     expect(envStar('/w/node_modules')).toBe(false);
     expect(envStar('/w/.env.d')).toBe(true);
@@ -203,6 +204,6 @@ describe('compileDirFilter', () => {
     expect(f('/w/config')).toBe(true);
     expect(f('/w/CONFIG/prod')).toBe(true);
     expect(f('/w/config/prod/sub')).toBe(false);
-    expect(compileDirFilter('./.ENV.*', folded)('/w/.env.d')).toBe(true);
+    expect(compileDirFilter('/.ENV.*', folded)('/w/.env.d')).toBe(true);
   });
 });

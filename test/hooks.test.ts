@@ -284,7 +284,7 @@ describe('PostToolUse', () => {
     const bad = await execute(t.app, { tool_uses: [use('Bash', { command: 'echo partial; echo oops >&2; exit 3' })] });
     expect(bad.body.executions[0]).toMatchObject({ status: 'failed', error_class: 'tool_error' });
     expect(lines('post.jsonl')).toHaveLength(0);
-    expect(lines('fail.jsonl')).toEqual([expect.objectContaining({ hook_event_name: 'PostToolUseFailure', tool_name: 'Bash', error: 'Exit code 3\npartial\noops', is_interrupt: false })]);
+    expect(lines('fail.jsonl')).toEqual([expect.objectContaining({ hook_event_name: 'PostToolUseFailure', tool_name: 'Bash', error: 'Exit code 3\noops\npartial', is_interrupt: false })]);
     const good = await execute(t.app, { tool_uses: [use('Bash', { command: 'echo out; echo err >&2' })] });
     expect(good.body.executions[0]!.status).toBe('succeeded');
     expect(lines('fail.jsonl')).toHaveLength(1);

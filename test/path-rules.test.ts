@@ -26,17 +26,21 @@ const base: PathBase = { root: '/proj', cwd: '/proj', home: '/home/u', caseInsen
 const matches = (spec: string, p: string, b: PathBase = base): boolean => compilePathRule(spec, b)(p);
 
 describe('path rule specifiers', () => {
-  it('anchor //abs, ~/home, /root-relative and ./cwd-relative', () => {
+  it('anchor //abs, ~/home, /root-relative; ./p is p (Claude Code drops the ./)', () => {
     expect(specifierToGlob('//etc/passwd', base)).toBe('/etc/passwd');
     expect(specifierToGlob('~/.ssh/**', base)).toBe('/home/u/.ssh/**');
     expect(specifierToGlob('/src/**/*.ts', base)).toBe('/proj/src/**/*.ts');
-    expect(specifierToGlob('./.env', base)).toBe('/proj/.env');
+    expect(specifierToGlob('./.env', base)).toBe('/proj/**/.env');
+    expect(specifierToGlob('./config/.env', base)).toBe('/proj/config/.env');
     expect(matches('//etc/passwd', '/etc/passwd')).toBe(true);
     expect(matches('~/.ssh/**', '/home/u/.ssh/id_rsa')).toBe(true);
     expect(matches('/src/**/*.ts', '/proj/src/a/b.ts')).toBe(true);
     expect(matches('/src/**/*.ts', '/other/src/a/b.ts')).toBe(false);
     expect(matches('./.env', '/proj/.env')).toBe(true);
-    expect(matches('./.env', '/proj/sub/.env')).toBe(false);
+    expect(matches('./.env', '/proj/sub/.env')).toBe(true);
+    expect(matches('./config/.env', '/proj/config/.env')).toBe(true);
+    expect(matches('./config/.env', '/proj/sub/config/.env')).toBe(false);
+    expect(matches('/.env', '/proj/sub/.env')).toBe(false);
   });
 
   it('match a bare pattern at any depth, and a bare pattern with a slash from the working directory', () => {

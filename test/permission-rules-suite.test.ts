@@ -109,7 +109,13 @@ describe('Read and Edit rules: path spellings and symlinks', () => {
       expect(r.text).not.toContain('top-secret');
       expect(lastAudit(t!)).toMatchObject({ behavior: 'deny', reason_type: 'rule', reason_detail: 'Read(./.env)' });
     }
-    // `./.env` is anchored at the working directory: sub/.env is another file (a bare `.env` rule covers every depth).
+    // As in Claude Code, `./.env` is `.env`, at every depth: sub/.env is denied too.
+    expect((await run(t!, 'Read', { file_path: 'sub/.env' })).exec).toMatchObject({ status: 'denied', decision: { reason: { detail: 'Read(./.env)' } } });
+  });
+
+  it('Read(/.env) is anchored at the project root: sub/.env is another file', async () => {
+    await setup({ permissions: { deny: ['Read(/.env)'] } });
+    expect((await run(t!, 'Read', { file_path: '.env' })).exec.status).toBe('denied');
     expect((await run(t!, 'Read', { file_path: 'sub/.env' })).exec.status).toBe('succeeded');
   });
 

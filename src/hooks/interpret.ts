@@ -162,7 +162,8 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
   }
   if (run.exitCode !== 0) {
     const stderr = run.stderr.trim();
-    msg('non_blocking_error', `Failed with non-blocking status code ${run.exitCode}: ${stderr.length > 0 ? stderr : 'No stderr output'}`);
+    // Claude Code's text; the exit code is the message's own field.
+    msg('non_blocking_error', `Failed with non-blocking status code: ${stderr.length > 0 ? stderr : 'No stderr output'}`);
     return j;
   }
 
@@ -210,8 +211,15 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
   }
   const h = o.hookSpecificOutput;
   if (h) {
-    if (h.hookEventName !== undefined && h.hookEventName !== event) {
-      msg('non_blocking_error', `hookSpecificOutput.hookEventName is "${h.hookEventName}", expected "${event}"; ignored`);
+    // Claude Code's schema requires hookEventName in every hookSpecificOutput and
+    // rejects an output without it: its decision, updatedInput and context do not count.
+    if (h.hookEventName !== event) {
+      msg(
+        'non_blocking_error',
+        h.hookEventName === undefined
+          ? `hookSpecificOutput has no hookEventName (Claude Code requires "${event}" there); ignored`
+          : `hookSpecificOutput.hookEventName is "${h.hookEventName}", expected "${event}"; ignored`,
+      );
       return j;
     }
     if (event === 'PreToolUse') {

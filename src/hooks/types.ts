@@ -4,7 +4,8 @@
  */
 import type { HookEvent, PermissionMode } from '../config/schema.js';
 import type { HookPermission } from '../permissions/engine.js';
-import type { ContentBlock, ToolInput } from '../tool/types.js';
+import type { AnyTool, ContentBlock, ToolInput } from '../tool/types.js';
+import type { Workspace } from '../workspace.js';
 
 /** The JSON a hook receives on stdin (or as the HTTP body). */
 export interface HookPayload {
@@ -22,6 +23,19 @@ export interface HookPayload {
   permission_suggestions?: unknown[];
   /** PermissionDenied: why the call was refused. */
   reason?: string;
+}
+
+/**
+ * The input hooks see: the tool's backfillObservableInput copy (file paths
+ * absolute, from the session's directory), or the input itself.
+ */
+export function observableInput(tool: AnyTool, input: ToolInput, workspace: Pick<Workspace, 'resolve'>, cwd: string): ToolInput {
+  if (!tool.backfillObservableInput) return input;
+  try {
+    return tool.backfillObservableInput(input, (p) => workspace.resolve(p, cwd));
+  } catch {
+    return input;
+  }
 }
 
 /** The fields every tool event's payload carries (the session's, the event's and the tool's). */

@@ -4,10 +4,11 @@
  *   `~/p`  relative to the home directory
  *   `/p`   relative to the settings file's root (the workspace root for
  *          configured rules)
- *   `./p`  relative to the working directory
+ *   `./p`  the same as `p` (Claude Code drops the `./`)
  *   `p`    relative to the working directory; a pattern without an inner `/`
  *          matches at any depth below it, as in .gitignore (`.env`,
- *          `*.pem`)
+ *          `./.env`, `*.pem`); one with an inner `/` is anchored there
+ *          (`config/.env`, `./config/.env`)
  * A pattern that names a directory covers everything below it, and a
  * trailing `/**` also covers the directory itself. Paths are matched in their
  * canonical form (.., repeated slashes, symlinks, Unicode NFC, case where the
@@ -48,10 +49,14 @@ export function specifierToGlob(spec: string, base: PathBase): string {
   } else if (s.startsWith('/')) {
     prefix = escapeGlob(base.root);
     rel = s;
-  } else if (s === '.' || s.startsWith('./')) {
+  } else if (s === '.' || s === './') {
     prefix = escapeGlob(base.cwd);
-    rel = `/${s.slice(1)}`;
+    rel = '/';
   } else {
+    // Claude Code drops a leading `./` and matches the rest as a bare pattern
+    // (filesystem.ts patternWithRoot), so `./.env` is `.env`, at any depth,
+    // and `./config/.env` is anchored by its inner `/`.
+    if (s.startsWith('./')) s = s.slice(2);
     prefix = escapeGlob(base.cwd);
     const body = s.endsWith('/') ? s.slice(0, -1) : s;
     rel = body.includes('/') ? `/${s}` : `/**/${s}`;
@@ -97,7 +102,7 @@ export function compilePathRule(spec: string, base: PathBase): PathMatcher {
  * directory for which this is false. True when the rule's fixed prefix lies
  * at or below the directory; false for a directory neither above nor below
  * the prefix; below the prefix, the rest of the pattern is compared segment
- * by segment: `./.env.*` (the working directory, then `.env.*`) covers
+ * by segment: `/.env.*` (the root, then `.env.*`) covers
  * nothing below `node_modules`, while a directory whose components match
  * every segment is covered whole (a rule naming a directory covers what lies
  * below it). A `**` segment ends the comparison: any directory past it may

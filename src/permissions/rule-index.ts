@@ -181,8 +181,8 @@ export class RuleIndex {
    * The first path rule of this kind and behaviour that may match something at
    * or below one of these directories: its fixed (wildcard-free) prefix lies
    * at or below the directory, or the directory lies below the prefix where
-   * the rest of the pattern may still match (path-rules.ts compileDirFilter) (`./.env.*` matches nothing below
-   * `src`; a bare `.env`, at any depth, may). For a reader that reads whole trees (`grep -r`, `rg`).
+   * the rest of the pattern may still match (path-rules.ts compileDirFilter) (`/.env.*` matches nothing below
+   * `src`; a bare `.env` or `./.env`, at any depth, may). For a reader that reads whole trees (`grep -r`, `rg`).
    */
   pathRuleBelow(kind: PathKind, behavior: Behavior, dirs: readonly string[]): PermissionRule | undefined {
     const base = this.base;

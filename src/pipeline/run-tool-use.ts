@@ -20,6 +20,7 @@ import { errorText } from './error-class.js';
 import { errorBlock, finished, refinished } from './finish.js';
 import { lookup } from './step1-lookup.js';
 import { parse } from './step2-parse.js';
+import { isDeferred, TOOL_SEARCH_NAME } from '../pool/pool.js';
 import { validate } from './step3-validate.js';
 import { hasPreHooks, NO_CONTEXT, preHooks } from './step4-pre-hooks.js';
 import { permission } from './step5-permission.js';
@@ -176,7 +177,9 @@ async function steps(
 
   // 2. Parse.
   t = performance.now();
-  const parsed = timed(timings, 'parse', t, parse(found, use.input, use.inputError, pre));
+  // A deferred tool's schema failure gets Claude Code's hint to load it with ToolSearch.
+  const hint = isDeferred(found.tool) && deps.pool().lookup(TOOL_SEARCH_NAME) !== undefined;
+  const parsed = timed(timings, 'parse', t, parse(found, use.input, use.inputError, pre, hint));
   if (parsed.status !== 'validating') return parsed;
   const tool = parsed.tool;
 

@@ -10,7 +10,23 @@ import { formatIssues } from './input-errors.js';
 import { validatingCall } from './states.js';
 import type { FinishedCall, PreParsed, ValidatingCall } from './types.js';
 
-export function parse(call: ValidatingCall, raw: unknown, inputError?: string, pre?: PreParsed): ValidatingCall | FinishedCall {
+/**
+ * Claude Code's hint after a deferred tool's input fails its schema
+ * (toolExecution.ts buildSchemaNotSentHint): the model most likely called it
+ * without loading its schema, and wrote typed parameters as strings. toolexec
+ * keeps no message history to tell whether it was loaded, so the hint is
+ * given whenever ToolSearch is there to load it (Claude Code accepts the same
+ * occasional misfire: one extra round trip on a call that failed anyway).
+ */
+export function schemaNotSentHint(toolName: string): string {
+  return (
+    `\n\nThis tool is deferred: its schema is not in the tool list the model gets until it is loaded. ` +
+    `Without the schema in your prompt, typed parameters (arrays, numbers, booleans) get emitted as strings and the parser rejects them. ` +
+    `Load the tool first: call ToolSearch with query "select:${toolName}", then retry this call.`
+  );
+}
+
+export function parse(call: ValidatingCall, raw: unknown, inputError?: string, pre?: PreParsed, deferredHint = false): ValidatingCall | FinishedCall {
   const { tool } = call;
   if (inputError !== undefined) {
     return finished(call, 'failed', errorBlock(call.toolUseId, `InputValidationError: ${inputError}`), 'validation');
@@ -21,7 +37,7 @@ export function parse(call: ValidatingCall, raw: unknown, inputError?: string, p
     return finished(
       call,
       'failed',
-      errorBlock(call.toolUseId, `InputValidationError: ${formatIssues(tool.name, r.error.issues, raw)}`),
+      errorBlock(call.toolUseId, `InputValidationError: ${formatIssues(tool.name, r.error.issues, raw)}${deferredHint ? schemaNotSentHint(tool.name) : ''}`),
       'validation',
     );
   }

@@ -4,7 +4,7 @@
  * is parsed and validated again, so that step 5 judges what will really run.
  * `continue: false` stops the call as a hook denial.
  */
-import { hookPayload } from '../hooks/types.js';
+import { hookPayload, observableInput } from '../hooks/types.js';
 import type { HookPermission } from '../permissions/engine.js';
 import type { Session } from '../sessions/session.js';
 import type { ToolContext, ToolInput } from '../tool/types.js';
@@ -38,7 +38,7 @@ export async function preHooks(
   if (!hasPreHooks(deps, call.tool.name)) return { call, permission: undefined, additionalContext: NO_CONTEXT };
   const outcome = await deps.hooks.run(
     'PreToolUse',
-    hookPayload('PreToolUse', session, call.tool.name, call.input, call.toolUseId),
+    hookPayload('PreToolUse', session, call.tool.name, observableInput(call.tool, call.input, ctx.workspace, session.cwd), call.toolUseId),
     signal,
   );
   for (const m of outcome.messages) call.hookMessages.push(m);

@@ -5,7 +5,7 @@
  * (approvals), or is denied as headless or on timeout. The final decision is
  * audited with its reason type and detail before anything runs.
  */
-import { hookPayload, type HookOutcome, type HookPayload } from '../hooks/types.js';
+import { hookPayload, observableInput, type HookOutcome, type HookPayload } from '../hooks/types.js';
 import { decide, type HookPermission } from '../permissions/engine.js';
 import { suggestRule } from '../permissions/approval-broker.js';
 import { applyPermissionUpdates, suggestionsOf } from '../permissions/permission-updates.js';
@@ -239,7 +239,7 @@ async function runHooks(
   deps: PipelineDeps,
   signal: AbortSignal,
 ): Promise<HookOutcome> {
-  const outcome = await deps.hooks.run(event, { ...hookPayload(event, session, call.tool.name, call.input, undefined), ...extra }, signal);
+  const outcome = await deps.hooks.run(event, { ...hookPayload(event, session, call.tool.name, observableInput(call.tool, call.input, deps.workspace, session.cwd), undefined), ...extra }, signal);
   for (const m of outcome.messages) call.hookMessages.push(m);
   return outcome;
 }

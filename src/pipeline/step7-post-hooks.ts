@@ -7,7 +7,7 @@
  * the tool's own output is; the original's stored copy is dropped); for
  * other tools it is ignored with a message, as in Claude Code.
  */
-import { hookPayload, type HookMessage } from '../hooks/types.js';
+import { hookPayload, observableInput, type HookMessage } from '../hooks/types.js';
 import type { Session } from '../sessions/session.js';
 import type { AnyTool, ToolInput, ToolResultBlock } from '../tool/types.js';
 import { sizeBlock } from './step6-call.js';
@@ -54,7 +54,7 @@ export async function postHooks(
   const outcome = await deps.hooks.run(
     event,
     {
-      ...hookPayload(event, session, p.toolName, p.input, p.call.toolUseId),
+      ...hookPayload(event, session, p.toolName, observableInput(p.call.tool, p.input, deps.workspace, session.cwd), p.call.toolUseId),
       ...(p.failed ? { error: String(p.response), is_interrupt: p.interrupted } : { tool_response: p.response }),
     },
     signal,

@@ -129,6 +129,14 @@ export interface Tool<I extends ToolInput = ToolInput, O = unknown> {
   isDestructive(input: I): boolean;
   /** A file path the call touches, for Read/Edit rules and working-dir checks. */
   getPath(input: I): string | undefined;
+  /**
+   * The input as hooks see it (Claude Code's backfillObservableInput): a copy
+   * with the file path made absolute (`expandPath`: `~` expanded, resolved
+   * from the session's directory), so that a hook's allowlist or denylist
+   * cannot be sidestepped with a relative or `~/` path. The call itself gets
+   * the input as it was sent. Absent: hooks see the input unchanged.
+   */
+  backfillObservableInput?(input: I, expandPath: (p: string) => string): I;
 
   validateInput(input: I, ctx: ToolContext): Promise<ValidationResult>;
   checkPermissions(input: I, ctx: ToolContext): Promise<PermissionResult>;

@@ -226,7 +226,9 @@ async function runBash(input: BashInput, ctx: ToolContext): Promise<BashOutput> 
       if (meaning !== undefined) text = body || meaning;
       else {
         isError = true;
-        text = `Exit code ${code}${r.signal ? ` (killed by ${r.signal})` : ''}${body ? `\n${body}` : ''}`;
+        // Claude Code's ShellError text: the exit code, then stderr, then stdout (toolErrors.ts getErrorParts).
+        const failure = [e.text, o.text, ...notes].filter((x) => x.length > 0).join('\n');
+        text = `Exit code ${code}${r.signal ? ` (killed by ${r.signal})` : ''}${failure ? `\n${failure}` : ''}`;
       }
     }
     return {

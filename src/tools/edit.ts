@@ -181,6 +181,7 @@ export const editTool = buildTool({
   isReadOnly: () => false,
   isDestructive: () => false,
   getPath: (input) => input.file_path,
+  backfillObservableInput: (input, expandPath) => (input.file_path.length > 0 ? { ...input, file_path: expandPath(input.file_path) } : input),
   validateInput: validate,
   checkPermissions: async (input, ctx) => checkPathPermission('edit', 'Edit', input.file_path, ctx),
   call: async (input, ctx) => ({ data: await run(input, ctx) }),

@@ -243,6 +243,7 @@ export const notebookEditTool = buildTool({
   isReadOnly: () => false,
   isDestructive: (input) => input.edit_mode === 'delete',
   getPath: (input) => input.notebook_path,
+  backfillObservableInput: (input, expandPath) => (input.notebook_path.length > 0 ? { ...input, notebook_path: expandPath(input.notebook_path) } : input),
   validateInput: validate,
   checkPermissions: async (input, ctx) => checkPathPermission('edit', 'NotebookEdit', input.notebook_path, ctx),
   call: async (input, ctx) => ({ data: await run(input, ctx) }),

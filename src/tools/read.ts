@@ -424,6 +424,7 @@ export const readTool = buildTool({
   isConcurrencySafe: () => true,
   isReadOnly: () => true,
   getPath: (input) => input.file_path,
+  backfillObservableInput: (input, expandPath) => (input.file_path.length > 0 && !input.file_path.startsWith('result://') ? { ...input, file_path: expandPath(input.file_path) } : input),
   validateInput: async (input, ctx) => {
     if (input.file_path.startsWith(RESULT_PREFIX) && !ctx.results.exists(input.file_path.slice(RESULT_PREFIX.length))) {
       return { ok: false, message: `No stored result ${input.file_path}`, code: 1 };

@@ -114,6 +114,7 @@ export const writeTool = buildTool({
   // Overwriting an existing file destroys its content; a relative path is judged conservatively.
   isDestructive: (input) => !path.isAbsolute(input.file_path) || fs.existsSync(input.file_path),
   getPath: (input) => input.file_path,
+  backfillObservableInput: (input, expandPath) => (input.file_path.length > 0 ? { ...input, file_path: expandPath(input.file_path) } : input),
   validateInput: validate,
   checkPermissions: async (input, ctx) => checkPathPermission('edit', 'Write', input.file_path, ctx),
   call: async (input, ctx) => ({ data: await run(input, ctx) }),

@@ -121,6 +121,8 @@ export class Executor {
    */
   start(session: Session, uses: readonly ToolUse[], actor: string | null, signal: AbortSignal | undefined, log?: Logger): BatchItem[] {
     const { deps, registry, maxInFlight } = this.opts;
+    // A new id could not be told from an old one (SessionStore.ready waits for the index).
+    if (!session.toolUses.loaded) throw new ToolexecError('TOOLEXEC_ERR_INTERNAL', `The idempotency index of session ${session.id} is not read yet`);
     // Every entry point (/execute, /mcp) is bounded here: callers are told to come back rather than queued without bound.
     if (maxInFlight !== undefined && registry.size + uses.length > maxInFlight) {
       throw new ToolexecError('TOOLEXEC_ERR_OVERLOADED', `${registry.size} calls are in flight (limit ${maxInFlight}); retry later`);

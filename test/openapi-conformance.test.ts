@@ -151,7 +151,7 @@ describe('every operation, called for real', () => {
     const list = await call('get', '/executions?session_id=oa&limit=2');
     expect(list.status).toBe(200);
     const cursor = (list.json as { next_cursor: string }).next_cursor;
-    expect((await call('get', `/executions?cursor=${cursor}`)).status).toBe(200);
+    expect((await call('get', `/executions?session_id=oa&cursor=${cursor}`)).status).toBe(200);
     expect((await call('get', '/executions?status=bogus')).status).toBe(400);
     expect((await call('get', `/executions/${ex[0]!.id}`)).status).toBe(200);
     expect((await call('get', '/executions/ex_missing')).status).toBe(404);
@@ -165,7 +165,7 @@ describe('every operation, called for real', () => {
   });
 
   it('audit', async () => {
-    const a = await call('get', '/audit?limit=1');
+    const a = await call('get', '/audit?limit=1&since=2020-01-01');
     expect(a.status).toBe(200);
     expect((await call('get', `/audit?cursor=${(a.json as { next_cursor: string }).next_cursor}&since=2020-01-01`)).status).toBe(200);
     expect((await call('get', '/audit?since=yesterday')).status).toBe(400);

@@ -216,7 +216,13 @@ export function createServices(opts: ServiceOptions): Services {
     tasks,
     rememberRule: (r) => ruleStore.remember(r),
   };
-  const executor = new Executor({ deps, registry, maxConcurrency: config.execution.maxConcurrency, maxInFlight: config.server.maxInFlightCalls });
+  const executor = new Executor({
+    deps,
+    registry,
+    maxConcurrency: config.execution.maxConcurrency,
+    maxInFlight: config.server.maxInFlightCalls,
+    waiting: { count: () => broker.pendingCount, max: config.server.maxWaitingCalls },
+  });
 
   const staticMcpTools = opts.mcpTools ?? [];
   // The callback runs only after start(), once `services` exists.

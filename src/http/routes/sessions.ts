@@ -56,13 +56,14 @@ export function sessionRoutes(app: FastifyInstance, svc: Services): void {
     if (body.mode === 'bypassPermissions' && (!perms.allowBypass || perms.disableBypassPermissionsMode === 'disable')) {
       throw new ToolexecError('TOOLEXEC_ERR_SESSION_MODE_FORBIDDEN');
     }
-    const s = await svc.sessions.ready(id);
+    // The mode applies at once, also while a long history is still being read (the view waits for it).
+    const s = svc.sessions.get(id);
     if (s.mode !== body.mode) {
       s.mode = body.mode;
       // A new mode starts the auto-mode denial count afresh.
       s.classifierDenials = { consecutive: 0, total: 0 };
       s.touch();
     }
-    return { session: sessionView(s, svc) };
+    return { session: sessionView(s.toolUses.loaded ? s : await svc.sessions.ready(id), svc) };
   });
 }

@@ -92,4 +92,35 @@ describe('pagination cursors', () => {
       await t.close();
     }
   });
+
+  it('a parameter a listing does not take is a 400 that names the ones it takes, not the whole history unfiltered', async () => {
+    const t = await makeApp({ permissions: { allow: ['Allowed'] } }, { extraTools: [probeTool({ name: 'Allowed', readOnly: true })] });
+    try {
+      const { app } = t;
+      for (let i = 0; i < 3; i++) {
+        expect((await app.inject({ method: 'POST', url: '/execute', payload: { session_id: `s${i}`, tool_uses: [use('Allowed', { value: 'v' }, `a${i}`)] } })).statusCode).toBe(200);
+      }
+      const since = Date.now() + 60_000;
+      // /audit takes since: nothing is that recent.
+      const audit = await app.inject({ url: `/audit?since=${since}` });
+      expect(audit.statusCode).toBe(200);
+      expect(audit.json().entries).toEqual([]);
+      // /executions does not: it answered every execution, as if they were the recent ones.
+      for (const [url, named] of [
+        [`/executions?since=${since}`, 'since'],
+        ['/executions?sesion_id=s0', 'sesion_id'],
+        ['/audit?session=s0', 'session'],
+        ['/permissions/requests?status=pending', 'status'],
+      ] as const) {
+        const r = await app.inject({ url });
+        expect(r.statusCode, url).toBe(400);
+        expect(r.json().error.code, url).toBe('TOOLEXEC_ERR_REQUEST_INVALID');
+        expect(r.json().error.message, url).toContain(named);
+        expect(r.json().error.message, url).toMatch(/this listing takes session_id/);
+      }
+      expect((await app.inject({ url: '/executions?session_id=s0&limit=5' })).json().executions).toHaveLength(1);
+    } finally {
+      await t.close();
+    }
+  });
 });

@@ -4,10 +4,10 @@ import { z } from 'zod';
 import type { Services } from '../../services.js';
 import type { AuditRow } from '../../storage/audit.js';
 import { decodeCursor, encodeCursor, parseTime } from '../cursor.js';
-import { parseRequest } from '../validate.js';
+import { listingQuery, parseRequest } from '../validate.js';
 import { REASON_TYPES } from '../../permissions/types.js';
 
-export const AuditQuery = z.object({
+export const AuditQuery = listingQuery({
   session_id: z.string().min(1).max(256).optional(),
   tool: z.string().min(1).max(512).optional(),
   behavior: z.enum(['allow', 'deny', 'ask']).optional(),

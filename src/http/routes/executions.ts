@@ -13,10 +13,10 @@ import type { Services } from '../../services.js';
 import { seqOfId, type ExecutionRow } from '../../storage/executions.js';
 import type { ToolResultBlock } from '../../tool/types.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
-import { parseRequest } from '../validate.js';
+import { listingQuery, parseRequest } from '../validate.js';
 import { executionBody } from '../../ws/frames.js';
 
-export const ExecutionsQuery = z.object({
+export const ExecutionsQuery = listingQuery({
   session_id: z.string().min(1).max(256).optional(),
   status: z.enum(['queued', 'validating', 'awaiting_permission', 'running', 'succeeded', 'failed', 'denied', 'cancelled']).optional(),
   tool: z.string().min(1).max(512).optional(),

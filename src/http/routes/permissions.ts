@@ -16,7 +16,7 @@ import { formatIssues } from '../../pipeline/input-errors.js';
 import type { Services } from '../../services.js';
 import { actorOf } from '../context.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
-import { parseRequest } from '../validate.js';
+import { listingQuery, parseRequest } from '../validate.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(256) });
 
@@ -35,7 +35,7 @@ export const RuleCreate = z.strictObject({
 
 const RulesQuery = z.object({ session_id: z.string().min(1).max(256).optional() });
 
-export const PermissionRequestsQuery = z.object({
+export const PermissionRequestsQuery = listingQuery({
   session_id: z.string().min(1).max(256).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   cursor: z.string().max(200).optional(),

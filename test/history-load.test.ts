@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_FLOOR_SQL, AUDIT_SCAN_ROWS, AUDIT_SESSION_FLOOR_SQL, AUDIT_SINCE_PROBE_SQL, auditSelect, type AuditQuery } from '../src/storage/audit.js';
 import { EXECUTIONS_FLOOR_SQL, EXECUTIONS_SCAN_ROWS, EXECUTIONS_SESSION_FLOOR_SQL, executionsSelect, type ListFilter } from '../src/storage/executions.js';
+import { TOOL_USE_LOAD_ROWS } from '../src/sessions/store.js';
 import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
 
 let t: TestApp;
@@ -238,6 +239,45 @@ describe('a session with 300,000 calls behind it', () => {
       expect(view.json().session.executions).toBe(ROWS + 1);
     } finally {
       await big.close();
+    }
+  }, 120_000);
+
+  it('reads the indexes of several long sessions touched at once a chunk of one per turn, in turn', async () => {
+    const seed = await makeApp();
+    const PER = 40_000;
+    seed.app.toolexec.db.exec(`
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${3 * PER})
+      INSERT INTO executions (seq, id, session_id, tool_use_id, tool, status, input_digest, created_at, finished_at, duration_ms)
+        SELECT i, printf('ex_%011d', i) || 'AAAAAAAA', 'long' || (i % 3), 'toolu_' || i, 'Glob', 'succeeded', 'x', ${T0}, ${T0} + 1, 1 FROM n;`);
+    await seed.close();
+    const t2 = await makeApp({ storage: { path: seed.dbPath }, workspace: { root: seed.workspace } });
+    try {
+      // Three agents resume their long sessions at once after a restart.
+      const sessions = [0, 1, 2].map((i) => t2.app.toolexec.sessions.get(`long${i}`));
+      const read = (): number => sessions.reduce((n, s) => n + s.toolUses.size, 0);
+      let most = 0;
+      let last = read();
+      let turns = 0;
+      await new Promise<void>((resolve) => {
+        const tick = (): void => {
+          const now = read();
+          most = Math.max(most, now - last);
+          last = now;
+          turns++;
+          if (sessions.every((s) => s.toolUses.loaded)) resolve();
+          else setImmediate(tick);
+        };
+        setImmediate(tick);
+      });
+      // Each of them a chunk per turn, side by side, was three chunks a turn: one in all now.
+      expect(most).toBeLessThanOrEqual(TOOL_USE_LOAD_ROWS);
+      expect(turns).toBeGreaterThanOrEqual((3 * PER) / TOOL_USE_LOAD_ROWS - 3);
+      expect(sessions.map((s) => s.toolUses.size)).toEqual([PER, PER, PER]);
+      // Each is complete: its oldest id is known (a replay), not run again.
+      const r = await t2.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'long1', tool_uses: [{ type: 'tool_use', id: 'toolu_1', name: 'Glob', input: { pattern: '*' } }] } });
+      expect(r.json().executions[0]).toMatchObject({ replayed: true, id: 'ex_00000000001AAAAAAAA' });
+    } finally {
+      await t2.close();
     }
   }, 120_000);
 });

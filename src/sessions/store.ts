@@ -37,6 +37,12 @@ interface Row {
 
 export class SessionStore {
   private readonly live = new Map<string, Session>();
+  /**
+   * Indexes being read, one chunk of one of them per turn, in turn: fifty
+   * long sessions resumed at once after a restart then cost a turn what one
+   * does, not fifty chunks.
+   */
+  private readonly loading: Array<() => boolean> = [];
   private readonly getRow: Statement<[string]>;
   private readonly upsert: Statement<[string, string, string, string, number, number]>;
 
@@ -159,24 +165,31 @@ export class SessionStore {
     if (chunk()) return m;
     m.loaded = false;
     m.whenLoaded = new Promise<void>((resolve, reject) => {
-      const next = (): void => {
+      // True once this index is done with (read whole, or failed).
+      this.loading.push(() => {
         try {
-          if (!chunk()) {
-            setImmediate(next);
-            return;
-          }
+          if (!chunk()) return false;
           m.loaded = true;
           resolve();
         } catch (e) {
           reject(e);
         }
-      };
-      setImmediate(next);
+        return true;
+      });
+      if (this.loading.length === 1) setImmediate(this.pump);
     });
     // Nobody may be waiting (a GET of the session's mode): the failure is reported to those who are.
     m.whenLoaded.catch(() => {});
     return m;
   }
+
+  /** One chunk of the index first in line, which then goes to the back of the line (or out, once read). */
+  private readonly pump = (): void => {
+    const next = this.loading.shift();
+    if (next === undefined) return;
+    if (!next()) this.loading.push(next);
+    if (this.loading.length > 0) setImmediate(this.pump);
+  };
 
   /** A session with the defaults that is neither kept nor persisted (dry runs). */
   ephemeral(id: string): Session {

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_FLOOR_SQL, AUDIT_SCAN_ROWS, AUDIT_SESSION_FLOOR_SQL, AUDIT_SINCE_PROBE_SQL, auditSelect, type AuditQuery } from '../src/storage/audit.js';
 import { EXECUTIONS_FLOOR_SQL, EXECUTIONS_SCAN_ROWS, EXECUTIONS_SESSION_FLOOR_SQL, executionsSelect, type ListFilter } from '../src/storage/executions.js';
-import { TOOL_USE_LOAD_ROWS } from '../src/sessions/store.js';
+import { MAX_SESSIONS_IN_MEMORY, TOOL_USE_LOAD_ROWS } from '../src/sessions/store.js';
 import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
 
 let t: TestApp;
@@ -254,6 +254,9 @@ describe('a session with 300,000 calls behind it', () => {
     try {
       // Three agents resume their long sessions at once after a restart.
       const sessions = [0, 1, 2].map((i) => t2.app.toolexec.sessions.get(`long${i}`));
+      // More sessions than memory keeps come meanwhile: the ones being read stay (evicted, each read began again).
+      for (let i = 0; i <= MAX_SESSIONS_IN_MEMORY; i++) t2.app.toolexec.sessions.get(`short${i}`);
+      for (const [i, s] of sessions.entries()) expect(t2.app.toolexec.sessions.get(`long${i}`)).toBe(s);
       const read = (): number => sessions.reduce((n, s) => n + s.toolUses.size, 0);
       let most = 0;
       let last = read();

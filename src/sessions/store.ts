@@ -208,7 +208,8 @@ export class SessionStore {
     if (this.live.size <= this.maxInMemory) return;
     for (const [id, s] of this.live) {
       if (this.live.size <= this.maxInMemory) return;
-      if (s.active > 0) continue;
+      // Nor one whose history is being read: its calls wait for it, and a read started again would make them wait longer.
+      if (s.active > 0 || !s.toolUses.loaded) continue;
       this.live.delete(id);
       // Its remembered file content no longer counts against the shared budget.
       s.fileState.clear();

@@ -196,7 +196,12 @@ export function createServices(opts: ServiceOptions): Services {
     log,
     cwdOf: (id) => sessions.find(id)?.cwd ?? workspace.root,
   });
-  const hub = new WsHub(registry, broker, log, { ...DEFAULT_HUB_OPTIONS, ...(opts.ws ?? {}) });
+  const rateLimit = config.server.rateLimit;
+  const hub = new WsHub(registry, broker, log, {
+    ...DEFAULT_HUB_OPTIONS,
+    frameLimit: rateLimit ? { max: rateLimit.max, windowMs: rateLimit.timeWindowMs } : undefined,
+    ...(opts.ws ?? {}),
+  });
   const deps: PipelineDeps = {
     pool: () => pool,
     rulesFor: (s: Session) => ruleStore.forSession(s.id, s.mode === 'auto'),

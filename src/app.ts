@@ -93,7 +93,11 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
   });
   // First: its onRequest hook marks upgrade requests, so that a websocket
   // refused by a later hook (auth, shutdown) still has its socket closed.
-  await app.register(websocket, { options: { maxPayload: MAX_WS_FRAME_BYTES } });
+  // A connection's frames one per turn of the event loop (allowSynchronousEvents false): by default ws
+  // handles every frame of a socket read at once, and one client sending small frames as fast as it could
+  // (4,000 in a turn; 300,000 invalid ones held the loop for 6.3 s) kept every other request, /healthz
+  // included, waiting. The socket is paused meanwhile, so what waits stays in the kernel, not here.
+  await app.register(websocket, { options: { maxPayload: MAX_WS_FRAME_BYTES, allowSynchronousEvents: false } });
   app.websocketServer.on('wsClientError', wsClientErrorHandler);
   installJsonParser(app, config.server.maxJsonDepth);
   installErrorHandling(app);

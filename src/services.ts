@@ -127,8 +127,8 @@ export function createServices(opts: ServiceOptions): Services {
   const interrupted = executions.recoverInterrupted();
   if (interrupted.length > 0) log.warn({ count: interrupted.length }, 'calls left unfinished by a previous process were marked cancelled');
   const allowBypass = config.permissions.allowBypass && config.permissions.disableBypassPermissionsMode !== 'disable';
-  const sessions = new SessionStore(db, writer, { mode: config.permissions.defaultMode, cwd: workspace.root, allowBypass }, (id) =>
-    executions.toolUsesOf(id),
+  const sessions = new SessionStore(db, writer, { mode: config.permissions.defaultMode, cwd: workspace.root, allowBypass }, (id, after, limit) =>
+    executions.toolUsesOf(id, after, limit),
   );
 
   const ruleInputs: RuleInput[] = [
@@ -196,7 +196,12 @@ export function createServices(opts: ServiceOptions): Services {
     log,
     cwdOf: (id) => sessions.find(id)?.cwd ?? workspace.root,
   });
-  const hub = new WsHub(registry, broker, log, { ...DEFAULT_HUB_OPTIONS, ...(opts.ws ?? {}) });
+  const rateLimit = config.server.rateLimit;
+  const hub = new WsHub(registry, broker, log, {
+    ...DEFAULT_HUB_OPTIONS,
+    frameLimit: rateLimit ? { max: rateLimit.max, windowMs: rateLimit.timeWindowMs } : undefined,
+    ...(opts.ws ?? {}),
+  });
   const deps: PipelineDeps = {
     pool: () => pool,
     rulesFor: (s: Session) => ruleStore.forSession(s.id, s.mode === 'auto'),
@@ -216,7 +221,13 @@ export function createServices(opts: ServiceOptions): Services {
     tasks,
     rememberRule: (r) => ruleStore.remember(r),
   };
-  const executor = new Executor({ deps, registry, maxConcurrency: config.execution.maxConcurrency, maxInFlight: config.server.maxInFlightCalls });
+  const executor = new Executor({
+    deps,
+    registry,
+    maxConcurrency: config.execution.maxConcurrency,
+    maxInFlight: config.server.maxInFlightCalls,
+    waiting: { count: () => broker.pendingCount, max: config.server.maxWaitingCalls },
+  });
 
   const staticMcpTools = opts.mcpTools ?? [];
   // The callback runs only after start(), once `services` exists.

@@ -319,3 +319,41 @@ describe('races around one request', () => {
     expect(rows).toEqual([{ behavior: 'deny', reason_type: 'cancelled', n: 100, calls: 100 }]);
   });
 });
+
+describe('back-pressure with calls waiting for a person', () => {
+  it('unanswered asks do not take the room of auto-allowed calls, up to server.maxWaitingCalls; past it they count, and 503 comes back', async () => {
+    t = await makeApp(
+      { server: { maxInFlightCalls: 20, maxWaitingCalls: 30 }, permissions: { allow: ['Allowed'], headless: 'wait', askTimeoutMs: 120_000 } },
+      { extraTools: [probeTool({ name: 'Asker', readOnly: true }), probeTool({ name: 'Allowed', readOnly: true })] },
+    );
+    const { app } = t;
+    const allowed = async (i: number) => app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'worker', tool_uses: [use('Allowed', { value: `${i}` }, `ok-${i}`)] } });
+    // 25 asks nobody answers, more than maxInFlightCalls: each batch is admitted once the ones before wait.
+    for (let s = 0; s < 5; s++) {
+      await ask(app, 1, 5, `burst${s}`);
+      await until(() => app.toolexec.broker.pendingCount === 5 * (s + 1), 'the asks to wait');
+    }
+    // An agent whose calls are allowed by a rule is not held up by them.
+    for (let i = 0; i < 40; i++) {
+      const r = await allowed(i);
+      expect(r.statusCode, r.body).toBe(200);
+      expect(r.json().executions[0].status).toBe('succeeded');
+    }
+    // Past maxWaitingCalls (30) the waiting calls count again: 5 more fill the free room, 20 more the limit.
+    await ask(app, 1, 5, 'more');
+    await until(() => app.toolexec.broker.pendingCount === 30, 'the asks to wait');
+    expect((await allowed(100)).statusCode).toBe(200);
+    // (Ten at a time: a batch's calls run execution.maxConcurrency at once.)
+    await ask(app, 2, 10, 'over');
+    await until(() => app.toolexec.broker.pendingCount === 50, 'the asks to wait');
+    const full = await allowed(101);
+    expect(full.statusCode).toBe(503);
+    expect(full.json().error.code).toBe('TOOLEXEC_ERR_OVERLOADED');
+    expect(full.headers['retry-after']).toEqual(expect.any(String));
+    // An answer makes room again.
+    const id = app.toolexec.broker.pendingIds('*')[0]!;
+    expect((await app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision: 'deny' } })).statusCode).toBe(200);
+    await until(() => app.toolexec.registry.size === 49, 'the denied call to end');
+    expect((await allowed(102)).statusCode).toBe(200);
+  });
+});

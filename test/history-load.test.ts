@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_FLOOR_SQL, AUDIT_SCAN_ROWS, AUDIT_SESSION_FLOOR_SQL, AUDIT_SINCE_PROBE_SQL, auditSelect, type AuditQuery } from '../src/storage/audit.js';
 import { EXECUTIONS_FLOOR_SQL, EXECUTIONS_SCAN_ROWS, EXECUTIONS_SESSION_FLOOR_SQL, executionsSelect, type ListFilter } from '../src/storage/executions.js';
+import { MAX_SESSIONS_IN_MEMORY, TOOL_USE_LOAD_ROWS } from '../src/sessions/store.js';
 import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
 
 let t: TestApp;
@@ -181,7 +182,7 @@ describe('a session with 300,000 calls behind it', () => {
       INSERT INTO sessions (id, mode, cwd, created_at, updated_at) VALUES ('big', 'default', '${big.workspace}', ${T0}, ${T0});`);
     try {
       const before = process.memoryUsage().heapUsed;
-      const session = big.app.toolexec.sessions.get('big');
+      const session = await big.app.toolexec.sessions.ready('big');
       const grown = process.memoryUsage().heapUsed - before;
       expect(session.toolUses.size).toBe(ROWS);
       // As one array, the 300,000 rows were about 65 MB of heap at once; row by row, what stays is the
@@ -196,6 +197,90 @@ describe('a session with 300,000 calls behind it', () => {
       expect(r.json().executions[0]).toMatchObject({ replayed: true, status: 'succeeded' });
     } finally {
       await big.close();
+    }
+  }, 120_000);
+
+  it('reads a long history into the index a chunk per turn: other sessions are served while the first call waits, and no id runs twice', async () => {
+    // The history is there when the service starts (new calls are numbered after it).
+    const seed = await makeApp();
+    seed.app.toolexec.db.exec(`
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
+      INSERT INTO executions (seq, id, session_id, tool_use_id, tool, status, input_digest, result_block, created_at, finished_at, duration_ms)
+        SELECT i, printf('ex_%011d', i) || 'AAAAAAAA', 'big', 'toolu_old' || i, 'Glob', 'succeeded', 'x',
+               '{"type":"tool_result","tool_use_id":"toolu_old' || i || '","content":"old"}', ${T0}, ${T0} + 1, 1 FROM n;
+      INSERT INTO sessions (id, mode, cwd, created_at, updated_at) VALUES ('big', 'default', '${seed.workspace}', ${T0}, ${T0});`);
+    await seed.close();
+    const big = await makeApp({ storage: { path: seed.dbPath }, workspace: { root: seed.workspace } });
+    try {
+      const post = (session_id: string, id: string) =>
+        big.app.inject({ method: 'POST', url: '/execute', payload: { session_id, tool_uses: [{ type: 'tool_use', id, name: 'Glob', input: { pattern: '*' } }] } });
+      // The session's first calls after a start: a new id twice (racing), and its oldest id.
+      let bigDone = false;
+      const first = Promise.all([post('big', 'toolu_new'), post('big', 'toolu_new'), post('big', 'toolu_old1')]).finally(() => {
+        bigDone = true;
+      });
+      // Meanwhile another session's calls, one after the other: read whole at once, the history held the
+      // event loop (1.8 s for 500,000 rows), and none of them was answered before the big session's.
+      let served = 0;
+      while (!bigDone) {
+        const r = await post('other', `toolu_o${served}`);
+        expect(r.statusCode, r.body).toBe(200);
+        if (!bigDone) served++;
+      }
+      expect(served).toBeGreaterThanOrEqual(10);
+      const [a, b, old] = (await first).map((r) => r.json().executions[0]);
+      // One of the racing two ran; the other got its outcome. The old id was not run again.
+      expect([a.replayed === true, b.replayed === true].sort()).toEqual([false, true]);
+      expect(a.id).toBe(b.id);
+      expect(old).toMatchObject({ replayed: true, status: 'succeeded', id: 'ex_00000000001AAAAAAAA' });
+      const runs = big.app.toolexec.db.prepare("SELECT COUNT(*) AS n FROM executions WHERE session_id = 'big' AND tool_use_id = 'toolu_new'").get() as { n: number };
+      expect(runs.n).toBe(1);
+      const view = await big.app.inject({ url: '/sessions/big' });
+      expect(view.json().session.executions).toBe(ROWS + 1);
+    } finally {
+      await big.close();
+    }
+  }, 120_000);
+
+  it('reads the indexes of several long sessions touched at once a chunk of one per turn, in turn', async () => {
+    const seed = await makeApp();
+    const PER = 40_000;
+    seed.app.toolexec.db.exec(`
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${3 * PER})
+      INSERT INTO executions (seq, id, session_id, tool_use_id, tool, status, input_digest, created_at, finished_at, duration_ms)
+        SELECT i, printf('ex_%011d', i) || 'AAAAAAAA', 'long' || (i % 3), 'toolu_' || i, 'Glob', 'succeeded', 'x', ${T0}, ${T0} + 1, 1 FROM n;`);
+    await seed.close();
+    const t2 = await makeApp({ storage: { path: seed.dbPath }, workspace: { root: seed.workspace } });
+    try {
+      // Three agents resume their long sessions at once after a restart.
+      const sessions = [0, 1, 2].map((i) => t2.app.toolexec.sessions.get(`long${i}`));
+      // More sessions than memory keeps come meanwhile: the ones being read stay (evicted, each read began again).
+      for (let i = 0; i <= MAX_SESSIONS_IN_MEMORY; i++) t2.app.toolexec.sessions.get(`short${i}`);
+      for (const [i, s] of sessions.entries()) expect(t2.app.toolexec.sessions.get(`long${i}`)).toBe(s);
+      const read = (): number => sessions.reduce((n, s) => n + s.toolUses.size, 0);
+      let most = 0;
+      let last = read();
+      let turns = 0;
+      await new Promise<void>((resolve) => {
+        const tick = (): void => {
+          const now = read();
+          most = Math.max(most, now - last);
+          last = now;
+          turns++;
+          if (sessions.every((s) => s.toolUses.loaded)) resolve();
+          else setImmediate(tick);
+        };
+        setImmediate(tick);
+      });
+      // Each of them a chunk per turn, side by side, was three chunks a turn: one in all now.
+      expect(most).toBeLessThanOrEqual(TOOL_USE_LOAD_ROWS);
+      expect(turns).toBeGreaterThanOrEqual((3 * PER) / TOOL_USE_LOAD_ROWS - 3);
+      expect(sessions.map((s) => s.toolUses.size)).toEqual([PER, PER, PER]);
+      // Each is complete: its oldest id is known (a replay), not run again.
+      const r = await t2.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'long1', tool_uses: [{ type: 'tool_use', id: 'toolu_1', name: 'Glob', input: { pattern: '*' } }] } });
+      expect(r.json().executions[0]).toMatchObject({ replayed: true, id: 'ex_00000000001AAAAAAAA' });
+    } finally {
+      await t2.close();
     }
   }, 120_000);
 });

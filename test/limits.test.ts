@@ -1,10 +1,11 @@
 /**
  * Request limits: the per-token rate limit (429 with Retry-After, other
- * tokens unaffected, open routes never limited), the body size limit (413),
+ * tokens unaffected, open routes never limited; websocket frames too), the body size limit (413),
  * and a slow client cut off by the request timeout.
  */
 import net from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { cleanupTmp, makeApp, probeTool, use, type TestApp } from './helpers.js';
 
 let t: TestApp | undefined;
@@ -35,6 +36,48 @@ describe('rate limit', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect((await exec(B)).statusCode).toBe(200);
     for (let i = 0; i < 10; i++) expect((await t.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+  });
+});
+
+describe('rate limit on websocket frames', () => {
+  it('limits the frames of each token as its requests: past max in the window each frame gets an error with a code and is not acted on', async () => {
+    t = await makeApp({ server: { tokens: [{ name: 'a', token: A }, { name: 'b', token: B }], rateLimit: { max: 5, timeWindowMs: 60_000 } } });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as { port: number }).port;
+    const sockets: WebSocket[] = [];
+    // Sends the frames and collects the answer to each (every frame gets exactly one).
+    const answers = async (token: string, frames: number): Promise<Array<{ type: string; code?: string; retry_after_s?: number }>> => {
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { authorization: `Bearer ${token}` } });
+      sockets.push(ws);
+      const got: Array<{ type: string; code?: string }> = [];
+      await new Promise<void>((resolve, reject) => {
+        ws.on('error', reject);
+        ws.on('message', (d) => {
+          const f = JSON.parse(String(d)) as { type: string };
+          if (f.type === 'hello') {
+            for (let i = 0; i < frames; i++) ws.send('{"type":"ping"}');
+            return;
+          }
+          got.push(f);
+          if (got.length === frames) resolve();
+        });
+      });
+      return got;
+    };
+    try {
+      // A token's eight pings: five answered, three refused (frames are not free of server.rateLimit).
+      const a = await answers(A, 8);
+      expect(a.map((f) => f.type)).toEqual(['pong', 'pong', 'pong', 'pong', 'pong', 'error', 'error', 'error']);
+      expect(a[5]).toMatchObject({ code: 'TOOLEXEC_ERR_RATE_LIMITED', retry_after_s: expect.any(Number) });
+      // Per token, not per connection: another connection of the same token is past the limit too.
+      expect((await answers(A, 1))[0]).toMatchObject({ type: 'error', code: 'TOOLEXEC_ERR_RATE_LIMITED' });
+      // Another token is not.
+      expect((await answers(B, 5)).map((f) => f.type)).toEqual(['pong', 'pong', 'pong', 'pong', 'pong']);
+      // The connection stays open: the limit refuses frames, it does not cut anyone off.
+      expect(sockets.every((s) => s.readyState === WebSocket.OPEN)).toBe(true);
+    } finally {
+      for (const s of sockets) s.terminate();
+    }
   });
 });
 

@@ -151,7 +151,7 @@ describe('every operation, called for real', () => {
     const list = await call('get', '/executions?session_id=oa&limit=2');
     expect(list.status).toBe(200);
     const cursor = (list.json as { next_cursor: string }).next_cursor;
-    expect((await call('get', `/executions?cursor=${cursor}`)).status).toBe(200);
+    expect((await call('get', `/executions?session_id=oa&cursor=${cursor}`)).status).toBe(200);
     expect((await call('get', '/executions?status=bogus')).status).toBe(400);
     expect((await call('get', `/executions/${ex[0]!.id}`)).status).toBe(200);
     expect((await call('get', '/executions/ex_missing')).status).toBe(404);
@@ -165,7 +165,7 @@ describe('every operation, called for real', () => {
   });
 
   it('audit', async () => {
-    const a = await call('get', '/audit?limit=1');
+    const a = await call('get', '/audit?limit=1&since=2020-01-01');
     expect(a.status).toBe(200);
     expect((await call('get', `/audit?cursor=${(a.json as { next_cursor: string }).next_cursor}&since=2020-01-01`)).status).toBe(200);
     expect((await call('get', '/audit?since=yesterday')).status).toBe(400);
@@ -176,13 +176,18 @@ describe('every operation, called for real', () => {
     const port = (t.app.server.address() as { port: number }).port;
     const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?token=${ADMIN}`);
     await new Promise((res) => ws.once('open', res));
-    ws.send(JSON.stringify({ type: 'subscribe', session_id: '*' }));
+    let subscribed!: () => void;
+    const acked = new Promise<void>((res) => (subscribed = res));
     const requested = new Promise<string>((res) =>
       ws.on('message', (d) => {
         const f = JSON.parse(String(d));
+        if (f.type === 'ack' && f.ref === 'subscribe') subscribed();
         if (f.type === 'permission.request') res(f.request.id);
       }),
     );
+    ws.send(JSON.stringify({ type: 'subscribe', session_id: '*' }));
+    // Subscribed once acknowledged (the frame and the call below come on different connections).
+    await acked;
     const pending = call('post', '/execute', { session_id: 'perm', tool_uses: [{ type: 'tool_use', id: 'p1', name: 'Probe', input: { value: 'x' } }] });
     const id = await requested;
     expect((await call('get', '/permissions/requests')).status).toBe(200);

@@ -11,7 +11,7 @@ import { REMOTE_HELP, REMOTE_OPTIONS, choice, flag, intOption, parse, str } from
 import { ServiceError, request, requireTarget, type ServiceTarget } from './client.js';
 import { usageError, warn, type CliIO, type CommandResult } from './io.js';
 import { REASON_TYPES } from '../permissions/types.js';
-import { decodeCursor } from '../http/cursor.js';
+import { cursorPosition } from '../http/cursor.js';
 
 export const AUDIT_HELP = `usage: toolexec audit [options]
 
@@ -102,11 +102,7 @@ const sleep = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
 
 /** The id a cursor of GET /audit continues below (Infinity for one this version cannot read: paging goes on). */
 function cursorBelow(cursor: string): number {
-  try {
-    return decodeCursor(cursor) ?? Number.POSITIVE_INFINITY;
-  } catch {
-    return Number.POSITIVE_INFINITY;
-  }
+  return cursorPosition(cursor, 'audit') ?? Number.POSITIVE_INFINITY;
 }
 
 /** Newest first, paging by cursor, until `count` entries or `stopAtId` (exclusive) is reached. */

@@ -134,6 +134,14 @@ export const Config = z.object({
         .object({ max: z.number().int().positive().max(MAX_TIMER_MS), timeWindowMs: z.number().int().positive().max(MAX_TIMER_MS) })
         .optional(),
       maxInFlightCalls: z.number().int().positive().default(1000),
+      /**
+       * Calls waiting for a person's answer that do not count against
+       * maxInFlightCalls: they hold no CPU, and unanswered asks filled the
+       * limit until the ask timeout, so that every auto-allowed call got a
+       * 503. Past this many waiting, the others count again (memory stays
+       * bounded by the sum of the two).
+       */
+      maxWaitingCalls: z.number().int().nonnegative().default(1000),
       shutdownGraceMs: z.number().int().nonnegative().max(MAX_TIMER_MS).default(10_000),
       redact: z.array(z.string()).default([]),
     })

@@ -106,6 +106,8 @@ export interface ExecutorOptions {
   maxConcurrency: number;
   /** Back-pressure: a batch that would take the live calls past this is refused (`TOOLEXEC_ERR_OVERLOADED`). */
   maxInFlight?: number;
+  /** Calls waiting for a person's answer (a count), of which at most `max` are not counted in flight. */
+  waiting?: { count: () => number; max: number };
 }
 
 export class Executor {
@@ -120,10 +122,20 @@ export class Executor {
    * aborts every new call of the batch (a client that went away).
    */
   start(session: Session, uses: readonly ToolUse[], actor: string | null, signal: AbortSignal | undefined, log?: Logger): BatchItem[] {
-    const { deps, registry, maxInFlight } = this.opts;
+    const { deps, registry, maxInFlight, waiting } = this.opts;
+    // A new id could not be told from an old one (SessionStore.ready waits for the index).
+    if (!session.toolUses.loaded) throw new ToolexecError('TOOLEXEC_ERR_INTERNAL', `The idempotency index of session ${session.id} is not read yet`);
     // Every entry point (/execute, /mcp) is bounded here: callers are told to come back rather than queued without bound.
-    if (maxInFlight !== undefined && registry.size + uses.length > maxInFlight) {
-      throw new ToolexecError('TOOLEXEC_ERR_OVERLOADED', `${registry.size} calls are in flight (limit ${maxInFlight}); retry later`);
+    if (maxInFlight !== undefined) {
+      // Calls waiting for a person (up to waiting.max of them) leave room for the others.
+      const busy = registry.size - (waiting === undefined ? 0 : Math.min(waiting.count(), waiting.max));
+      if (busy + uses.length > maxInFlight) {
+        const held = registry.size - busy;
+        throw new ToolexecError(
+          'TOOLEXEC_ERR_OVERLOADED',
+          `${busy} calls are in flight (limit ${maxInFlight})${held > 0 ? `, besides ${held} waiting for a person's answer` : ''}; retry later`,
+        );
+      }
     }
     const items: BatchItem[] = [];
     const fresh: { use: ToolUse; queued: QueuedCall; abort: CallAbort; resolve: (f: FinishedCall) => void; reject: (e: unknown) => void }[] = [];

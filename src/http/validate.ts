@@ -2,7 +2,7 @@
  * Validation at the HTTP boundary: a request part parsed with its zod schema,
  * or a 400 TOOLEXEC_ERR_REQUEST_INVALID naming the first field at fault.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ToolexecError } from '../errors.js';
 
 /**
@@ -29,4 +29,18 @@ export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, wha
   const r = schema.safeParse(value);
   if (!r.success) throw invalidRequest(r.error, what);
   return r.data;
+}
+
+/**
+ * The query of a listing with filters: a parameter it does not know is a 400
+ * naming the ones it takes. Ignored, a filter another listing has (`since` on
+ * GET /executions) or a misspelt one (`sesion_id`) answered the whole,
+ * unfiltered history as if it were the filtered one.
+ */
+export function listingQuery<T extends z.core.$ZodLooseShape>(shape: T) {
+  const known = Object.keys(shape).join(', ');
+  return z.strictObject(shape, {
+    error: (iss) =>
+      iss.code === 'unrecognized_keys' ? `unknown parameter${iss.keys.length > 1 ? 's' : ''} ${iss.keys.join(', ')}; this listing takes ${known}` : undefined,
+  });
 }

@@ -94,7 +94,7 @@ export class PoolMcpServer {
     const sessionId = this.sessionIdFor(params._meta, ctx.mcpSessionId);
     const toolUseId = metaString(params._meta, 'tool_use_id') ?? `mcp_${randomUUID().replace(/-/g, '')}`;
     if (toolUseId.length > MAX_ID_CHARS) throw new McpError(ErrorCode.InvalidParams, `_meta.tool_use_id is longer than ${MAX_ID_CHARS} characters`);
-    const session = this.svc.sessions.get(sessionId);
+    const session = await this.svc.sessions.ready(sessionId);
     const use = { id: toolUseId, name: params.name, input: params.arguments ?? {}, format: 'anthropic' as const };
     const [item] = this.svc.executor.start(session, [use], ctx.actor, ctx.signal);
     if (!item) throw new McpError(ErrorCode.InternalError, 'the call was not started');

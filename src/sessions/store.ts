@@ -8,11 +8,23 @@
 import type { Statement } from 'better-sqlite3';
 import { PermissionMode } from '../config/schema.js';
 import { FILE_STATE_GLOBAL_MAX_BYTES, FileStateBudget } from '../file-state/cache.js';
+import { ToolexecError } from '../errors.js';
 import type { Db, GroupCommitWriter } from '../storage/db.js';
 import { Session, type SessionRecord } from './session.js';
 import { ToolUseIndex } from './tool-use-index.js';
 
 export const MAX_SESSIONS_IN_MEMORY = 1000;
+
+/**
+ * Rows of a session's history read into its idempotency index per turn of
+ * the event loop. Read whole, 500,000 rows held the event loop for 1.8 s at
+ * the session's first call after a start (or after it was evicted): every
+ * other session's requests waited too. A chunk is a few ms.
+ */
+export const TOOL_USE_LOAD_ROWS = 2000;
+
+/** A page of a session's tool uses, oldest first, after the row `afterSeq`. */
+export type ToolUsePage = (sessionId: string, afterSeq: number, limit: number) => Array<{ seq: number; tool_use_id: string; id: string }>;
 
 interface Row {
   id: string;
@@ -25,6 +37,12 @@ interface Row {
 
 export class SessionStore {
   private readonly live = new Map<string, Session>();
+  /**
+   * Indexes being read, one chunk of one of them per turn, in turn: fifty
+   * long sessions resumed at once after a restart then cost a turn what one
+   * does, not fifty chunks.
+   */
+  private readonly loading: Array<() => boolean> = [];
   private readonly getRow: Statement<[string]>;
   private readonly upsert: Statement<[string, string, string, string, number, number]>;
 
@@ -32,8 +50,8 @@ export class SessionStore {
     db: Db,
     private readonly writer: GroupCommitWriter,
     private readonly defaults: { mode: PermissionMode; cwd: string; allowBypass: boolean },
-    /** Loads a session's tool_use ids (idempotency) when it comes back into memory. */
-    private readonly loadToolUses: (sessionId: string) => Iterable<{ tool_use_id: string; id: string }> = () => [],
+    /** Reads a session's tool_use ids (idempotency) when it comes back into memory. */
+    private readonly loadToolUses: ToolUsePage = () => [],
     private readonly maxInMemory = MAX_SESSIONS_IN_MEMORY,
     /** Shared by every session's FileStateCache. */
     private readonly budget = new FileStateBudget(FILE_STATE_GLOBAL_MAX_BYTES),
@@ -109,11 +127,69 @@ export class SessionStore {
     return s;
   }
 
+  /**
+   * The session with its idempotency index complete: a session whose history
+   * is still being read (a chunk per turn) is waited for, while other
+   * sessions are served. The executor needs this before it starts a call.
+   */
+  async ready(id: string): Promise<Session> {
+    for (;;) {
+      const s = this.get(id);
+      if (s.toolUses.loaded) return s;
+      try {
+        await s.toolUses.whenLoaded;
+      } catch (e) {
+        // Read afresh at the next call.
+        if (this.live.get(id) === s) this.live.delete(id);
+        throw new ToolexecError('TOOLEXEC_ERR_STORAGE_UNAVAILABLE', `The history of session ${id} could not be read: ${(e as Error).message}`);
+      }
+      // Evicted meanwhile (the index then reads again): look again.
+    }
+  }
+
+  /**
+   * A session's index, from its rows in the database: a short history at
+   * once (one query, as for a new session), a long one a chunk per turn of
+   * the event loop (`loaded` false until then).
+   */
   private toolUseMap(id: string): ToolUseIndex {
     const m = new ToolUseIndex();
-    for (const r of this.loadToolUses(id)) m.set(r.tool_use_id, r.id);
+    let after = 0;
+    const chunk = (): boolean => {
+      const rows = this.loadToolUses(id, after, TOOL_USE_LOAD_ROWS);
+      for (const r of rows) m.set(r.tool_use_id, r.id);
+      if (rows.length < TOOL_USE_LOAD_ROWS) return true;
+      after = rows[rows.length - 1]!.seq;
+      return false;
+    };
+    if (chunk()) return m;
+    m.loaded = false;
+    m.whenLoaded = new Promise<void>((resolve, reject) => {
+      // True once this index is done with (read whole, or failed).
+      this.loading.push(() => {
+        try {
+          if (!chunk()) return false;
+          m.loaded = true;
+          resolve();
+        } catch (e) {
+          reject(e);
+        }
+        return true;
+      });
+      if (this.loading.length === 1) setImmediate(this.pump);
+    });
+    // Nobody may be waiting (a GET of the session's mode): the failure is reported to those who are.
+    m.whenLoaded.catch(() => {});
     return m;
   }
+
+  /** One chunk of the index first in line, which then goes to the back of the line (or out, once read). */
+  private readonly pump = (): void => {
+    const next = this.loading.shift();
+    if (next === undefined) return;
+    if (!next()) this.loading.push(next);
+    if (this.loading.length > 0) setImmediate(this.pump);
+  };
 
   /** A session with the defaults that is neither kept nor persisted (dry runs). */
   ephemeral(id: string): Session {
@@ -132,7 +208,8 @@ export class SessionStore {
     if (this.live.size <= this.maxInMemory) return;
     for (const [id, s] of this.live) {
       if (this.live.size <= this.maxInMemory) return;
-      if (s.active > 0) continue;
+      // Nor one whose history is being read: its calls wait for it, and a read started again would make them wait longer.
+      if (s.active > 0 || !s.toolUses.loaded) continue;
       this.live.delete(id);
       // Its remembered file content no longer counts against the shared budget.
       s.fileState.clear();

@@ -21,6 +21,13 @@ function hash(s: string): number {
 }
 
 export class ToolUseIndex {
+  /**
+   * False while a long history is still being read into the index, a chunk
+   * per turn of the event loop (SessionStore): until then a new id cannot be
+   * told from an old one, and the session's calls wait for `whenLoaded`.
+   */
+  loaded = true;
+  whenLoaded: Promise<void> = Promise.resolve();
   private readonly recent = new Map<string, string>();
   private table = new Uint32Array(0);
   private older = 0;

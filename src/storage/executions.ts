@@ -230,7 +230,7 @@ export class ExecutionLog {
   private nextSeq: number;
   private readonly tag = randomBytes(6).toString('base64url');
   private readonly byToolUse: Statement<[string, string]>;
-  private readonly sessionToolUses: Statement<[string]>;
+  private readonly sessionToolUses: Statement<[string, number, number]>;
   private readonly interrupted: Statement<[number]>;
   private readonly interruptedRows: Statement<[]>;
   private readonly setDecision: Statement<[string, number]>;
@@ -256,7 +256,7 @@ export class ExecutionLog {
     const max = db.prepare('SELECT MAX(seq) AS m FROM executions').get() as { m: number | null };
     this.nextSeq = (max.m ?? 0) + 1;
     this.byToolUse = db.prepare('SELECT * FROM executions WHERE session_id = ? AND tool_use_id = ? ORDER BY seq LIMIT 1');
-    this.sessionToolUses = db.prepare('SELECT tool_use_id, id FROM executions WHERE session_id = ? ORDER BY seq');
+    this.sessionToolUses = db.prepare('SELECT seq, tool_use_id, id FROM executions WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?');
     // By seq, the primary key: the id has no index of its own.
     this.setDecision = db.prepare('UPDATE executions SET decision = ? WHERE seq = ? AND finished_at IS NULL');
     this.interruptedRows = db.prepare(
@@ -385,13 +385,14 @@ export class ExecutionLog {
   }
 
   /**
-   * tool_use id → execution id for a session, oldest first (loads a session's
-   * idempotency map). Read row by row: a session with a long history loads
-   * into its bounded index without every row of it held at once (500,000
-   * rows were +158 MB of RSS as one array).
+   * tool_use id → execution id for a session, oldest first, a page after the
+   * row `afterSeq` (loads a session's idempotency map through
+   * executions_session). A page at a time: a long history loads into its
+   * bounded index without every row of it held at once (500,000 rows were
+   * +158 MB of RSS as one array), nor the event loop for all of it.
    */
-  toolUsesOf(sessionId: string): Iterable<{ tool_use_id: string; id: string }> {
-    return this.sessionToolUses.iterate(sessionId) as IterableIterator<{ tool_use_id: string; id: string }>;
+  toolUsesOf(sessionId: string, afterSeq: number, limit: number): Array<{ seq: number; tool_use_id: string; id: string }> {
+    return this.sessionToolUses.all(sessionId, afterSeq, limit) as Array<{ seq: number; tool_use_id: string; id: string }>;
   }
 
   list(f: ListFilter & { atLeastSeq?: number | undefined }): ExecutionRow[] {

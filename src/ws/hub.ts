@@ -34,6 +34,13 @@ export interface HubOptions {
   slowBytes: number;
   /** Send buffer beyond which the connection is closed. */
   maxBufferedBytes: number;
+  /**
+   * server.rateLimit, for frames: at most `max` per token in each window of
+   * `windowMs`, as for its HTTP requests (unset: no limit). Without it a
+   * token whose requests were limited sent frames (answers, cancels) at any
+   * rate.
+   */
+  frameLimit?: { max: number; windowMs: number } | undefined;
 }
 
 export const DEFAULT_HUB_OPTIONS: HubOptions = {
@@ -56,6 +63,13 @@ interface Conn {
   backlog: Set<string> | undefined;
   /** Backlog frames handed to the socket and not yet written out. */
   backlogInFlight: number;
+  /** Its frames in the current window of the frame limit: its token's count, or its own when anonymous. */
+  window: FrameWindow;
+}
+
+interface FrameWindow {
+  count: number;
+  resetAt: number;
 }
 
 const WILDCARD = '*';
@@ -63,6 +77,8 @@ const WILDCARD = '*';
 export class WsHub {
   private readonly conns = new Set<Conn>();
   private readonly bySession = new Map<string, Set<Conn>>();
+  /** Frame-limit windows per token name (as many as configured tokens). */
+  private readonly windows = new Map<string, FrameWindow>();
   private readonly timer: NodeJS.Timeout;
   private readonly offRegistry: () => void;
   private readonly offBroker: () => void;
@@ -95,7 +111,13 @@ export class WsHub {
   }
 
   attach(socket: WebSocket, principal: Principal): void {
-    const conn: Conn = { socket, principal, sessions: new Set(), alive: true, droppedProgress: 0, backlog: undefined, backlogInFlight: 0 };
+    // Per token, as the HTTP rate limit; an anonymous connection (no tokens configured: loopback) on its own.
+    let window: FrameWindow | undefined = principal.name === 'anonymous' ? undefined : this.windows.get(principal.name);
+    if (window === undefined) {
+      window = { count: 0, resetAt: 0 };
+      if (principal.name !== 'anonymous') this.windows.set(principal.name, window);
+    }
+    const conn: Conn = { socket, principal, sessions: new Set(), alive: true, droppedProgress: 0, backlog: undefined, backlogInFlight: 0, window };
     this.conns.add(conn);
     socket.on('pong', () => {
       conn.alive = true;
@@ -120,7 +142,30 @@ export class WsHub {
     return conn.principal.scopes.has(scope) || conn.principal.scopes.has('admin');
   }
 
+  /** Whether a frame of the connection is within server.rateLimit (and counts it). */
+  private withinLimit(conn: Conn): boolean {
+    const limit = this.opts.frameLimit;
+    if (limit === undefined) return true;
+    const w = conn.window;
+    const now = Date.now();
+    if (now >= w.resetAt) {
+      w.count = 0;
+      w.resetAt = now + limit.windowMs;
+    }
+    w.count += 1;
+    if (w.count <= limit.max) return true;
+    const retry = Math.ceil((w.resetAt - now) / 1000);
+    this.error(
+      conn,
+      new ToolexecError('TOOLEXEC_ERR_RATE_LIMITED', `Rate limit exceeded: at most ${limit.max} frames per ${limit.windowMs} ms from this token; retry in ${retry} s`),
+      { retry_after_s: retry },
+    );
+    return false;
+  }
+
   private onFrame(conn: Conn, data: unknown, isBinary: boolean): void {
+    // Over the limit, a frame is answered with an error and not acted on (a permission.respond may be sent again).
+    if (!this.withinLimit(conn)) return;
     let raw: unknown;
     try {
       if (isBinary) throw new Error('binary frames are not accepted; send JSON text');

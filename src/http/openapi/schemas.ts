@@ -124,7 +124,7 @@ export const ExecutionList = z
     executions: z.array(ExecutionListItem),
     next_cursor: Nullable(z.string()).meta({
       description:
-        'Where the next page starts; null after the last. A page filtered on a finished status or a tool looks at a bounded window of rows, so it may hold fewer executions than limit (even none) and still have a next_cursor',
+        'Where the next page starts; null after the last. A page filtered on a finished status or a tool looks at a bounded window of rows, so it may hold fewer executions than limit (even none) and still have a next_cursor. Valid for this listing with the same filters only (limit may change): any other use is a 400',
     }),
   })
   .register(api, { id: 'ExecutionList' });
@@ -189,7 +189,7 @@ export const AuditList = z
     entries: z.array(AuditEntry),
     next_cursor: Nullable(z.string()).meta({
       description:
-        'Where the next page starts; null after the last. A page filtered on tool, behavior, reason, since or until looks at a bounded window of rows, so it may hold fewer entries than limit (even none) and still have a next_cursor',
+        'Where the next page starts; null after the last. A page filtered on tool, behavior, reason, since or until looks at a bounded window of rows, so it may hold fewer entries than limit (even none) and still have a next_cursor. Valid for this listing with the same filters only (limit may change): any other use is a 400',
     }),
   })
   .register(api, { id: 'AuditList' });
@@ -220,7 +220,9 @@ export const PermissionRequestList = z
   .object({
     requests: z.array(PermissionRequest).meta({ description: 'A page of pending requests, oldest first; the first page adds the most recent answered ones' }),
     pending_count: z.number().int().meta({ description: 'Requests waiting for an answer (in the session, if one is given)' }),
-    next_cursor: Nullable(z.string()),
+    next_cursor: Nullable(z.string()).meta({
+      description: 'Where the next page of pending requests starts; null after the last. Valid for this listing with the same session_id only (limit may change): any other use is a 400',
+    }),
   })
   .register(api, { id: 'PermissionRequestList' });
 export const PermissionAnswerDoc = z

@@ -4,10 +4,10 @@ import { z } from 'zod';
 import type { Services } from '../../services.js';
 import type { AuditRow } from '../../storage/audit.js';
 import { decodeCursor, encodeCursor, parseTime } from '../cursor.js';
-import { parseRequest } from '../validate.js';
+import { listingQuery, parseRequest } from '../validate.js';
 import { REASON_TYPES } from '../../permissions/types.js';
 
-export const AuditQuery = z.object({
+export const AuditQuery = listingQuery({
   session_id: z.string().min(1).max(256).optional(),
   tool: z.string().min(1).max(512).optional(),
   behavior: z.enum(['allow', 'deny', 'ask']).optional(),
@@ -37,16 +37,19 @@ export function auditRoutes(app: FastifyInstance, svc: Services): void {
   app.get('/audit', { config: { scope: 'read' } }, async (req) => {
     const q = parseRequest(AuditQuery, req.query, 'query');
     const { limit } = q;
+    const since = parseTime(q.since, 'since');
+    const until = parseTime(q.until, 'until');
+    const filters = { session_id: q.session_id, tool: q.tool, behavior: q.behavior, reason: q.reason, since, until };
     const page = svc.audit.page({
       sessionId: q.session_id,
       tool: q.tool,
       behavior: q.behavior,
       reason: q.reason,
-      since: parseTime(q.since, 'since'),
-      until: parseTime(q.until, 'until'),
-      beforeId: decodeCursor(q.cursor),
+      since,
+      until,
+      beforeId: decodeCursor(q.cursor, 'audit', filters),
       limit,
     });
-    return { entries: page.rows.map(auditEntry), next_cursor: page.next === undefined ? null : encodeCursor(page.next) };
+    return { entries: page.rows.map(auditEntry), next_cursor: page.next === undefined ? null : encodeCursor('audit', page.next, filters) };
   });
 }

@@ -75,7 +75,9 @@ export function executeRoutes(app: FastifyInstance, svc: Services): void {
     const body = readEnvelope(req.body);
     const uses = readToolUses(body.tool_uses);
     const sessionId = body.session_id ?? newSessionId();
-    const session = svc.sessions.get(sessionId);
+    // A session whose long history is still being read into its idempotency index is waited for.
+    const known = svc.sessions.get(sessionId);
+    const session = known.toolUses.loaded ? known : await svc.sessions.ready(sessionId);
     const wait = body.wait ?? true;
 
     // req.log is a pino child of the app's logger (with this request's reqId): the calls' lines carry it.

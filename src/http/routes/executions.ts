@@ -13,10 +13,10 @@ import type { Services } from '../../services.js';
 import { seqOfId, type ExecutionRow } from '../../storage/executions.js';
 import type { ToolResultBlock } from '../../tool/types.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
-import { parseRequest } from '../validate.js';
+import { listingQuery, parseRequest } from '../validate.js';
 import { executionBody } from '../../ws/frames.js';
 
-export const ExecutionsQuery = z.object({
+export const ExecutionsQuery = listingQuery({
   session_id: z.string().min(1).max(256).optional(),
   status: z.enum(['queued', 'validating', 'awaiting_permission', 'running', 'succeeded', 'failed', 'denied', 'cancelled']).optional(),
   tool: z.string().min(1).max(512).optional(),
@@ -83,7 +83,8 @@ function liveItem(call: Call) {
 export function executionRoutes(app: FastifyInstance, svc: Services): void {
   app.get('/executions', { config: { scope: 'read' } }, async (req) => {
     const { limit, cursor, session_id, status, tool } = parseRequest(ExecutionsQuery, req.query, 'query');
-    const beforeSeq = decodeCursor(cursor);
+    const filters = { session_id, status, tool };
+    const beforeSeq = decodeCursor(cursor, 'executions', filters);
     if (status !== undefined && !TERMINAL_STATUSES.has(status)) {
       // A call in flight: its status lives in the registry (the row says queued until the call ends), and
       // the registry holds every such call (at most server.maxInFlightCalls).
@@ -99,13 +100,13 @@ export function executionRoutes(app: FastifyInstance, svc: Services): void {
       const page = live.slice(0, limit);
       return {
         executions: page.map((l) => liveItem(l.call)),
-        next_cursor: live.length > limit ? encodeCursor(page[page.length - 1]!.seq) : null,
+        next_cursor: live.length > limit ? encodeCursor('executions', page[page.length - 1]!.seq, filters) : null,
       };
     }
     const page = svc.executions.page({ sessionId: session_id, status, tool, limit, beforeSeq });
     return {
       executions: page.rows.map((r) => listItem(r, svc.registry.get(r.id)?.call)),
-      next_cursor: page.next === undefined ? null : encodeCursor(page.next),
+      next_cursor: page.next === undefined ? null : encodeCursor('executions', page.next, filters),
     };
   });
 

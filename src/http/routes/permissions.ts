@@ -16,7 +16,7 @@ import { formatIssues } from '../../pipeline/input-errors.js';
 import type { Services } from '../../services.js';
 import { actorOf } from '../context.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
-import { parseRequest } from '../validate.js';
+import { listingQuery, parseRequest } from '../validate.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(256) });
 
@@ -35,7 +35,7 @@ export const RuleCreate = z.strictObject({
 
 const RulesQuery = z.object({ session_id: z.string().min(1).max(256).optional() });
 
-export const PermissionRequestsQuery = z.object({
+export const PermissionRequestsQuery = listingQuery({
   session_id: z.string().min(1).max(256).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   cursor: z.string().max(200).optional(),
@@ -62,13 +62,14 @@ export function permissionRoutes(app: FastifyInstance, svc: Services): void {
   // the first page adds the most recent answered ones.
   app.get('/permissions/requests', { config: { scope: 'read' } }, async (req) => {
     const q = parseRequest(PermissionRequestsQuery, req.query, 'query');
-    const afterSeq = decodeCursor(q.cursor);
+    const filters = { session_id: q.session_id };
+    const afterSeq = decodeCursor(q.cursor, 'requests', filters);
     const page = svc.broker.pendingPage({ sessionId: q.session_id, afterSeq, limit: q.limit });
     const recent = afterSeq === undefined ? svc.broker.recentRequests().filter((r) => q.session_id === undefined || r.session_id === q.session_id) : [];
     return {
       requests: [...page.requests, ...recent],
       pending_count: q.session_id === undefined ? svc.broker.pendingCount : svc.broker.pendingCountIn(q.session_id),
-      next_cursor: page.next === undefined ? null : encodeCursor(page.next),
+      next_cursor: page.next === undefined ? null : encodeCursor('requests', page.next, filters),
     };
   });
 

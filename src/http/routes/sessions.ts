@@ -44,9 +44,9 @@ export function sessionView(s: Session, svc: Services) {
 export function sessionRoutes(app: FastifyInstance, svc: Services): void {
   app.get('/sessions/:id', { config: { scope: 'read' } }, async (req) => {
     const { id } = parseRequest(IdParams, req.params, 'params');
-    const s = svc.sessions.find(id);
-    if (!s) throw new ToolexecError('TOOLEXEC_ERR_SESSION_NOT_FOUND', `No session ${id}`);
-    return { session: sessionView(s, svc) };
+    if (!svc.sessions.find(id)) throw new ToolexecError('TOOLEXEC_ERR_SESSION_NOT_FOUND', `No session ${id}`);
+    // Its count of executions once its history is read.
+    return { session: sessionView(await svc.sessions.ready(id), svc) };
   });
 
   app.patch('/sessions/:id', { config: { scope: 'approve' } }, async (req) => {
@@ -56,6 +56,7 @@ export function sessionRoutes(app: FastifyInstance, svc: Services): void {
     if (body.mode === 'bypassPermissions' && (!perms.allowBypass || perms.disableBypassPermissionsMode === 'disable')) {
       throw new ToolexecError('TOOLEXEC_ERR_SESSION_MODE_FORBIDDEN');
     }
+    // The mode applies at once, also while a long history is still being read (the view waits for it).
     const s = svc.sessions.get(id);
     if (s.mode !== body.mode) {
       s.mode = body.mode;
@@ -63,6 +64,6 @@ export function sessionRoutes(app: FastifyInstance, svc: Services): void {
       s.classifierDenials = { consecutive: 0, total: 0 };
       s.touch();
     }
-    return { session: sessionView(s, svc) };
+    return { session: sessionView(s.toolUses.loaded ? s : await svc.sessions.ready(id), svc) };
   });
 }

@@ -486,6 +486,18 @@ export function plantsFiles(argv: readonly Word[]): boolean {
   return name !== undefined && (LINK_COPIERS.has(name) || (name === 'cp' && cpCopiesLinks(argv)) || (name === 'git' && gitWritesWorkTree(argv)));
 }
 
+/**
+ * The redirections the shell opens before a command runs, so before it writes anything: its own,
+ * and those of a statement enclosing it. The grammar hangs a redirection written after a list or a
+ * pipeline (`tar xf a.tar && cat < out/x`) on every command of it, where bash gives it to the last
+ * one alone: one that a later command holds too is not counted.
+ */
+function ownRedirects(a: BashAnalysis, cmd: SimpleCommand): ReadonlySet<unknown> {
+  const own = new Set<unknown>(cmd.redirects);
+  for (const other of a.commands.slice(a.commands.indexOf(cmd) + 1)) for (const r of other.redirects) own.delete(r);
+  return own;
+}
+
 export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   const uses: PathUse[] = [];
   const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean; opaque?: boolean }): void => {
@@ -518,7 +530,9 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
    * link, a git checkout): paths below them, in the line's other commands, lead where no check
    * can know before it runs. `all`: anywhere (git's work tree may be any of the line's directories).
    */
-  const linkTrees: Array<{ dirs: string[] | 'all'; from: number; to: number }> = [];
+  const linkTrees: Array<{ dirs: string[] | 'all'; from: number; to: number; own: ReadonlySet<unknown> }> = [];
+  /** The redirection each redirect use stands for, to tell a link maker's own from the others'. */
+  const redirectOf = new Map<number, unknown>();
   /** Uses that read a whole tree (`grep -R x out`): a link put anywhere below them is read through too. */
   const treeReads = new Set<number>();
   const changesDir = new Set<number>();
@@ -573,13 +587,13 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
         if (r) dirs.push(...r);
         else unknown = true;
       }
-      linkTrees.push({ dirs: unknown ? 'all' : dirs, from: first, to: uses.length });
+      linkTrees.push({ dirs: unknown ? 'all' : dirs, from: first, to: uses.length, own: ownRedirects(a, cmd) });
     } else if (readsCwdTree) cwdTreeReaders.push(cmd);
     else if (maker === 'git' && gitWritesWorkTree(argv)) {
       // `git clone URL y` puts its work tree (and the links in it) in y only.
       const target = relocated ? undefined : gitCloneTarget(argv);
       const dirs = target ? resolveWord(target, cwds.dirs[0]!) : undefined;
-      linkTrees.push({ dirs: dirs ?? 'all', from: first, to: uses.length });
+      linkTrees.push({ dirs: dirs ?? 'all', from: first, to: uses.length, own: ownRedirects(a, cmd) });
     }
     // A link or directory moved into place: paths through it (not the moved name itself: mv's source, a read, was judged where it leads).
     if (commandName(argv) === 'mv') {
@@ -610,6 +624,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   const beforeRedirects = uses.length;
   for (const r of a.redirects) {
     if (r.kind !== 'file' || !r.target) continue;
+    redirectOf.set(uses.length, r);
     add(r.target, r.output ? 'write' : 'read', { redirect: r.output });
   }
   markThroughLinks(beforeRedirects);
@@ -633,7 +648,8 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   // Below a tree another command of the line may put links in (before it or after it: it may run at the same time).
   for (const t of linkTrees) {
     for (let k = 0; k < uses.length; k++) {
-      if ((k >= t.from && k < t.to) || changesDir.has(k)) continue;
+      // The maker's own redirections (`git am < fix.patch`) are opened by the shell before it runs, as its own arguments are read by it before it writes.
+      if ((k >= t.from && k < t.to) || changesDir.has(k) || t.own.has(redirectOf.get(k))) continue;
       const u = uses[k]!;
       // A tree read at or above such a tree (`tar xf a.tar -C out && grep -R x out`) goes through what lands in it.
       const tree = treeReads.has(k);

@@ -335,6 +335,80 @@ function embeddedNames(value: string): string[] {
   return [...out];
 }
 
+/** Container tools whose `-e NAME=VALUE` sets a variable in the container and whose `-v HOST:PATH` shares a host path with it. */
+const CONTAINER_TOOLS: ReadonlySet<string> = new Set(['docker', 'podman', 'nerdctl', 'docker-compose']);
+/** The working directory as a word may spell it before the rest of a literal path: `$PWD/src:/app`, `"$(pwd)":/app`. */
+const PWD_PREFIX = /^(?:\$PWD|\$\{PWD\}|\$\(pwd\))(?![A-Za-z0-9_])/;
+
+/**
+ * What a container tool's options say of files (`docker run`, `podman run`, `docker compose run`,
+ * `docker exec`): the words of `-e`/`--env` (NAME or NAME=VALUE: a variable, no file the tool opens,
+ * so `-e ENV_FILE=.env` names nothing), and the host side of a bind mount (`-v
+ * HOST:PATH`, `--volume`, `--mount type=bind,source=HOST`), which the container may read whatever
+ * runs in it: a read of HOST (`-v ./.env:/x`). A mount spelled with the working directory
+ * (`$PWD/.env:/x`, `"$(pwd)":/app`) is read from it, unless the line gives PWD a value; any other
+ * expansion there is a location not known before it runs.
+ */
+function containerWords(argv: readonly Word[], a: BashAnalysis): { env: Set<Word>; mounts: Word[]; unknown: Word[] } {
+  const out = { env: new Set<Word>(), mounts: [] as Word[], unknown: [] as Word[] };
+  const pwdChanged = a.commands.some((c) => c.assignments.some((x) => x.name === 'PWD') || c.argv.some((w) => /(?:^|[^${A-Za-z0-9_])PWD\b/.test(w.raw)));
+  const host = (w: Word, value: string | undefined, from: number): void => {
+    if (value === undefined) {
+      out.unknown.push(w);
+      return;
+    }
+    const colon = value.indexOf(':');
+    // Without a colon it is a path inside the container (an anonymous volume).
+    if (colon <= 0) return;
+    const v = value.slice(0, colon);
+    // The shell expands a leading ~ of the word (`-v ~/.aws:/root/.aws`), not one after `--volume=`.
+    out.mounts.push({ ...w, raw: v, value: v, literal: true, glob: false, tilde: from === 0 && w.literal && w.tilde });
+  };
+  // The value of a word as a path: literal, or the working directory followed by literal text.
+  const valueOf = (w: Word, from: number): string | undefined => {
+    if (w.literal) return w.value.slice(from);
+    if (from > 0 || pwdChanged || /['\\`]/.test(w.raw)) return undefined;
+    const unquoted = w.raw.replaceAll('"', '');
+    const m = PWD_PREFIX.exec(unquoted);
+    if (!m) return undefined;
+    const rest = unquoted.slice(m[0].length);
+    return rest.includes('$') ? undefined : `.${rest}`;
+  };
+  const mount = (w: Word, value: string | undefined): void => {
+    if (value === undefined) {
+      out.unknown.push(w);
+      return;
+    }
+    for (const part of value.split(',')) {
+      const eq = part.indexOf('=');
+      const key = eq === -1 ? part : part.slice(0, eq);
+      if (key === 'source' || key === 'src') out.mounts.push({ ...w, raw: part.slice(eq + 1), value: part.slice(eq + 1), literal: true, glob: false, tilde: false });
+    }
+  };
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (!w.literal) continue;
+    const v = w.value;
+    if (v === '--') break;
+    const next = argv[i + 1];
+    if (v === '-e' || v === '--env') {
+      out.env.add(w);
+      if (next) out.env.add(next);
+      i++;
+    } else if (v.startsWith('--env=') || (v.startsWith('-e') && !v.startsWith('--'))) out.env.add(w);
+    else if (v === '-v' || v === '--volume') {
+      if (next) host(next, valueOf(next, 0), 0);
+      i++;
+    } else if (v.startsWith('--volume=')) host(w, valueOf(w, 9), 9);
+    else if (v.startsWith('-v') && !v.startsWith('--')) host(w, valueOf(w, v.startsWith('-v=') ? 3 : 2), 2);
+    else if (v === '--mount') {
+      if (next) mount(next, next.literal ? next.value : undefined);
+      i++;
+    } else if (v.startsWith('--mount=')) mount(w, v.slice(8));
+  }
+  return out;
+}
+
 function attachedValue(w: Word): Word {
   const v = w.value.slice(w.value.indexOf('=') + 1);
   return { ...w, raw: v, value: v };
@@ -561,8 +635,14 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     // An interpreter's or an editor's arguments: judged against deny rules only (as fallback uses are).
     const name = commandName(argv);
     if (name !== undefined && !hasPathModel(name) && opaqueReader(name)) {
+      const container = CONTAINER_TOOLS.has(name) ? containerWords(argv, a) : undefined;
+      for (const m of container?.mounts ?? []) add(m, 'read', { fallback: true });
+      // Not judged against deny rules only: a place no check can know may be a denied file or toolexec's own.
+      for (const m of container?.unknown ?? []) add(m, 'read', { opaque: true });
       for (const w of argv.slice(1)) {
         if (!w.literal || w.value.length > 4096) continue;
+        // A variable given to the container (NAME or NAME=VALUE): no file the tool opens.
+        if (container?.env.has(w)) continue;
         if (!w.value.startsWith('-')) add(w, 'read', { fallback: true });
         // An option's attached value (`--require=./.env`, `--config=.env`) names a file as often.
         else if (/^--?[\w-]+=./.test(w.value)) add(attachedValue(w), 'read', { fallback: true });

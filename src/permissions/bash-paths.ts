@@ -303,6 +303,12 @@ const NAMES_ONLY: ReadonlySet<string> = new Set([
 ]);
 const opaqueReader = (name: string): boolean => !NAMES_ONLY.has(name) || INTERPRETER.test(name);
 
+/** A program whose files no table here models (an interpreter, `rename`, `npm`): what it moves or makes is not known. */
+export function unmodelledProgram(argv: readonly Word[]): boolean {
+  const name = commandName(argv);
+  return name !== undefined && !hasPathModel(name) && opaqueReader(name);
+}
+
 /** The file an `@file` word names (`@.env`, curl's `-d@.env`, `-F f=@.env`), if any. */
 function atFile(w: Word): Word | undefined {
   const at = w.value.startsWith('@') ? 1 : w.value.indexOf('=@') !== -1 ? w.value.indexOf('=@') + 2 : /^-[A-Za-z]@/.test(w.value) ? 3 : -1;

@@ -43,7 +43,7 @@ import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule
 import type { BashAnalysis, SimpleCommand } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
-import { commandPaths, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, workingDirs, type PathUse } from './bash-paths.js';
+import { commandPaths, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
 import { gitForeignRepository, gitInPlantedRepository, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey } from './bash-git.js';
 import { treeEscape, type TreeDeps } from './tree-reach.js';
@@ -185,6 +185,15 @@ const PROC_LINK_TARGET = "/proc/<the command's process>/… (its working directo
 
 /** What bash opens as a socket instead of a file, in a redirection (it compares the expanded word, so only this spelling). */
 const NETWORK_REDIRECT = /^\/dev\/(tcp|udp)\/[^/]+\/[^/]+$/;
+
+/** What a path is now, following links. */
+function fileKind(p: string): 'directory' | 'file' | 'missing' {
+  try {
+    return fs.statSync(p).isDirectory() ? 'directory' : 'file';
+  } catch {
+    return 'missing';
+  }
+}
 
 /** The decision for an analysed command. */
 export function decideBashPermission(command: string, a: BashAnalysis, ctx: BashPermissionContext): PermissionResult {
@@ -405,7 +414,15 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
         }
         if (!readDenyActive) continue;
         const rule = q.pathRuleBelow('read', 'deny', spellings(d));
-        if (rule) {
+        // A rule that may match below the directory by name: a directory there now is listed, and asks
+        // only when something in it is denied (or it is too large to list). One that is not there yet,
+        // or in a line where a program no table models runs too (`rename config src/cfg config && grep -r
+        // DB src` moves config/.env in before grep reads), asks: the listing is of the tree before the line.
+        const kind = rule ? (a.commands.some((c) => c !== cmd && unmodelledProgram(innermostOf(c).argv)) ? 'missing' : fileKind(d)) : undefined;
+        // A file holds nothing below it; the file itself was judged as a read.
+        if (kind === 'file') continue;
+        const listed = kind === 'directory' ? treeEscape(d, treeDeps, true) : undefined;
+        if (rule && (kind === 'missing' || (listed && ('unknown' in listed || listed.named)))) {
           return {
             behavior: 'ask',
             message: `This Bash command reads every file under ${d}, where the rule ${rule.raw} denies some; it needs approval.`,
@@ -413,8 +430,8 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
             detail: `recursive read under a Read deny rule: ${rule.raw}`,
           };
         }
-        // No rule reaches the directory by name; a link inside it may reach a denied file.
-        const escape = treeEscape(d, treeDeps);
+        // No rule reaches the directory by name, or none matches what is in it; a link inside it may reach a denied file.
+        const escape = rule ? listed : treeEscape(d, treeDeps);
         if (escape) {
           const what = 'unknown' in escape ? 'more than toolexec looks through for links to Read-denied files' : `where ${escape.path} is ${escape.why}`;
           return {

@@ -29,9 +29,15 @@ export interface TreeDeps {
   links: HardLinkCheck;
 }
 
-export type TreeEscape = { path: string; why: string } | { unknown: true };
+export type TreeEscape = { path: string; why: string; named?: true } | { unknown: true };
 
-export function treeEscape(dir: string, deps: TreeDeps): TreeEscape | undefined {
+/**
+ * `names`: a Read deny rule may match something below the directory by its name (a pattern at any
+ * depth, such as `.env`, below src): every entry is judged too, where it is listed and where it
+ * really lies (`named` in the answer), so that a tree holding no such file (`grep -r TODO src`) is
+ * read as any other.
+ */
+export function treeEscape(dir: string, deps: TreeDeps, names = false): TreeEscape | undefined {
   try {
     if (!fs.statSync(dir).isDirectory()) return undefined;
   } catch {
@@ -66,6 +72,7 @@ export function treeEscape(dir: string, deps: TreeDeps): TreeEscape | undefined 
     if (budget < 0) return { unknown: true };
     for (const e of entries) {
       const p = path.join(cur.at, e.name);
+      if (names && (deps.readDenied(p) || deps.readDenied(path.join(cur.real, e.name)))) return { path: p, why: 'a file a Read deny rule covers', named: true };
       if (e.isDirectory()) {
         const real = path.join(cur.real, e.name);
         walked.add(real);

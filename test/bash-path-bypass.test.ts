@@ -232,9 +232,10 @@ describe('readers of whole trees', () => {
     for (const cmd of ['grep -r KEY .', 'grep -R KEY', 'rg KEY', 'rg KEY .', `rg KEY ${env.ws}`, 'cd src && rg KEY ..', 'cp -r . /tmp/copy', 'cp -a ./ src/backup']) {
       expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'recursive read under a Read deny rule: Read(./.env)' });
     }
-    // A tree the rule cannot reach is judged as before (passthrough, which
-    // bypassPermissions allows); find lists names only.
-    for (const cmd of ['grep -r KEY src', 'rg KEY src', 'find . -name "*.ts"', 'cp -r src src2']) {
+    // A tree the rule cannot reach is judged as before (a search of it is read-only; the others passthrough,
+    // which bypassPermissions allows); find lists names only.
+    for (const cmd of ['grep -r KEY src', 'rg KEY src']) expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'allow', type: 'tool' });
+    for (const cmd of ['find . -name "*.ts"', 'cp -r src src2']) {
       expect(await env.check(cmd), cmd).toEqual({ behavior: 'passthrough', message: expect.any(String) });
     }
   });
@@ -243,7 +244,7 @@ describe('readers of whole trees', () => {
     const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Read(.env)'] });
     fs.mkdirSync(path.join(env.ws, 'src', 'sub'), { recursive: true });
     // Listed: nothing in src is named .env yet.
-    expect(await env.check('rg KEY src')).toEqual({ behavior: 'passthrough', message: expect.any(String) });
+    expect(await env.check('rg KEY src')).toMatchObject({ behavior: 'allow', type: 'tool' });
     fs.writeFileSync(path.join(env.ws, 'src', 'sub', '.env'), 'KEY=1\n');
     expect(await env.check('rg KEY src')).toMatchObject({ behavior: 'ask', type: 'safety' });
     expect(await ruleEnv({ mode: 'bypassPermissions' }).check('rg KEY src')).toMatchObject({ behavior: 'allow' });

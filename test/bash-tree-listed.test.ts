@@ -3,7 +3,8 @@
  * `Read(**\/.env)` (or a bare `.env`) denied, `grep -r TODO src`, `rg TODO src`,
  * `tar czf src.tgz src`, `zip -r b.zip src` and `cp -r src build/` were a
  * safety ask in every mode, bypassPermissions too, though src held no such
- * file: the directory was judged by what the rule could match below it. The
+ * file: the directory was judged by what the rule could match below it (and
+ * `grep -r` was never read-only while Read deny rules existed). The
  * tree is now listed (as it already was for links, up to TREE_LIMIT entries)
  * and asks when something in it is denied, when it is too large to list, when
  * it does not exist yet, or when another program of the line that no table
@@ -52,6 +53,19 @@ describe('tree readers under a rule that may match inside by name', () => {
       const env = ruleEnv({ allow: ALLOW, deny: DENY, mode });
       project(env.ws);
       for (const c of everyday) expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'allow' });
+    }
+  });
+
+  it('a search of such a tree is read-only, as without deny rules; find, which would list denied names, is not', async () => {
+    for (const mode of ['default', 'acceptEdits'] as const) {
+      const env = ruleEnv({ deny: DENY, mode });
+      project(env.ws);
+      for (const c of ['grep -r TODO src', 'grep -rn TODO src test', 'rg -l DB src', 'grep -R TODO src | head -5']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'allow', type: 'tool' });
+      }
+      expect((await env.check("find src -name '*.ts'")).behavior).toBe('passthrough');
+      // A tree holding the file still asks (safety), as above.
+      expect(await env.check('grep -r DB config')).toMatchObject({ behavior: 'ask', type: 'safety' });
     }
   });
 

@@ -109,7 +109,9 @@ function readsProvablyAllowed(cmd: SimpleCommand, readDenyActive: boolean, dirs:
   if (globsMayBeOptions(cmd, dirs)) return false;
   if (!readDenyActive) return true;
   if (diffReadsDirectory(cmd, dirs)) return false;
-  if (p.recursive) return false;
+  // A tree read got here only when its tree was listed and holds nothing denied, nor a link out (step 6b);
+  // find, which that step passes over, would list the names of denied files, which Glob hides.
+  if (p.recursive && commandName(innermostOf(cmd).argv) === 'find') return false;
   return p.reads.every((w) => w.literal && !w.glob);
 }
 

@@ -45,7 +45,7 @@ import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitForeignRepository, gitInPlantedRepository, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand } from './bash-git.js';
 import { treeEscape, type TreeDeps } from './tree-reach.js';
 import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
@@ -279,6 +279,10 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   if (linkUnknown) return linkUnknown;
   for (const cmd of a.commands) {
     // git obeys a `-c KEY=VALUE` at once: a key that runs a program or reads a file is code or a read no rule sees.
+    const runs = gitRunsGivenCommand(innermostOf(cmd).argv);
+    if (runs !== undefined) {
+      return { behavior: 'ask', message: `Bash wants to run git with a command given on its command line: ${runs}; it needs approval.`, type: 'safety', detail: runs };
+    }
     const key = gitRiskyConfigKey(innermostOf(cmd).argv);
     if (key !== undefined) {
       const why =
@@ -374,6 +378,10 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   // tracked files' contents, whose paths no Read deny rule can be checked against.
   if (readDenyActive) {
     for (const cmd of a.commands) {
+      const moves = gitMovesStoredContent(innermostOf(cmd).argv);
+      if (moves) {
+        return { behavior: 'ask', message: `This Bash command (${moves}) moves contents git stores past Read deny rules; it needs approval.`, type: 'safety', detail: moves };
+      }
       const shown = gitPrintsContent(innermostOf(cmd).argv);
       if (shown) {
         return {

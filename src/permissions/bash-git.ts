@@ -23,6 +23,28 @@ const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set([
 const GIT_PATCH_VERBS: ReadonlySet<string> = new Set(['log', 'whatchanged', 'reflog', 'stash', 'shortlog']);
 const GIT_PATCH_OPTION = /^(-[A-Za-z]*[puLc]|--patch|--patch-with-stat|--patch-with-raw|--cc|--word-diff.*|--color-words.*|-U\d*|--unified.*|--full-diff|--binary|--raw)$/;
 
+/** `git diff` options that print names and counts instead of the patch. */
+const DIFF_SUMMARY = /^(--stat(=[\d,]+)?|--numstat|--shortstat|--dirstat(=[\w,.]+)?|--compact-summary|--summary|--name-only|--name-status|--quiet|--exit-code|--raw)$/;
+/** Other `git diff` options that add no contents to such a summary (which revisions or files, rename detection, colour). */
+const DIFF_HARMLESS = /^(--cached|--staged|--merge-base|--no-color|--color(=\w+)?|--relative(=[\w./-]+)?|--no-relative|-[MCBR]\d*%?|--find-renames(=\d+%?)?|--find-copies(=\d+%?)?|--no-renames|--diff-filter=[ACDMRTUXBacdmrtuxb*]+|-z|--abbrev(=\d+)?|--no-abbrev|--full-index|--ignore-submodules(=\w+)?|--no-ext-diff|--no-textconv|-[wb]|--ignore-all-space|--ignore-space-change|--ignore-blank-lines|--ignore-cr-at-eol|--minimal|--patience|--histogram|--ita-invisible-in-index|--ita-visible-in-index|-[123]|--base|--ours|--theirs)$/;
+
+/**
+ * Whether a `git diff` prints only names and counts (`git diff --stat HEAD~1`, `--name-only`):
+ * a summary option, and every other option known to add no contents (not -p, -U, --word-diff,
+ * --ext-diff, --output, nor the pickaxe -S/-G, whose answer tells what files hold).
+ */
+function diffPrintsNamesOnly(args: readonly Word[]): boolean {
+  let summary = false;
+  for (const w of args) {
+    if (!w.literal) return false;
+    if (w.value === '--') break;
+    if (!w.value.startsWith('-')) continue;
+    if (DIFF_SUMMARY.test(w.value)) summary = true;
+    else if (!DIFF_HARMLESS.test(w.value)) return false;
+  }
+  return summary;
+}
+
 /** The git verb that prints tracked contents in this argv (git's global options skipped), if it does. */
 export function gitPrintsContent(argv: readonly Word[]): string | undefined {
   if (commandName(argv) !== 'git') return undefined;
@@ -33,6 +55,7 @@ export function gitPrintsContent(argv: readonly Word[]): string | undefined {
   // A verb that is an expansion could be any of them.
   if (!verbWord.literal) return '(a verb that is an expansion)';
   const verb = verbWord.value;
+  if (verb === 'diff' && diffPrintsNamesOnly(rest.slice(rest.indexOf(verbWord) + 1))) return undefined;
   if (GIT_CONTENT_VERBS.has(verb)) return verb;
   if (GIT_PATCH_VERBS.has(verb) && rest.some((w) => !w.literal || GIT_PATCH_OPTION.test(w.value))) return `${verb} with a patch`;
   return undefined;

@@ -40,7 +40,7 @@ import { analyseBash, analyseBashSync } from '../bash/parser.js';
 import { ACCEPT_EDITS_COMMANDS, commandName, pathArgs } from '../bash/paths.js';
 import { isReadOnlyCommand } from '../bash/read-only.js';
 import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule } from '../bash/rule-match.js';
-import type { BashAnalysis, SimpleCommand } from '../bash/types.js';
+import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
@@ -187,6 +187,45 @@ const PROC_LINK_TARGET = "/proc/<the command's process>/… (its working directo
 
 /** What bash opens as a socket instead of a file, in a redirection (it compares the expanded word, so only this spelling). */
 const NETWORK_REDIRECT = /^\/dev\/(tcp|udp)\/[^/]+\/[^/]+$/;
+
+/** A base-name glob as fnmatch takes it without flags, in the forms modelled here: `*` and `?` (which match a leading dot too) and plain characters. */
+const SIMPLE_GLOB = /^[\w.*?+@%,:-]+$/;
+const GREP_NAMES = new Set(['grep', 'egrep', 'fgrep']);
+
+/**
+ * The files of a tree `grep -r` reads, by base name, when its `--include`/`--exclude` options say
+ * (GNU grep: the last pattern that matches decides; a name none matches is read unless the first
+ * of them is an --include). Undefined, every file read, when it has none, or one not modelled here
+ * (an abbreviation, an expansion, a pattern with brackets, braces or a backslash, --exclude-from).
+ */
+function grepNameFilter(argv: readonly Word[]): ((base: string) => boolean) | undefined {
+  if (!GREP_NAMES.has(commandName(argv) ?? '')) return undefined;
+  const rules: Array<{ include: boolean; re: RegExp }> = [];
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (!w.literal) return undefined;
+    if (w.value === '--') break;
+    const m = /^--(include|exclude)(?:=(.*))?$/.exec(w.value);
+    if (!m) {
+      // An abbreviation getopt would take for one of them, or patterns from a file.
+      if (/^--(in?c?l?u?d?|ex?c?l?u?d?e?)(=|$)/.test(w.value) || w.value.startsWith('--exclude-from')) return undefined;
+      continue;
+    }
+    const word = m[2] === undefined ? argv[++i] : w;
+    const glob = m[2] ?? word?.value;
+    if (glob === undefined || !word?.literal || !SIMPLE_GLOB.test(glob)) return undefined;
+    // Unquoted, the shell may expand the pattern to a file's name (`--exclude=*.env` to a planted
+    // `--exclude=x.env`), which excludes less than the pattern would; an --include so expanded includes less.
+    if (word.glob && m[1] === 'exclude') return undefined;
+    const re = new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.')}$`, 's');
+    rules.push({ include: m[1] === 'include', re });
+  }
+  if (rules.length === 0) return undefined;
+  return (base) => {
+    for (let k = rules.length - 1; k >= 0; k--) if (rules[k]!.re.test(base)) return rules[k]!.include;
+    return !rules[0]!.include;
+  };
+}
 
 /** What a path is now, following links. */
 function fileKind(p: string): 'directory' | 'file' | 'missing' {
@@ -431,7 +470,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
         const kind = rule ? (a.commands.some((c) => c !== cmd && unmodelledProgram(innermostOf(c).argv)) ? 'missing' : fileKind(d)) : undefined;
         // A file holds nothing below it; the file itself was judged as a read.
         if (kind === 'file') continue;
-        const listed = kind === 'directory' ? treeEscape(d, treeDeps, true) : undefined;
+        const listed = kind === 'directory' ? treeEscape(d, treeDeps, grepNameFilter(argv) ?? true) : undefined;
         if (rule && (kind === 'missing' || (listed && ('unknown' in listed || listed.named)))) {
           return {
             behavior: 'ask',

@@ -86,6 +86,17 @@ export function commandPaths(cmd: SimpleCommand): PathArgs & { relocated: boolea
   // find -exec … {} … (and xargs -I {}): the names go where the braces are.
   if (cmd.origin === 'derived' || viaXargs.length > 0) argv = argv.map((w) => (w.literal && w.value.includes('{}') ? hiddenNames(w.raw) : w));
   const p = pathArgs(argv);
+  // `find src -exec grep -l TODO {} +`: the names find gives lie in its starting points' trees, so
+  // reading them is a read of those trees (`grep -r TODO src`), judged as one; not a name built on
+  // the braces (`{}.bak`), nor one written.
+  if (cmd.origin === 'derived' && cmd.findRoots && viaXargs.length === 0) {
+    const braces = argv.filter((w) => !w.literal && ['{}', "'{}'", '"{}"'].includes(w.raw));
+    if (braces.length > 0 && braces.every((w) => p.reads.includes(w) && !p.writes.includes(w)) && p.opaque.every((w) => braces.includes(w))) {
+      p.reads = [...p.reads.filter((w) => !braces.includes(w)), ...cmd.findRoots];
+      p.opaque = [];
+      p.recursive = true;
+    }
+  }
   const extra: Word[] = [];
   for (const st of viaXargs) {
     const list = xargsArgFile(st);

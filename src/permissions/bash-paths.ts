@@ -732,6 +732,9 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   if (through.length > 0 || unknownLink) {
     for (const u of uses) {
       if (unknownLink || u.abs.some((p) => through.some((l) => p.startsWith(`${l}/`)))) u.uncertain = true;
+      // A glob expanded after a symbolic link is made may take the link in (`ln -s ../.env src/x.ts &&
+      // cat src/*.ts`), a name the expansion made before the line runs does not hold.
+      if (links.length > 0 && u.word.glob) u.uncertain = true;
     }
   }
   // A tree read of the working directory, with no word naming it, where such a tree is: judged as a read of `.`.

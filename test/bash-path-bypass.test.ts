@@ -228,19 +228,24 @@ describe('readers of whole trees', () => {
   it('grep -r and rg over a directory that holds a Read-denied file ask (safety), even in bypassPermissions', async () => {
     const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Read(/.env)'] });
     fs.mkdirSync(path.join(env.ws, 'src'));
+    fs.writeFileSync(path.join(env.ws, '.env'), 'KEY=1\n');
     for (const cmd of ['grep -r KEY .', 'grep -R KEY', 'rg KEY', 'rg KEY .', `rg KEY ${env.ws}`, 'cd src && rg KEY ..', 'cp -r . /tmp/copy', 'cp -a ./ src/backup']) {
       expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'recursive read under a Read deny rule: Read(/.env)' });
     }
-    // A tree the rule cannot reach is judged as before (passthrough, which
-    // bypassPermissions allows); find lists names only.
-    for (const cmd of ['grep -r KEY src', 'rg KEY src', 'find . -name "*.ts"', 'cp -r src src2']) {
+    // A tree the rule cannot reach is judged as before (a search of it is read-only; the others passthrough,
+    // which bypassPermissions allows); find lists names only.
+    for (const cmd of ['grep -r KEY src', 'rg KEY src']) expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'allow', type: 'tool' });
+    for (const cmd of ['find . -name "*.ts"', 'cp -r src src2']) {
       expect(await env.check(cmd), cmd).toEqual({ behavior: 'passthrough', message: expect.any(String) });
     }
   });
 
   it('a rule at any depth (a bare name) reaches every tree inside the workspace', async () => {
     const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Read(.env)'] });
-    fs.mkdirSync(path.join(env.ws, 'src'));
+    fs.mkdirSync(path.join(env.ws, 'src', 'sub'), { recursive: true });
+    // Listed: nothing in src is named .env yet.
+    expect(await env.check('rg KEY src')).toMatchObject({ behavior: 'allow', type: 'tool' });
+    fs.writeFileSync(path.join(env.ws, 'src', 'sub', '.env'), 'KEY=1\n');
     expect(await env.check('rg KEY src')).toMatchObject({ behavior: 'ask', type: 'safety' });
     expect(await ruleEnv({ mode: 'bypassPermissions' }).check('rg KEY src')).toMatchObject({ behavior: 'allow' });
   });
@@ -275,6 +280,7 @@ describe('archivers and copy tools', () => {
   it('archiving or syncing a tree that holds a Read-denied file asks (safety); one the rule cannot reach does not', async () => {
     const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Read(/.env)'] });
     fs.mkdirSync(path.join(env.ws, 'src'));
+    fs.writeFileSync(path.join(env.ws, '.env'), 'KEY=1\n');
     for (const cmd of ['tar -czf /tmp/all.tgz .', 'tar cf out.tar -C . .', 'zip -r out.zip .', 'rsync -a ./ host:backup/', 'scp -r . host:']) {
       expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'recursive read under a Read deny rule: Read(/.env)' });
     }
@@ -545,6 +551,7 @@ describe('renames, links and copies read their sources (review F7)', () => {
   it('moving a directory that holds a Read-denied file asks (safety); other moves stay allowed in acceptEdits', async () => {
     const env = ruleEnv({ mode: 'acceptEdits', deny: ['Read(./conf/secret.txt)'] });
     fs.mkdirSync(path.join(env.ws, 'conf'));
+    fs.writeFileSync(path.join(env.ws, 'conf', 'secret.txt'), 'KEY=1\n');
     expect(await env.check('mv conf conf2')).toMatchObject({ behavior: 'ask', type: 'safety' });
     expect(await env.check('mv notes.txt notes2.txt')).toMatchObject({ behavior: 'allow', type: 'mode' });
     expect(await env.check('mv -f a b')).toMatchObject({ behavior: 'allow', type: 'mode' });

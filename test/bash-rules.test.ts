@@ -327,6 +327,7 @@ describe('redirections and paths', () => {
 
   it('with Read deny rules, reads that cannot be checked are not auto-allowed', async () => {
     const env = ruleEnv({ deny: ['Read(./.env)'] });
+    fs.writeFileSync(path.join(env.ws, '.env'), 'KEY=1\n');
     expect((await env.check('cat *')).behavior).toBe('passthrough');
     // A tree that holds the denied file: not even bypassPermissions lets it through.
     expect(await env.check('grep -r KEY .')).toMatchObject({ behavior: 'ask', type: 'safety' });

@@ -514,11 +514,12 @@ class Walker {
       return;
     }
     if (name === 'find') {
+      const roots = findRoots(words);
       for (let i = 0; i < words.length; i++) {
         if (!(words[i]!.literal && FIND_EXEC.has(words[i]!.value))) continue;
         let j = i + 1;
         while (j < words.length && !(words[j]!.literal && (words[j]!.value === ';' || words[j]!.value === '+'))) j++;
-        if (j > i + 1) this.derived(words.slice(i + 1, j), level);
+        if (j > i + 1) this.derived(words.slice(i + 1, j), level, roots);
         i = j;
       }
     }
@@ -582,13 +583,13 @@ class Walker {
     }
   }
 
-  private derived(words: Word[], level: number): void {
+  private derived(words: Word[], level: number, roots?: Word[]): void {
     let k = 0;
     while (k < words.length && RESERVED.has(words[k]!.raw)) k++;
     if (k >= words.length) return;
     const argv = words.slice(k);
     if (!argv[0]?.literal || argv[0].glob) this.complex('a command run by xargs or find -exec is an expansion');
-    const cmd: SimpleCommand = { argv, assignments: [], redirects: [], origin: 'derived', text: argv.map((w) => w.raw).join(' ') };
+    const cmd: SimpleCommand = { argv, assignments: [], redirects: [], origin: 'derived', text: argv.map((w) => w.raw).join(' '), ...(roots ? { findRoots: roots } : {}) };
     this.push(cmd);
     if (this.budget(level + 1)) this.special(cmd, level + 1);
   }
@@ -797,6 +798,25 @@ function hasRedirectionToken(node: Node): boolean {
     if (hasRedirectionToken(c)) return true;
   }
   return false;
+}
+
+/**
+ * find's starting points: the words before its expression, past its leading options (-H, -L, -P,
+ * -D LIST, -O LEVEL); `.` when there are none. Undefined when one is an expansion or a glob, or
+ * when `-files0-from` reads them from a file.
+ */
+function findRoots(words: readonly Word[]): Word[] | undefined {
+  if (words.some((w) => !w.literal || w.value === '-files0-from')) return undefined;
+  let i = 0;
+  while (i < words.length && /^-([HLP]+|D|O\d*)$/.test(words[i]!.value)) i += words[i]!.value === '-D' ? 2 : 1;
+  const roots: Word[] = [];
+  for (; i < words.length; i++) {
+    const v = words[i]!.value;
+    if (v.startsWith('-') || v === '(' || v === '!' || v === ',') break;
+    if (words[i]!.glob) return undefined;
+    roots.push(words[i]!);
+  }
+  return roots.length > 0 ? roots : [literalWord('.')];
 }
 
 export function analyseTree(root: Node, src: string, depth: number, nested: NestedAnalyser): BashAnalysis {

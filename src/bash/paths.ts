@@ -612,6 +612,13 @@ function gitInputs(verb: string | undefined, rest: readonly Word[]): Word[] {
   return out;
 }
 
+/**
+ * git verbs whose operands are files opened by the name given, never pathspecs: `git am
+ * patches/*.patch` (the shell's glob, expanded and judged name by name), `git apply '*.diff'`
+ * (the one file of that name).
+ */
+const GIT_LITERAL_FILE_VERBS: ReadonlySet<string> = new Set(['am', 'apply', 'hash-object']);
+
 /** A pathspec git expands itself: a wildcard, or magic other than the top of the tree (`:/`). */
 const GIT_PATHSPEC_PATTERN = /[*?[]|^:(?!\/?\.?$)/;
 
@@ -705,7 +712,7 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
     if (verb === 'diff') for (const w of args.slice(verbAt + 1)) if (w.literal && !w.value.startsWith('-')) out.reads.push(w);
     out.writes.push(...gitOutputs(args));
     // A pathspec git matches itself (`git add '*.env'`, `':(icase).ENV'`, `':/.env'`) names files no path check sees.
-    for (const w of gitInputs(verb, args.slice(verbAt + 1))) (GIT_PATHSPEC_PATTERN.test(w.value) ? out.opaque : out.reads).push(w);
+    for (const w of gitInputs(verb, args.slice(verbAt + 1))) (GIT_PATHSPEC_PATTERN.test(w.value) && !GIT_LITERAL_FILE_VERBS.has(verb!) ? out.opaque : out.reads).push(w);
     if (verb !== undefined) gitMovesAndRemoves(verb, args.slice(verbAt + 1), out);
     return out;
   }

@@ -62,6 +62,12 @@ export interface SimpleCommand {
   /** Redirections that apply to this command (its own and those of enclosing statements). */
   redirects: Redirect[];
   origin: CommandOrigin;
+  /**
+   * For a command `find -exec` runs: find's starting points (`.` when it names none), where every
+   * name it puts in place of `{}` lies; undefined when they cannot be told (an expansion,
+   * `-files0-from`).
+   */
+  findRoots?: Word[];
   /** The command's source text. */
   text: string;
 }

@@ -23,6 +23,28 @@ const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set([
 const GIT_PATCH_VERBS: ReadonlySet<string> = new Set(['log', 'whatchanged', 'reflog', 'stash', 'shortlog']);
 const GIT_PATCH_OPTION = /^(-[A-Za-z]*[puLc]|--patch|--patch-with-stat|--patch-with-raw|--cc|--word-diff.*|--color-words.*|-U\d*|--unified.*|--full-diff|--binary|--raw)$/;
 
+/** `git diff` options that print names and counts instead of the patch. */
+const DIFF_SUMMARY = /^(--stat(=[\d,]+)?|--numstat|--shortstat|--dirstat(=[\w,.]+)?|--compact-summary|--summary|--name-only|--name-status|--quiet|--exit-code|--raw)$/;
+/** Other `git diff` options that add no contents to such a summary (which revisions or files, rename detection, colour). */
+const DIFF_HARMLESS = /^(--cached|--staged|--merge-base|--no-color|--color(=\w+)?|--relative(=[\w./-]+)?|--no-relative|-[MCBR]\d*%?|--find-renames(=\d+%?)?|--find-copies(=\d+%?)?|--no-renames|--diff-filter=[ACDMRTUXBacdmrtuxb*]+|-z|--abbrev(=\d+)?|--no-abbrev|--full-index|--ignore-submodules(=\w+)?|--no-ext-diff|--no-textconv|-[wb]|--ignore-all-space|--ignore-space-change|--ignore-blank-lines|--ignore-cr-at-eol|--minimal|--patience|--histogram|--ita-invisible-in-index|--ita-visible-in-index|-[123]|--base|--ours|--theirs)$/;
+
+/**
+ * Whether a `git diff` prints only names and counts (`git diff --stat HEAD~1`, `--name-only`):
+ * a summary option, and every other option known to add no contents (not -p, -U, --word-diff,
+ * --ext-diff, --output, nor the pickaxe -S/-G, whose answer tells what files hold).
+ */
+function diffPrintsNamesOnly(args: readonly Word[]): boolean {
+  let summary = false;
+  for (const w of args) {
+    if (!w.literal) return false;
+    if (w.value === '--') break;
+    if (!w.value.startsWith('-')) continue;
+    if (DIFF_SUMMARY.test(w.value)) summary = true;
+    else if (!DIFF_HARMLESS.test(w.value)) return false;
+  }
+  return summary;
+}
+
 /** The git verb that prints tracked contents in this argv (git's global options skipped), if it does. */
 export function gitPrintsContent(argv: readonly Word[]): string | undefined {
   if (commandName(argv) !== 'git') return undefined;
@@ -33,8 +55,104 @@ export function gitPrintsContent(argv: readonly Word[]): string | undefined {
   // A verb that is an expansion could be any of them.
   if (!verbWord.literal) return '(a verb that is an expansion)';
   const verb = verbWord.value;
+  if (verb === 'diff' && diffPrintsNamesOnly(rest.slice(rest.indexOf(verbWord) + 1))) return undefined;
   if (GIT_CONTENT_VERBS.has(verb)) return verb;
   if (GIT_PATCH_VERBS.has(verb) && rest.some((w) => !w.literal || GIT_PATCH_OPTION.test(w.value))) return `${verb} with a patch`;
+  return undefined;
+}
+
+/** The verb of a git argv (global options skipped) and the words after it; undefined when there is no literal one. */
+function gitVerb(argv: readonly Word[]): { verb: string; rest: readonly Word[] } | undefined {
+  if (commandName(argv) !== 'git') return undefined;
+  const words = withoutGitGlobals(argv)?.[0] ?? argv;
+  const at = words.findIndex((w, k) => k > 0 && !(w.literal && w.value.startsWith('-')));
+  if (at === -1 || !words[at]!.literal) return undefined;
+  return { verb: words[at]!.value, rest: words.slice(at + 1) };
+}
+
+/**
+ * Whether a word is the long option `name` as git's parse-options takes it, `=value` attached or
+ * not: also any prefix of two letters or more (`--ex='cat .env'` is `--exec` for rebase; an
+ * ambiguous one git refuses), unless `exact`.
+ */
+function longOption(w: Word, name: string, exact = false): boolean {
+  if (!w.literal || !w.value.startsWith('--')) return false;
+  const eq = w.value.indexOf('=');
+  const given = eq === -1 ? w.value : w.value.slice(0, eq);
+  return exact ? given === name : given.length >= 4 && name.startsWith(given);
+}
+
+/** Long options by git verb whose value is a command git runs (a shell command line, or a program on the other side run here for a local URL). */
+const GIT_COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  rebase: ['--exec'],
+  fetch: ['--upload-pack'],
+  pull: ['--upload-pack'],
+  clone: ['--upload-pack'],
+  'ls-remote': ['--upload-pack'],
+  push: ['--receive-pack', '--exec'],
+  'send-pack': ['--receive-pack', '--exec'],
+  'fetch-pack': ['--upload-pack', '--exec'],
+  archive: ['--exec'],
+  difftool: ['--extcmd'],
+  'send-email': ['--to-cmd', '--cc-cmd', '--header-cmd', '--sendmail-cmd', '--smtp-server'],
+};
+/** Short options by git verb (alone or last of a cluster) whose value is such a command. */
+const GIT_COMMAND_SHORT: Readonly<Record<string, string>> = { rebase: 'x', clone: 'u', 'ls-remote': 'u', difftool: 'x' };
+
+/**
+ * What in a git argv makes git run a command given on the command line: `git rebase -x 'cat .env'`
+ * (after each commit), `git bisect run CMD`, `git submodule foreach CMD`, `git filter-branch`'s
+ * filters, `--upload-pack`/`--receive-pack` (run here for a local URL), `difftool -x`, send-email's
+ * `--*-cmd`. Bash(git:*) cannot vouch for what that command does (`git rebase --exec 'cat .env'
+ * HEAD~1` printed .env with Read(./.env) denied), as for a `-c` key that runs a program.
+ */
+export function gitRunsGivenCommand(argv: readonly Word[]): string | undefined {
+  const v = gitVerb(argv);
+  if (!v) return undefined;
+  const { verb, rest } = v;
+  if (verb === 'filter-branch') return 'git filter-branch runs the filters it is given as shell commands';
+  if (verb === 'instaweb') return 'git instaweb runs the web server and browser it is given';
+  if (verb === 'bisect' && rest[0]?.literal && rest[0].value === 'run') return 'git bisect run runs the command it is given';
+  if (verb === 'submodule' && rest.some((w) => w.literal && w.value === 'foreach')) return 'git submodule foreach runs the command it is given in every submodule';
+  const longs = GIT_COMMAND_OPTIONS[verb] ?? [];
+  const short = GIT_COMMAND_SHORT[verb];
+  for (const w of rest) {
+    if (w.literal && w.value === '--') break;
+    if (!w.literal) continue;
+    // send-email has options these are prefixes of (`--to`, `--cc`): its names are matched whole.
+    const hit = longs.find((o) => longOption(w, o, verb === 'send-email'));
+    if (hit) return `git ${verb} ${hit} runs the command it is given`;
+    if (short && !w.value.startsWith('--') && new RegExp(`^-[A-Za-z]*${short}`).test(w.value)) return `git ${verb} -${short} runs the command it is given`;
+  }
+  return undefined;
+}
+
+/**
+ * What in a git argv puts contents git stores under names of its choosing, or stores files git does
+ * not track: `update-index --cacheinfo MODE,BLOB,notes.txt` (or `--index-info`), `read-tree
+ * --prefix=x/`, `mktree`, `replace`, then `checkout-index` writes them out (`--temp`, `--prefix`
+ * as well), and `stash -u`/`-a` stores untracked (and ignored) files such as .env. With Read(./.env)
+ * denied, `git stash -a`, `git rev-parse 'stash@{0}^3:.env'`, `git update-index --add --cacheinfo
+ * 100644,SHA,notes.txt`, `git checkout-index --prefix=x/ notes.txt` and `cat x/notes.txt` printed it:
+ * no path any rule could match was named. Judged only while Read deny rules exist.
+ */
+export function gitMovesStoredContent(argv: readonly Word[]): string | undefined {
+  const v = gitVerb(argv);
+  if (!v) return undefined;
+  const { verb, rest } = v;
+  const has = (...names: string[]): boolean => rest.some((w) => !w.literal || names.some((n) => longOption(w, n)));
+  if (verb === 'mktree' || verb === 'replace') return `git ${verb} stores objects under names of its choosing`;
+  if (verb === 'update-index' && has('--cacheinfo', '--index-info')) return 'git update-index --cacheinfo/--index-info puts a stored blob under a name of its choosing';
+  if (verb === 'read-tree' && has('--prefix')) return 'git read-tree --prefix puts stored files under another directory';
+  if (verb === 'checkout-index' && has('--temp', '--prefix')) return 'git checkout-index --temp/--prefix writes stored files under other names';
+  if (verb === 'stash') {
+    const untracked = rest.some((w) => !w.literal || (!w.value.startsWith('--') && /^-[A-Za-z]*[ua]/.test(w.value)) || longOption(w, '--include-untracked') || longOption(w, '--all'));
+    // Not `stash list/show/pop/apply/drop/branch/clear`, whose -a/-u mean nothing of the kind or do not exist.
+    const sub = rest.find((w) => w.literal && !w.value.startsWith('-'))?.value;
+    if (untracked && (sub === undefined || sub === 'push' || sub === 'save' || !['list', 'show', 'pop', 'apply', 'drop', 'branch', 'clear', 'create', 'store'].includes(sub))) {
+      return 'git stash -u/-a stores untracked files (a Read-denied one among them) where other git commands can put them under other names';
+    }
+  }
   return undefined;
 }
 

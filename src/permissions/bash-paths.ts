@@ -86,6 +86,17 @@ export function commandPaths(cmd: SimpleCommand): PathArgs & { relocated: boolea
   // find -exec … {} … (and xargs -I {}): the names go where the braces are.
   if (cmd.origin === 'derived' || viaXargs.length > 0) argv = argv.map((w) => (w.literal && w.value.includes('{}') ? hiddenNames(w.raw) : w));
   const p = pathArgs(argv);
+  // `find src -exec grep -l TODO {} +`: the names find gives lie in its starting points' trees, so
+  // reading them is a read of those trees (`grep -r TODO src`), judged as one; not a name built on
+  // the braces (`{}.bak`), nor one written.
+  if (cmd.origin === 'derived' && cmd.findRoots && viaXargs.length === 0) {
+    const braces = argv.filter((w) => !w.literal && ['{}', "'{}'", '"{}"'].includes(w.raw));
+    if (braces.length > 0 && braces.every((w) => p.reads.includes(w) && !p.writes.includes(w)) && p.opaque.every((w) => braces.includes(w))) {
+      p.reads = [...p.reads.filter((w) => !braces.includes(w)), ...cmd.findRoots];
+      p.opaque = [];
+      p.recursive = true;
+    }
+  }
   const extra: Word[] = [];
   for (const st of viaXargs) {
     const list = xargsArgFile(st);
@@ -303,6 +314,12 @@ const NAMES_ONLY: ReadonlySet<string> = new Set([
 ]);
 const opaqueReader = (name: string): boolean => !NAMES_ONLY.has(name) || INTERPRETER.test(name);
 
+/** A program whose files no table here models (an interpreter, `rename`, `npm`): what it moves or makes is not known. */
+export function unmodelledProgram(argv: readonly Word[]): boolean {
+  const name = commandName(argv);
+  return name !== undefined && !hasPathModel(name) && opaqueReader(name);
+}
+
 /** The file an `@file` word names (`@.env`, curl's `-d@.env`, `-F f=@.env`), if any. */
 function atFile(w: Word): Word | undefined {
   const at = w.value.startsWith('@') ? 1 : w.value.indexOf('=@') !== -1 ? w.value.indexOf('=@') + 2 : /^-[A-Za-z]@/.test(w.value) ? 3 : -1;
@@ -333,6 +350,80 @@ function embeddedNames(value: string): string[] {
   }
   out.delete(value);
   return [...out];
+}
+
+/** Container tools whose `-e NAME=VALUE` sets a variable in the container and whose `-v HOST:PATH` shares a host path with it. */
+const CONTAINER_TOOLS: ReadonlySet<string> = new Set(['docker', 'podman', 'nerdctl', 'docker-compose']);
+/** The working directory as a word may spell it before the rest of a literal path: `$PWD/src:/app`, `"$(pwd)":/app`. */
+const PWD_PREFIX = /^(?:\$PWD|\$\{PWD\}|\$\(pwd\))(?![A-Za-z0-9_])/;
+
+/**
+ * What a container tool's options say of files (`docker run`, `podman run`, `docker compose run`,
+ * `docker exec`): the words of `-e`/`--env` (NAME or NAME=VALUE: a variable, no file the tool opens,
+ * so `-e ENV_FILE=.env` names nothing), and the host side of a bind mount (`-v
+ * HOST:PATH`, `--volume`, `--mount type=bind,source=HOST`), which the container may read whatever
+ * runs in it: a read of HOST (`-v ./.env:/x`). A mount spelled with the working directory
+ * (`$PWD/.env:/x`, `"$(pwd)":/app`) is read from it, unless the line gives PWD a value; any other
+ * expansion there is a location not known before it runs.
+ */
+function containerWords(argv: readonly Word[], a: BashAnalysis): { env: Set<Word>; mounts: Word[]; unknown: Word[] } {
+  const out = { env: new Set<Word>(), mounts: [] as Word[], unknown: [] as Word[] };
+  const pwdChanged = a.commands.some((c) => c.assignments.some((x) => x.name === 'PWD') || c.argv.some((w) => /(?:^|[^${A-Za-z0-9_])PWD\b/.test(w.raw)));
+  const host = (w: Word, value: string | undefined, from: number): void => {
+    if (value === undefined) {
+      out.unknown.push(w);
+      return;
+    }
+    const colon = value.indexOf(':');
+    // Without a colon it is a path inside the container (an anonymous volume).
+    if (colon <= 0) return;
+    const v = value.slice(0, colon);
+    // The shell expands a leading ~ of the word (`-v ~/.aws:/root/.aws`), not one after `--volume=`.
+    out.mounts.push({ ...w, raw: v, value: v, literal: true, glob: false, tilde: from === 0 && w.literal && w.tilde });
+  };
+  // The value of a word as a path: literal, or the working directory followed by literal text.
+  const valueOf = (w: Word, from: number): string | undefined => {
+    if (w.literal) return w.value.slice(from);
+    if (from > 0 || pwdChanged || /['\\`]/.test(w.raw)) return undefined;
+    const unquoted = w.raw.replaceAll('"', '');
+    const m = PWD_PREFIX.exec(unquoted);
+    if (!m) return undefined;
+    const rest = unquoted.slice(m[0].length);
+    return rest.includes('$') ? undefined : `.${rest}`;
+  };
+  const mount = (w: Word, value: string | undefined): void => {
+    if (value === undefined) {
+      out.unknown.push(w);
+      return;
+    }
+    for (const part of value.split(',')) {
+      const eq = part.indexOf('=');
+      const key = eq === -1 ? part : part.slice(0, eq);
+      if (key === 'source' || key === 'src') out.mounts.push({ ...w, raw: part.slice(eq + 1), value: part.slice(eq + 1), literal: true, glob: false, tilde: false });
+    }
+  };
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (!w.literal) continue;
+    const v = w.value;
+    if (v === '--') break;
+    const next = argv[i + 1];
+    if (v === '-e' || v === '--env') {
+      out.env.add(w);
+      if (next) out.env.add(next);
+      i++;
+    } else if (v.startsWith('--env=') || (v.startsWith('-e') && !v.startsWith('--'))) out.env.add(w);
+    else if (v === '-v' || v === '--volume') {
+      if (next) host(next, valueOf(next, 0), 0);
+      i++;
+    } else if (v.startsWith('--volume=')) host(w, valueOf(w, 9), 9);
+    else if (v.startsWith('-v') && !v.startsWith('--')) host(w, valueOf(w, v.startsWith('-v=') ? 3 : 2), 2);
+    else if (v === '--mount') {
+      if (next) mount(next, next.literal ? next.value : undefined);
+      i++;
+    } else if (v.startsWith('--mount=')) mount(w, v.slice(8));
+  }
+  return out;
 }
 
 function attachedValue(w: Word): Word {
@@ -486,6 +577,18 @@ export function plantsFiles(argv: readonly Word[]): boolean {
   return name !== undefined && (LINK_COPIERS.has(name) || (name === 'cp' && cpCopiesLinks(argv)) || (name === 'git' && gitWritesWorkTree(argv)));
 }
 
+/**
+ * The redirections the shell opens before a command runs, so before it writes anything: its own,
+ * and those of a statement enclosing it. The grammar hangs a redirection written after a list or a
+ * pipeline (`tar xf a.tar && cat < out/x`) on every command of it, where bash gives it to the last
+ * one alone: one that a later command holds too is not counted.
+ */
+function ownRedirects(a: BashAnalysis, cmd: SimpleCommand): ReadonlySet<unknown> {
+  const own = new Set<unknown>(cmd.redirects);
+  for (const other of a.commands.slice(a.commands.indexOf(cmd) + 1)) for (const r of other.redirects) own.delete(r);
+  return own;
+}
+
 export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   const uses: PathUse[] = [];
   const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean; opaque?: boolean }): void => {
@@ -518,7 +621,9 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
    * link, a git checkout): paths below them, in the line's other commands, lead where no check
    * can know before it runs. `all`: anywhere (git's work tree may be any of the line's directories).
    */
-  const linkTrees: Array<{ dirs: string[] | 'all'; from: number; to: number }> = [];
+  const linkTrees: Array<{ dirs: string[] | 'all'; from: number; to: number; own: ReadonlySet<unknown> }> = [];
+  /** The redirection each redirect use stands for, to tell a link maker's own from the others'. */
+  const redirectOf = new Map<number, unknown>();
   /** Uses that read a whole tree (`grep -R x out`): a link put anywhere below them is read through too. */
   const treeReads = new Set<number>();
   const changesDir = new Set<number>();
@@ -547,8 +652,14 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     // An interpreter's or an editor's arguments: judged against deny rules only (as fallback uses are).
     const name = commandName(argv);
     if (name !== undefined && !hasPathModel(name) && opaqueReader(name)) {
+      const container = CONTAINER_TOOLS.has(name) ? containerWords(argv, a) : undefined;
+      for (const m of container?.mounts ?? []) add(m, 'read', { fallback: true });
+      // Not judged against deny rules only: a place no check can know may be a denied file or toolexec's own.
+      for (const m of container?.unknown ?? []) add(m, 'read', { opaque: true });
       for (const w of argv.slice(1)) {
         if (!w.literal || w.value.length > 4096) continue;
+        // A variable given to the container (NAME or NAME=VALUE): no file the tool opens.
+        if (container?.env.has(w)) continue;
         if (!w.value.startsWith('-')) add(w, 'read', { fallback: true });
         // An option's attached value (`--require=./.env`, `--config=.env`) names a file as often.
         else if (/^--?[\w-]+=./.test(w.value)) add(attachedValue(w), 'read', { fallback: true });
@@ -573,13 +684,13 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
         if (r) dirs.push(...r);
         else unknown = true;
       }
-      linkTrees.push({ dirs: unknown ? 'all' : dirs, from: first, to: uses.length });
+      linkTrees.push({ dirs: unknown ? 'all' : dirs, from: first, to: uses.length, own: ownRedirects(a, cmd) });
     } else if (readsCwdTree) cwdTreeReaders.push(cmd);
     else if (maker === 'git' && gitWritesWorkTree(argv)) {
       // `git clone URL y` puts its work tree (and the links in it) in y only.
       const target = relocated ? undefined : gitCloneTarget(argv);
       const dirs = target ? resolveWord(target, cwds.dirs[0]!) : undefined;
-      linkTrees.push({ dirs: dirs ?? 'all', from: first, to: uses.length });
+      linkTrees.push({ dirs: dirs ?? 'all', from: first, to: uses.length, own: ownRedirects(a, cmd) });
     }
     // A link or directory moved into place: paths through it (not the moved name itself: mv's source, a read, was judged where it leads).
     if (commandName(argv) === 'mv') {
@@ -610,6 +721,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   const beforeRedirects = uses.length;
   for (const r of a.redirects) {
     if (r.kind !== 'file' || !r.target) continue;
+    redirectOf.set(uses.length, r);
     add(r.target, r.output ? 'write' : 'read', { redirect: r.output });
   }
   markThroughLinks(beforeRedirects);
@@ -620,6 +732,9 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   if (through.length > 0 || unknownLink) {
     for (const u of uses) {
       if (unknownLink || u.abs.some((p) => through.some((l) => p.startsWith(`${l}/`)))) u.uncertain = true;
+      // A glob expanded after a symbolic link is made may take the link in (`ln -s ../.env src/x.ts &&
+      // cat src/*.ts`), a name the expansion made before the line runs does not hold.
+      if (links.length > 0 && u.word.glob) u.uncertain = true;
     }
   }
   // A tree read of the working directory, with no word naming it, where such a tree is: judged as a read of `.`.
@@ -633,7 +748,8 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   // Below a tree another command of the line may put links in (before it or after it: it may run at the same time).
   for (const t of linkTrees) {
     for (let k = 0; k < uses.length; k++) {
-      if ((k >= t.from && k < t.to) || changesDir.has(k)) continue;
+      // The maker's own redirections (`git am < fix.patch`) are opened by the shell before it runs, as its own arguments are read by it before it writes.
+      if ((k >= t.from && k < t.to) || changesDir.has(k) || t.own.has(redirectOf.get(k))) continue;
       const u = uses[k]!;
       // A tree read at or above such a tree (`tar xf a.tar -C out && grep -R x out`) goes through what lands in it.
       const tree = treeReads.has(k);

@@ -40,12 +40,12 @@ import { analyseBash, analyseBashSync } from '../bash/parser.js';
 import { ACCEPT_EDITS_COMMANDS, commandName, pathArgs } from '../bash/paths.js';
 import { isReadOnlyCommand } from '../bash/read-only.js';
 import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule } from '../bash/rule-match.js';
-import type { BashAnalysis, SimpleCommand } from '../bash/types.js';
+import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
-import { commandPaths, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, workingDirs, type PathUse } from './bash-paths.js';
+import { commandPaths, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitForeignRepository, gitInPlantedRepository, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand } from './bash-git.js';
 import { treeEscape, type TreeDeps } from './tree-reach.js';
 import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
@@ -109,7 +109,9 @@ function readsProvablyAllowed(cmd: SimpleCommand, readDenyActive: boolean, dirs:
   if (globsMayBeOptions(cmd, dirs)) return false;
   if (!readDenyActive) return true;
   if (diffReadsDirectory(cmd, dirs)) return false;
-  if (p.recursive) return false;
+  // A tree read got here only when its tree was listed and holds nothing denied, nor a link out (step 6b);
+  // find, which that step passes over, would list the names of denied files, which Glob hides.
+  if (p.recursive && commandName(innermostOf(cmd).argv) === 'find') return false;
   return p.reads.every((w) => w.literal && !w.glob);
 }
 
@@ -185,6 +187,54 @@ const PROC_LINK_TARGET = "/proc/<the command's process>/… (its working directo
 
 /** What bash opens as a socket instead of a file, in a redirection (it compares the expanded word, so only this spelling). */
 const NETWORK_REDIRECT = /^\/dev\/(tcp|udp)\/[^/]+\/[^/]+$/;
+
+/** A base-name glob as fnmatch takes it without flags, in the forms modelled here: `*` and `?` (which match a leading dot too) and plain characters. */
+const SIMPLE_GLOB = /^[\w.*?+@%,:-]+$/;
+const GREP_NAMES = new Set(['grep', 'egrep', 'fgrep']);
+
+/**
+ * The files of a tree `grep -r` reads, by base name, when its `--include`/`--exclude` options say
+ * (GNU grep: the last pattern that matches decides; a name none matches is read unless the first
+ * of them is an --include). Undefined, every file read, when it has none, or one not modelled here
+ * (an abbreviation, an expansion, a pattern with brackets, braces or a backslash, --exclude-from).
+ */
+function grepNameFilter(argv: readonly Word[]): ((base: string) => boolean) | undefined {
+  if (!GREP_NAMES.has(commandName(argv) ?? '')) return undefined;
+  const rules: Array<{ include: boolean; re: RegExp }> = [];
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (!w.literal) return undefined;
+    if (w.value === '--') break;
+    const m = /^--(include|exclude)(?:=(.*))?$/.exec(w.value);
+    if (!m) {
+      // An abbreviation getopt would take for one of them, or patterns from a file.
+      if (/^--(in?c?l?u?d?|ex?c?l?u?d?e?)(=|$)/.test(w.value) || w.value.startsWith('--exclude-from')) return undefined;
+      continue;
+    }
+    const word = m[2] === undefined ? argv[++i] : w;
+    const glob = m[2] ?? word?.value;
+    if (glob === undefined || !word?.literal || !SIMPLE_GLOB.test(glob)) return undefined;
+    // Unquoted, the shell may expand the pattern to a file's name (`--exclude=*.env` to a planted
+    // `--exclude=x.env`), which excludes less than the pattern would; an --include so expanded includes less.
+    if (word.glob && m[1] === 'exclude') return undefined;
+    const re = new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.')}$`, 's');
+    rules.push({ include: m[1] === 'include', re });
+  }
+  if (rules.length === 0) return undefined;
+  return (base) => {
+    for (let k = rules.length - 1; k >= 0; k--) if (rules[k]!.re.test(base)) return rules[k]!.include;
+    return !rules[0]!.include;
+  };
+}
+
+/** What a path is now, following links. */
+function fileKind(p: string): 'directory' | 'file' | 'missing' {
+  try {
+    return fs.statSync(p).isDirectory() ? 'directory' : 'file';
+  } catch {
+    return 'missing';
+  }
+}
 
 /** The decision for an analysed command. */
 export function decideBashPermission(command: string, a: BashAnalysis, ctx: BashPermissionContext): PermissionResult {
@@ -268,6 +318,10 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   if (linkUnknown) return linkUnknown;
   for (const cmd of a.commands) {
     // git obeys a `-c KEY=VALUE` at once: a key that runs a program or reads a file is code or a read no rule sees.
+    const runs = gitRunsGivenCommand(innermostOf(cmd).argv);
+    if (runs !== undefined) {
+      return { behavior: 'ask', message: `Bash wants to run git with a command given on its command line: ${runs}; it needs approval.`, type: 'safety', detail: runs };
+    }
     const key = gitRiskyConfigKey(innermostOf(cmd).argv);
     if (key !== undefined) {
       const why =
@@ -363,6 +417,10 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   // tracked files' contents, whose paths no Read deny rule can be checked against.
   if (readDenyActive) {
     for (const cmd of a.commands) {
+      const moves = gitMovesStoredContent(innermostOf(cmd).argv);
+      if (moves) {
+        return { behavior: 'ask', message: `This Bash command (${moves}) moves contents git stores past Read deny rules; it needs approval.`, type: 'safety', detail: moves };
+      }
       const shown = gitPrintsContent(innermostOf(cmd).argv);
       if (shown) {
         return {
@@ -405,7 +463,15 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
         }
         if (!readDenyActive) continue;
         const rule = q.pathRuleBelow('read', 'deny', spellings(d));
-        if (rule) {
+        // A rule that may match below the directory by name: a directory there now is listed, and asks
+        // only when something in it is denied (or it is too large to list). One that is not there yet,
+        // or in a line where a program no table models runs too (`rename config src/cfg config && grep -r
+        // DB src` moves config/.env in before grep reads), asks: the listing is of the tree before the line.
+        const kind = rule ? (a.commands.some((c) => c !== cmd && unmodelledProgram(innermostOf(c).argv)) ? 'missing' : fileKind(d)) : undefined;
+        // A file holds nothing below it; the file itself was judged as a read.
+        if (kind === 'file') continue;
+        const listed = kind === 'directory' ? treeEscape(d, treeDeps, grepNameFilter(argv) ?? true) : undefined;
+        if (rule && (kind === 'missing' || (listed && ('unknown' in listed || listed.named)))) {
           return {
             behavior: 'ask',
             message: `This Bash command reads every file under ${d}, where the rule ${rule.raw} denies some; it needs approval.`,
@@ -413,8 +479,8 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
             detail: `recursive read under a Read deny rule: ${rule.raw}`,
           };
         }
-        // No rule reaches the directory by name; a link inside it may reach a denied file.
-        const escape = treeEscape(d, treeDeps);
+        // No rule reaches the directory by name, or none matches what is in it; a link inside it may reach a denied file.
+        const escape = rule ? listed : treeEscape(d, treeDeps);
         if (escape) {
           const what = 'unknown' in escape ? 'more than toolexec looks through for links to Read-denied files' : `where ${escape.path} is ${escape.why}`;
           return {

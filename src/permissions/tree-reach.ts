@@ -29,9 +29,16 @@ export interface TreeDeps {
   links: HardLinkCheck;
 }
 
-export type TreeEscape = { path: string; why: string } | { unknown: true };
+export type TreeEscape = { path: string; why: string; named?: true } | { unknown: true };
 
-export function treeEscape(dir: string, deps: TreeDeps): TreeEscape | undefined {
+/**
+ * `names`: a Read deny rule may match something below the directory by its name (a pattern at any
+ * depth, such as `.env`, below src): every entry is judged too, where it is listed and where it
+ * really lies (`named` in the answer), so that a tree holding no such file (`grep -r TODO src`) is
+ * read as any other. A function: only the files whose base name it accepts are read (grep's
+ * `--include='*.ts'`).
+ */
+export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base: string) => boolean) = false): TreeEscape | undefined {
   try {
     if (!fs.statSync(dir).isDirectory()) return undefined;
   } catch {
@@ -66,6 +73,9 @@ export function treeEscape(dir: string, deps: TreeDeps): TreeEscape | undefined 
     if (budget < 0) return { unknown: true };
     for (const e of entries) {
       const p = path.join(cur.at, e.name);
+      // A filter of base names (grep's --include/--exclude): only the files it lets through are read; a directory is entered whatever its name.
+      const judged = names === true || (typeof names === 'function' && !e.isDirectory() && names(e.name));
+      if (judged && (deps.readDenied(p) || deps.readDenied(path.join(cur.real, e.name)))) return { path: p, why: 'a file a Read deny rule covers', named: true };
       if (e.isDirectory()) {
         const real = path.join(cur.real, e.name);
         walked.add(real);

@@ -1,0 +1,124 @@
+/**
+ * Two ways past Read deny rules under Bash(git:*), found while looking for false
+ * positives. With Read(./.env) (and Read(**\/.env)) denied:
+ * - `git rebase --exec 'cat .env' HEAD~1` (or -x, `git bisect run`, `git
+ *   submodule foreach`, filter-branch's filters, `--upload-pack` for a local
+ *   URL) was allowed and printed .env: git runs the command it is given, as it
+ *   does a `-c core.fsmonitor=…`, which already asks. It is now a safety ask.
+ * - `git stash -a`, `git rev-parse 'stash@{0}^3:.env'`, `git update-index --add
+ *   --cacheinfo 100644,SHA,notes.txt`, `git checkout-index --prefix=x/
+ *   notes.txt`, then `cat x/notes.txt` printed .env: each step was allowed, as
+ *   no word names a path any rule matches once git stores the contents under a
+ *   name of its choosing. Storing untracked files (stash -u/-a) and putting a
+ *   stored blob under another name (update-index --cacheinfo/--index-info,
+ *   read-tree --prefix, mktree, replace, checkout-index --temp/--prefix) are
+ *   now safety asks while Read deny rules exist. Everyday git (stash, stash pop,
+ *   rebase -i, push -u, add -u) is as before. Real rule indexes, and git run for
+ *   real to show what the checks stand against.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initBashParser } from '../src/bash/parser.js';
+import { cleanupTmp, tmpDir } from './helpers.js';
+import { BYPASS, ruleEnv } from './helpers-bash.js';
+
+beforeAll(async () => {
+  await initBashParser();
+});
+afterAll(cleanupTmp);
+
+const DENY = ['Read(./.env)', 'Read(**/.env)'];
+
+function repo(): { dir: string; git: (...args: string[]) => string } {
+  const dir = tmpDir('toolexec-git-launder-');
+  const git = (...args: string[]): string => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@e', ...args], { cwd: dir, encoding: 'utf8' });
+  git('init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(dir, 'a.txt'), 'one\n');
+  fs.writeFileSync(path.join(dir, '.gitignore'), '.env\n');
+  git('add', '-A');
+  git('commit', '-qm', 'one');
+  fs.writeFileSync(path.join(dir, 'a.txt'), 'two\n');
+  git('commit', '-qam', 'two');
+  fs.writeFileSync(path.join(dir, '.env'), 'SECRET=hunter2\n');
+  return { dir, git };
+}
+
+describe('git running a command it is given', () => {
+  const runs = [
+    "git rebase --exec 'cat .env' HEAD~1",
+    "git rebase -x 'cat .env' HEAD~1",
+    "git rebase -ix 'cat .env' HEAD~1",
+    "git rebase --exe='cat .env' HEAD~1",
+    "git bisect run sh -c 'cat .env'",
+    "git submodule foreach 'cat .env'",
+    "git filter-branch --tree-filter 'cat .env >&2' HEAD",
+    "git fetch --upload-pack='cat .env >&2; git-upload-pack' .",
+    "git clone -u 'cat .env >&2; git-upload-pack' . copy",
+    "git ls-remote --upload-pack='cat .env >&2' .",
+    "git push --receive-pack='cat .env >&2' . HEAD:x",
+    "git difftool -x 'cat .env' HEAD~1",
+    "git send-email --to-cmd='cat .env' x.patch",
+    "git -C . rebase --exec 'cat .env' HEAD~1",
+  ];
+
+  it('is a safety ask under Bash(git:*), in bypassPermissions too', async () => {
+    for (const mode of ['default', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: DENY, mode });
+      for (const c of runs) expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/runs the (command|filters|web)/) });
+    }
+  });
+
+  it('everyday git is as before', async () => {
+    const env = ruleEnv({ allow: ['Bash(git:*)'], deny: DENY });
+    for (const c of ['git rebase -i HEAD~3', 'git rebase main', 'git rebase --continue', 'git push -u origin HEAD', 'git fetch -u origin', 'git bisect start', 'git submodule update --init', 'git send-email --to a@b.c x.patch', 'git stash', 'git stash pop', 'git stash list', 'git add -u', 'git checkout-index -a -f', 'git update-index --refresh']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'allow' });
+    }
+  });
+
+  it('what the check stands against: git rebase --exec prints the file', () => {
+    const { dir, git } = repo();
+    const out = execFileSync('bash', ['-c', "git -c user.name=t -c user.email=t@e rebase --exec 'cat .env' HEAD~1 2>&1"], { cwd: dir, encoding: 'utf8' });
+    expect(out).toContain('SECRET=hunter2');
+    expect(git('log', '--oneline').split('\n').filter(Boolean)).toHaveLength(2);
+  });
+});
+
+describe('contents git stores put under another name', () => {
+  it('storing untracked files, and placing a stored blob under a new name, ask while Read deny rules exist', async () => {
+    for (const mode of ['default', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: DENY, mode });
+      for (const c of [
+        'git stash -a',
+        'git stash -u',
+        'git stash --all',
+        'git stash push --include-untracked -m wip',
+        'git stash save -u wip',
+        'git update-index --add --cacheinfo 100644,50b37a2c10115ff71f62b8c25b2314545a3df599,notes.txt',
+        'git update-index --add --cacheinfo 100644 50b37a2c10115ff71f62b8c25b2314545a3df599 notes.txt',
+        'git update-index --index-info < list',
+        'git read-tree --prefix=x/ HEAD',
+        'git mktree < spec',
+        'git replace 0123456 89abcde',
+        'git checkout-index --prefix=x/ notes.txt',
+        'git checkout-index --temp a.txt',
+      ]) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety' });
+      }
+    }
+    // Without Read deny rules there is nothing to launder: as before.
+    const open = ruleEnv({ allow: ['Bash(git:*)'] });
+    for (const c of ['git stash -u', 'git read-tree --prefix=x/ HEAD']) expect(await open.check(c), c).toMatchObject({ behavior: 'allow' });
+  });
+
+  it('what the check stands against: each step is plain git, and the file comes out under another name', () => {
+    const { dir, git } = repo();
+    git('stash', '-a', '-q');
+    expect(fs.existsSync(path.join(dir, '.env'))).toBe(false);
+    const sha = git('rev-parse', 'stash@{0}^3:.env').trim();
+    git('update-index', '--add', '--cacheinfo', `100644,${sha},notes.txt`);
+    git('checkout-index', '--prefix=x/', 'notes.txt');
+    expect(fs.readFileSync(path.join(dir, 'x', 'notes.txt'), 'utf8')).toBe('SECRET=hunter2\n');
+  });
+});

@@ -176,6 +176,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     responses: {
       200: { description: 'Answered', schema: S.PermissionAnswered },
       ...STD_ERRORS,
+      400: err('Malformed answer, or an updated_input the tool cannot take (the request stays pending)'),
       404: err('No such request'),
       409: err('Already answered or expired'),
     },

@@ -80,8 +80,32 @@ describe('step 2: parse', () => {
     });
     expect(r.status).toBe(200);
     expect(r.body.executions.map((e) => e.status)).toEqual(['failed', 'succeeded']);
-    expect(r.body.messages.map((m) => m.tool_call_id)).toEqual(['c1', 'c2']);
-    expect(r.body.messages[1]!.content).toBe('value=ok');
+    expect(r.body.messages).toEqual([
+      { role: 'tool', tool_call_id: 'c1', content: expect.stringContaining('The arguments are not valid JSON') },
+      { role: 'tool', tool_call_id: 'c2', content: 'value=ok' },
+    ]);
+  });
+
+  it('answers each OpenAI call in its own API’s shape: a Responses function_call with a function_call_output item, a Chat Completions call with a tool message', async () => {
+    t = await makeApp({ permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({})] });
+    const r = await execute(t.app, {
+      tool_uses: [
+        // As the Responses API returns them: a reasoning item, then function_call items with their own id and status.
+        { type: 'reasoning', id: 'rs_1', summary: [] },
+        { type: 'function_call', id: 'fc_1', call_id: 'call_r1', name: 'Probe', arguments: '{"value":"one"}', status: 'completed' },
+        use('Probe', { value: 'two' }, 'toolu_a'),
+        { id: 'call_c1', type: 'function', function: { name: 'Probe', arguments: '{"value":"three"}' } },
+        { type: 'function_call', id: 'fc_2', call_id: 'call_r2', name: 'Probe', arguments: '{"value":' },
+      ],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.tool_results.map((b) => b.tool_use_id)).toEqual(['call_r1', 'toolu_a', 'call_c1', 'call_r2']);
+    // A role "tool" message is not valid Responses input; function_call_output is what the next request's input takes.
+    expect(r.body.messages).toEqual([
+      { type: 'function_call_output', call_id: 'call_r1', output: 'value=one' },
+      { role: 'tool', tool_call_id: 'call_c1', content: 'value=three' },
+      { type: 'function_call_output', call_id: 'call_r2', output: expect.stringContaining('The arguments are not valid JSON') },
+    ]);
   });
 });
 

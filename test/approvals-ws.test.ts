@@ -163,7 +163,7 @@ describe('approvals over the websocket', () => {
     expect(forbidden.status).toBe(403);
   });
 
-  it('refuses an updated_input the tool cannot take (400 and a ws error), keeps the request pending and remembers nothing', async () => {
+  it('refuses an updated_input the tool cannot take (400 and a ws error), keeps the request pending and remembers nothing; the chain of a corrected one says what ran', async () => {
     const calls: unknown[] = [];
     const { port, base } = await start({}, { extraTools: [probeTool({ calls })] });
     const approver = await connect(port, APPROVER);
@@ -189,6 +189,11 @@ describe('approvals over the websocket', () => {
     const out = (await (await pending).json()) as Json;
     expect(out.tool_results[0].content).toBe('value=fixed');
     expect(calls).toEqual([{ value: 'fixed' }]);
+    // The execution's input is the model's; its decision chain says what ran instead.
+    const ex = (await (await fetch(`${base}/executions/${out.executions[0].id}`, { headers: { authorization: `Bearer ${WATCHER}` } })).json()) as Json;
+    expect(ex.execution.input).toEqual({ value: 'orig' });
+    expect(ex.execution.decision.chain).toContainEqual({ layer: 'user', outcome: 'allow', detail: 'alice (updated the input: {"value":"fixed"})' });
+    expect(ex.execution.decision.reason).toEqual({ type: 'user', detail: 'alice' });
   });
 
   it('remember "session" adds a rule GET lists and DELETE revokes; it never beats a configured deny', async () => {

@@ -155,7 +155,7 @@ export class Executor {
    * running, or on record), or undefined for a new call. A repeated id
    * replays that call, so it must be that call, retried: an id reused for
    * another tool or input (a loop that numbers calls tool_1, tool_2, … anew
-   * each turn; OpenAI-compatible servers that do) is refused, where it used
+   * each turn) is refused, where it used
    * to be answered with the first call's result as if it were its own.
    * Inputs are compared as values (key order aside: a conversation stored
    * in a database that sorts keys and sent again is the same retry).

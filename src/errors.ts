@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   TOOLEXEC_ERR_SHUTTING_DOWN: { status: 503, message: 'The service is shutting down' },
   TOOLEXEC_ERR_EXECUTION_NOT_FOUND: { status: 404, message: 'No such execution' },
   TOOLEXEC_ERR_EXECUTION_NOT_RUNNING: { status: 409, message: 'The execution is not running' },
+  TOOLEXEC_ERR_TOOL_USE_ID_REUSED: { status: 409, message: 'The tool_use id already names another call of this session' },
   TOOLEXEC_ERR_RESULT_NOT_FOUND: { status: 404, message: 'No such stored result' },
   TOOLEXEC_ERR_RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range is not satisfiable' },
   TOOLEXEC_ERR_SESSION_NOT_FOUND: { status: 404, message: 'No such session' },

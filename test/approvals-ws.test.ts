@@ -163,6 +163,39 @@ describe('approvals over the websocket', () => {
     expect(forbidden.status).toBe(403);
   });
 
+  it('refuses an updated_input the tool cannot take (400 and a ws error), keeps the request pending and remembers nothing; the chain of a corrected one says what ran', async () => {
+    const calls: unknown[] = [];
+    const { port, base } = await start({}, { extraTools: [probeTool({ calls })] });
+    const approver = await connect(port, APPROVER);
+    approver.send({ type: 'subscribe', session_id: 'sv' });
+    const pending = post(base, '/execute', { session_id: 'sv', tool_uses: [use('Probe', { value: 'orig' }, 'v1')] });
+    const req = (await approver.next((f) => f.type === 'permission.request')).request as { id: string };
+    const res = await post(base, `/permissions/requests/${req.id}`, { decision: 'allow', remember: 'session', updated_input: { valu: 'typo' } }, APPROVER);
+    expect(res.status).toBe(400);
+    const err = (await res.json()) as Json;
+    expect(err.error.code).toBe('TOOLEXEC_ERR_REQUEST_INVALID');
+    expect(err.error.message).toContain('The required parameter `value` is missing');
+    expect(err.error.message).toContain('An unexpected parameter `valu` was provided');
+    approver.send({ type: 'permission.respond', request_id: req.id, decision: 'allow', updated_input: { value: 7 } });
+    const frame = await approver.next((f) => f.type === 'error');
+    expect(frame).toMatchObject({ code: 'TOOLEXEC_ERR_REQUEST_INVALID', request_id: req.id });
+    const listed = (await (await fetch(`${base}/permissions/requests`, { headers: { authorization: `Bearer ${APPROVER}` } })).json()) as Json;
+    expect(listed.requests.find((r: { id: string }) => r.id === req.id)).toMatchObject({ status: 'pending' });
+    const rules = (await (await fetch(`${base}/permissions/rules`, { headers: { authorization: `Bearer ${APPROVER}` } })).json()) as Json;
+    expect(rules.rules.filter((r: { source: string }) => r.source === 'session')).toEqual([]);
+    expect(calls).toEqual([]);
+    // The corrected answer runs the call with it.
+    expect((await post(base, `/permissions/requests/${req.id}`, { decision: 'allow', updated_input: { value: 'fixed' } }, APPROVER)).status).toBe(200);
+    const out = (await (await pending).json()) as Json;
+    expect(out.tool_results[0].content).toBe('value=fixed');
+    expect(calls).toEqual([{ value: 'fixed' }]);
+    // The execution's input is the model's; its decision chain says what ran instead.
+    const ex = (await (await fetch(`${base}/executions/${out.executions[0].id}`, { headers: { authorization: `Bearer ${WATCHER}` } })).json()) as Json;
+    expect(ex.execution.input).toEqual({ value: 'orig' });
+    expect(ex.execution.decision.chain).toContainEqual({ layer: 'user', outcome: 'allow', detail: 'alice (updated the input: {"value":"fixed"})' });
+    expect(ex.execution.decision.reason).toEqual({ type: 'user', detail: 'alice' });
+  });
+
   it('remember "session" adds a rule GET lists and DELETE revokes; it never beats a configured deny', async () => {
     const { port, base } = await start({ permissions: { deny: ['UnsafeSleep'] } });
     const approver = await connect(port, APPROVER);

@@ -157,7 +157,12 @@ describe('run_in_background', () => {
     const ref = /Full output saved to: (result:\/\/[\w-]+)/.exec(r.tags.output!)?.[1];
     expect(ref, r.text).toBeDefined();
     // The newest lines are what a log is read for.
-    expect(r.tags.output).toMatch(/Preview \(last 4,096 characters\):\n\.\.\.\n[\s\S]*\n19999\n20000\n<\/persisted-output>$/);
+    const tail = /Preview \(last ([\d,]+) characters\):\n\.\.\.\n([\s\S]*\n19999\n20000)\n<\/persisted-output>$/.exec(r.tags.output!);
+    expect(tail, r.tags.output).not.toBeNull();
+    // From a line's start: every line shown is whole (not "…7234" of 17234).
+    const shown = tail![2]!.split('\n');
+    expect(shown).toEqual(Array.from({ length: shown.length }, (_, i) => String(20_001 - shown.length + i)));
+    expect(Number(tail![1]!.replace(/,/g, ''))).toBeLessThanOrEqual(4096);
     expect(r.tags.output).not.toContain('\n1\n2\n3\n');
     const read = await call('Read', { file_path: ref, offset: 19_999, limit: 2 });
     expect(read.text).toMatch(/19999\n.*20000/);

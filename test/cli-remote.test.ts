@@ -74,8 +74,12 @@ describe('toolexec exec', () => {
     expect(body.session_id).toBe(session);
     expect(body.tool_results[0]).toMatchObject({ tool_use_id: 'toolu_fixed', content: 'hi' });
     // The same id in the same session is answered from the first run.
-    const again = await cli(['exec', '--session', session, '--json', '--id', 'toolu_fixed', 'Bash', '{"command":"echo other"}'], { env });
-    expect(JSON.parse(again.stdout)).toMatchObject({ tool_results: [{ content: 'hi' }], executions: [{ replayed: true }] });
+    const again = await cli(['exec', '--session', session, '--json', '--id', 'toolu_fixed', 'Bash', '{"command":"echo hi"}'], { env });
+    expect(JSON.parse(again.stdout)).toMatchObject({ tool_results: [{ content: 'hi' }], executions: [{ replayed: true, id: JSON.parse(r.stdout).executions[0].id }] });
+    // The id given to another call is refused, in one line.
+    const reused = await cli(['exec', '--session', session, '--id', 'toolu_fixed', 'Bash', '{"command":"echo other"}'], { env });
+    expect(reused.code).toBe(1);
+    expect(reused.stderr).toContain('TOOLEXEC_ERR_TOOL_USE_ID_REUSED');
   });
 
   it('needs a service: no URL is a usage error (2), an unreachable one a failure (1) in one clear line', async () => {

@@ -69,7 +69,7 @@ describe('a database that stops taking writes', () => {
       expect(failed.statusCode).toBe(503);
       expect(failed.json().error.code).toBe('TOOLEXEC_ERR_STORAGE_UNAVAILABLE');
       // Asked again while the rows are held, a call is not run a second time.
-      const again = await t.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'f', tool_uses: [use('Probe', { value: 'x' }, 'burst-3')] } });
+      const again = await t.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'f', tool_uses: [use('Probe', { value: `${big}3` }, 'burst-3')] } });
       expect(again.statusCode).toBe(503);
       expect(again.json().error.code).toBe('TOOLEXEC_ERR_STORAGE_UNAVAILABLE');
       const r = await readyz(t.app);
@@ -90,7 +90,7 @@ describe('a database that stops taking writes', () => {
       expect((db.prepare("SELECT COUNT(*) AS n FROM executions WHERE tool_use_id LIKE 'burst-%'").get() as { n: number }).n).toBe(20);
       expect((db.prepare("SELECT COUNT(*) AS n FROM audit WHERE tool_use_id LIKE 'burst-%'").get() as { n: number }).n).toBe(20);
       // Now it is replayed from its row, not run again.
-      const replay = await t.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'f', tool_uses: [use('Probe', { value: 'x' }, 'burst-3')] } });
+      const replay = await t.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'f', tool_uses: [use('Probe', { value: `${big}3` }, 'burst-3')] } });
       expect(replay.json().executions[0]).toMatchObject({ replayed: true, status: 'succeeded' });
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     });

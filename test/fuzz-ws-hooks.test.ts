@@ -227,14 +227,20 @@ describe('websocket frames, fuzzed', () => {
     // Answered: every later answer is an error, and nothing runs again.
     expect(await answerTo(approver, wellFormed)).toMatchObject({ code: 'TOOLEXEC_ERR_PERMISSION_REQUEST_RESOLVED' });
 
-    // A well-formed answer whose updated input is wrong for the tool: validated again, never run.
+    // A well-formed answer whose updated input is wrong for the tool: refused, the request stays pending
+    // (the approver's mistake is the approver's to fix, not the model's to read), never run.
     const second = post(base, '/execute', { session_id: 'fz', tool_uses: [use('Probe', { value: 'two' }, 'fz2')] });
     const req2 = (await approver.until((f) => f.type === 'permission.request')).hit.request as { id: string };
-    expect(await answerTo(approver, { ...wellFormed, request_id: req2.id, updated_input: { value: 3, nope: [] } })).toMatchObject({ type: 'ack' });
+    expect(await answerTo(approver, { ...wellFormed, request_id: req2.id, updated_input: { value: 3, nope: [] } })).toMatchObject({
+      type: 'error',
+      code: 'TOOLEXEC_ERR_REQUEST_INVALID',
+      request_id: req2.id,
+    });
+    expect(broker.get(req2.id)?.status).toBe('pending');
+    expect(calls).toHaveLength(1);
+    expect(await answerTo(approver, { ...wellFormed, request_id: req2.id, decision: 'deny' })).toMatchObject({ type: 'ack' });
     const out2 = (await (await second).json()) as ExecuteResponse;
-    expect(out2.executions[0]!.status).toBe('failed');
-    expect(out2.executions[0]!.error_class).toBe('validation');
-    expect(out2.tool_results[0]!.is_error).toBe(true);
+    expect(out2.executions[0]!.status).toBe('denied');
     expect(calls).toHaveLength(1);
 
     // Updated input nested far deeper than JSON.stringify can follow (it would

@@ -63,7 +63,7 @@ export async function execute(app: FastifyInstance, body: ExecuteBody, headers: 
 export interface ExecuteResponse {
   session_id: string;
   tool_results: Array<{ type: 'tool_result'; tool_use_id: string; content: unknown; is_error?: boolean }>;
-  messages: Array<{ role: 'tool'; tool_call_id: string; content: string }>;
+  messages: Array<{ role: 'tool'; tool_call_id: string; content: string } | { type: 'function_call_output'; call_id: string; output: string }>;
   executions: Array<{
     id: string;
     tool_use_id: string;

@@ -148,7 +148,7 @@ describe('the envelope fast path', () => {
       fc.property(fc.record({ call_id: idLike, name: idLike, arguments: args }, { requiredKeys: [] }), (f) => {
         const item = { type: 'function_call', ...f };
         const z = OpenAIFunctionCallItem.safeParse(item);
-        if (z.success) expect(readToolUses([item])[0]).toMatchObject({ id: z.data.call_id, name: z.data.name, format: 'openai' });
+        if (z.success) expect(readToolUses([item])[0]).toMatchObject({ id: z.data.call_id, name: z.data.name, format: 'openai-responses' });
         else expect(() => readToolUses([item])).toThrow(/is not a valid function_call item/);
       }),
       { numRuns: 1000 },
@@ -176,7 +176,7 @@ describe('the envelope fast path', () => {
     ]);
     expect(uses).toEqual([
       { id: 'a', name: 'Read', input: { x: 1 }, format: 'anthropic' },
-      { id: 'b', name: 'Glob', input: { p: 1 }, inputError: undefined, format: 'openai' },
+      { id: 'b', name: 'Glob', input: { p: 1 }, inputError: undefined, format: 'openai-responses' },
       { id: 'c', name: 'Grep', input: 'not json', inputError: expect.stringContaining('not valid JSON'), format: 'openai' },
       { id: 'd', name: 'Bash', input: { c: 1 }, inputError: undefined, format: 'openai' },
     ]);

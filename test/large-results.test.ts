@@ -58,8 +58,10 @@ describe('persistence threshold', () => {
     const id = r.body.executions[0]!.result_id!;
     const text = textOf(r.body.tool_results[0]!.content);
     expect(text).toContain(`result://${id}`);
-    expect(text).toContain(lines(n).slice(0, 4096));
-    expect(text).not.toContain(lines(n).slice(0, 4097));
+    // The first 4,096 characters, cut where the last whole line in them ends.
+    const first = lines(n).slice(0, 4096);
+    expect(text).toContain(`${first.slice(0, first.lastIndexOf('\n'))}\n...\n</persisted-output>`);
+    expect(text).not.toContain(first);
     expect(text.length).toBeLessThan(4096 + 1000);
     expect(t.app.toolexec.results.readAll(id)).toBe(lines(n));
     const meta = t.app.toolexec.results.meta(id)!;
@@ -70,6 +72,19 @@ describe('persistence threshold', () => {
     expect(textOf(read.body.tool_results[0]!.content)).toBe(
       [4000, 4001, 4002].map((k) => `${String(k).padStart(6)}\tline ${k} ${'x'.repeat(40)}`).join('\n'),
     );
+  });
+
+  it('cuts the preview where a line ends, so that no line shown is half of one (a real Bash seq)', async () => {
+    t = await makeApp({});
+    const r = await execute(t.app, { tool_uses: [use('Bash', { command: 'seq 1 30000' })] });
+    expect(r.body.executions[0]!.result_id).toMatch(/^res_/);
+    const text = textOf(r.body.tool_results[0]!.content);
+    const preview = /characters\):\n([\s\S]*)\n\.\.\.\n<\/persisted-output>$/.exec(text)![1]!;
+    const shown = preview.split('\n');
+    // Every line shown is the output's line at that place: 1, 2, …, k (not "…, 1040, 104").
+    expect(shown).toEqual(Array.from({ length: shown.length }, (_, i) => String(i + 1)));
+    expect(text).toContain(`Preview (first ${preview.length.toLocaleString('en-US')} characters)`);
+    expect(preview.length).toBeLessThanOrEqual(4096);
   });
 
   it('never persists a tool whose maxResultSizeChars is Infinity', async () => {

@@ -149,6 +149,18 @@ describe('server-everything and server-filesystem over stdio', () => {
     expect(r.body.executions[2]).toMatchObject({ status: 'failed', error_class: 'tool_error' });
     expect(textOf(r.body.tool_results[2]!.content)).toMatch(/outside allowed directories/i);
   });
+
+  it('gives an image server-filesystem reads as the image alone, not its base64 again as text from structuredContent', async () => {
+    // read_media_file answers {content: [image], structuredContent: {content: [image]}}: the same base64 twice.
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    const big = Buffer.concat([png, Buffer.alloc(40_000, 7)]); // past the persist threshold as base64 text
+    fs.writeFileSync(path.join(fsRoot, 'pic.png'), big);
+    const r = await execute(t.app, { tool_uses: [use('mcp__fs__read_media_file', { path: path.join(fsRoot, 'pic.png') }, 'm1')] });
+    expect(r.body.executions[0]).toMatchObject({ status: 'succeeded', result_id: null });
+    const content = r.body.tool_results[0]!.content as Array<{ type: string; text?: string; source?: { media_type: string; data: string } }>;
+    expect(content.map((b) => b.type)).toEqual(['image']);
+    expect(content[0]!.source).toMatchObject({ media_type: 'image/png', data: big.toString('base64') });
+  });
 });
 
 describe('server-everything over Streamable HTTP', () => {

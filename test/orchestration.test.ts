@@ -151,7 +151,7 @@ describe('cancellation', () => {
     expect(JSON.parse(row.result_block!).content).toContain('Request interrupted by user');
     expect(svc.executions.get(nextEx!.id)!.status).toBe('succeeded');
     // A cancelled call that is asked again is replayed, not re-run.
-    const again = await execute(t.app, { session_id: 'c', tool_uses: [use('UnsafeSleep', { ms: 1, tag: 'x' }, 'long')] });
+    const again = await execute(t.app, { session_id: 'c', tool_uses: [use('UnsafeSleep', { ms: 30_000, tag: 'long' }, 'long')] });
     expect(again.body.executions[0]).toMatchObject({ status: 'cancelled', replayed: true });
   });
 

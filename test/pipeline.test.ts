@@ -80,8 +80,32 @@ describe('step 2: parse', () => {
     });
     expect(r.status).toBe(200);
     expect(r.body.executions.map((e) => e.status)).toEqual(['failed', 'succeeded']);
-    expect(r.body.messages.map((m) => m.tool_call_id)).toEqual(['c1', 'c2']);
-    expect(r.body.messages[1]!.content).toBe('value=ok');
+    expect(r.body.messages).toEqual([
+      { role: 'tool', tool_call_id: 'c1', content: expect.stringContaining('The arguments are not valid JSON') },
+      { role: 'tool', tool_call_id: 'c2', content: 'value=ok' },
+    ]);
+  });
+
+  it('answers each OpenAI call in its own API’s shape: a Responses function_call with a function_call_output item, a Chat Completions call with a tool message', async () => {
+    t = await makeApp({ permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({})] });
+    const r = await execute(t.app, {
+      tool_uses: [
+        // As the Responses API returns them: a reasoning item, then function_call items with their own id and status.
+        { type: 'reasoning', id: 'rs_1', summary: [] },
+        { type: 'function_call', id: 'fc_1', call_id: 'call_r1', name: 'Probe', arguments: '{"value":"one"}', status: 'completed' },
+        use('Probe', { value: 'two' }, 'toolu_a'),
+        { id: 'call_c1', type: 'function', function: { name: 'Probe', arguments: '{"value":"three"}' } },
+        { type: 'function_call', id: 'fc_2', call_id: 'call_r2', name: 'Probe', arguments: '{"value":' },
+      ],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.tool_results.map((b) => b.tool_use_id)).toEqual(['call_r1', 'toolu_a', 'call_c1', 'call_r2']);
+    // A role "tool" message is not valid Responses input; function_call_output is what the next request's input takes.
+    expect(r.body.messages).toEqual([
+      { type: 'function_call_output', call_id: 'call_r1', output: 'value=one' },
+      { role: 'tool', tool_call_id: 'call_c1', content: 'value=three' },
+      { type: 'function_call_output', call_id: 'call_r2', output: expect.stringContaining('The arguments are not valid JSON') },
+    ]);
   });
 });
 
@@ -151,14 +175,51 @@ describe('envelope', () => {
   it('returns the first outcome for a repeated tool_use id, marked replayed, without running it twice', async () => {
     const calls: unknown[] = [];
     t = await makeApp({ permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({ calls })] });
-    const first = await execute(t.app, { session_id: 's', tool_uses: [use('Probe', { value: 'one' }, 'same')] });
-    const again = await execute(t.app, { session_id: 's', tool_uses: [use('Probe', { value: 'two' }, 'same')] });
-    expect(calls).toEqual([{ value: 'one' }]);
+    const first = await execute(t.app, { session_id: 's', tool_uses: [use('Probe', { value: 'one', count: 1 }, 'same')] });
+    // The same call sent again, its keys in another order (a conversation kept in a database that sorts them).
+    const again = await execute(t.app, { session_id: 's', tool_uses: [use('Probe', { count: 1, value: 'one' }, 'same')] });
+    expect(calls).toEqual([{ value: 'one', count: 1 }]);
     expect(again.body.executions[0]).toMatchObject({ id: first.body.executions[0]!.id, replayed: true, status: 'succeeded' });
     expect(again.body.tool_results[0]!.content).toBe('value=one');
     const other = await execute(t.app, { session_id: 'other', tool_uses: [use('Probe', { value: 'three' }, 'same')] });
     expect(other.body.executions[0]!.replayed).toBeUndefined();
     expect(calls).toHaveLength(2);
+  });
+
+  it('refuses a tool_use id reused for another call (409), instead of answering it with the first call’s result; nothing of the request runs', async () => {
+    const calls: unknown[] = [];
+    const storage = { path: path.join(tmpDir(), 'reuse.db') };
+    t = await makeApp({ storage, permissions: { allow: ['Probe', 'Read', 'Glob'] } }, { extraTools: [probeTool({ calls, readOnly: true })] });
+    // A loop that numbers its calls anew each turn: turn 1's call_0 was a Read, turn 2's is a Glob.
+    const oa = (id: string, name: string, args: unknown) => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
+    const turn1 = await execute(t.app, { session_id: 'r', tool_uses: [oa('call_0', 'Read', { file_path: 'nope.txt' }), oa('call_1', 'Probe', { value: 'a' })] });
+    expect(turn1.status).toBe(200);
+    const rows = () => t!.app.toolexec.executions.list({ sessionId: 'r', limit: 100 }).length;
+    const before = rows();
+    const refused = async (body: unknown, where: RegExp) => {
+      const r = await t!.app.inject({ method: 'POST', url: '/execute', payload: body as object });
+      expect(r.statusCode).toBe(409);
+      const err = r.json().error as { code: string; message: string };
+      expect(err.code).toBe('TOOLEXEC_ERR_TOOL_USE_ID_REUSED');
+      expect(err.message).toMatch(where);
+    };
+    // Another tool under an id of an earlier turn; the same tool with another input; a fresh call beside it does not run either.
+    await refused({ session_id: 'r', tool_uses: [oa('call_new', 'Probe', { value: 'b' }), oa('call_0', 'Glob', { pattern: '*' })] }, /tool_uses\[1\]: the id call_0 already names an earlier call of this session \(Read\)/);
+    await refused({ session_id: 'r', tool_uses: [oa('call_1', 'Probe', { value: 'c' })] }, /call_1 already names an earlier call of this session \(Probe\)/);
+    // Twice in one request, as two different calls.
+    await refused({ session_id: 'r', tool_uses: [use('Probe', { value: 'x' }, 'twin'), use('Probe', { value: 'y' }, 'twin')] }, /tool_uses\[1\]: the id twin already names tool_uses\[0\] of this request/);
+    expect(calls).toEqual([{ value: 'a' }]);
+    expect(rows()).toBe(before);
+    // The same call twice in one request is one call.
+    const twins = await execute(t.app, { session_id: 'r', tool_uses: [use('Probe', { value: 'x' }, 'twin'), use('Probe', { value: 'x' }, 'twin')] });
+    expect(twins.body.executions.map((e) => e.replayed)).toEqual([undefined, true]);
+    expect(calls).toHaveLength(2);
+    // After a restart, from the database: still refused with another input, replayed with the same.
+    await t.close();
+    t = await makeApp({ storage, permissions: { allow: ['Probe', 'Read', 'Glob'] } }, { extraTools: [probeTool({ calls, readOnly: true })] });
+    await refused({ session_id: 'r', tool_uses: [oa('call_0', 'Read', { file_path: 'other.txt' })] }, /call_0 already names an earlier call of this session \(Read\)/);
+    const replay = await execute(t.app, { session_id: 'r', tool_uses: [oa('call_0', 'Read', { file_path: 'nope.txt' })] });
+    expect(replay.body.executions[0]).toMatchObject({ replayed: true, tool: 'Read' });
   });
 
   it(`still replays a tool_use id from more than ${RECENT_TOOL_USES} calls back (kept as a hash; the row settles it), and across a restart`, async () => {
@@ -178,7 +239,7 @@ describe('envelope', () => {
     expect(session.toolUses.get('tu0')).toBeUndefined();
     expect(session.toolUses.mayBeOlder('tu0')).toBe(true);
     const replay = async () => {
-      const r = await execute(t!.app, { session_id: 'long', tool_uses: [use('Probe', { value: 'again' }, 'tu0'), use('Probe', { value: 'new' }, 'fresh')] });
+      const r = await execute(t!.app, { session_id: 'long', tool_uses: [use('Probe', { value: '0' }, 'tu0'), use('Probe', { value: 'new' }, 'fresh')] });
       expect(r.body.executions[0]).toMatchObject({ replayed: true, status: 'succeeded' });
       expect(r.body.tool_results[0]!.content).toBe('value=0');
       return r;

@@ -185,3 +185,22 @@ describe('the ToolSearch tool', () => {
     });
   });
 });
+
+describe('a deferred tool called with parameters it does not take', () => {
+  let t: TestApp | undefined;
+  afterAll(async () => t?.close());
+
+  it('tells the model to load its definition with ToolSearch select:, as Claude Code does; a loaded tool’s error has no such line', async () => {
+    t = await makeApp({ permissions: { allow: ['TodoWrite', 'Read'] } });
+    const r = await execute(t.app, {
+      tool_uses: [use('TodoWrite', { items: ['a'] }, 'd1'), use('Read', { path: 'x' }, 'd2'), use('TodoWrite', { todos: [] }, 'd3')],
+    });
+    const [deferred, loaded, ok] = r.body.tool_results;
+    expect(deferred!.is_error).toBe(true);
+    expect(deferred!.content).toContain('The required parameter `todos` is missing');
+    expect(deferred!.content).toContain('TodoWrite is a deferred tool: if its definition has not been loaded, call ToolSearch with query "select:TodoWrite" first');
+    expect(loaded!.is_error).toBe(true);
+    expect(loaded!.content).not.toContain('ToolSearch');
+    expect(ok!.is_error).toBeUndefined();
+  });
+});

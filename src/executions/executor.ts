@@ -8,11 +8,12 @@ import type { Logger } from 'pino';
 import { ToolexecError } from '../errors.js';
 import type { ToolPool } from '../pool/pool.js';
 import { runBatch, siblingCancelReason } from '../orchestration/run-batch.js';
+import { digestInput, safeStringify } from '../pipeline/digest.js';
 import { queueCall, runToolUse } from '../pipeline/run-tool-use.js';
 import { CallAbort } from '../pipeline/cancel.js';
 import type { FinishedCall, PipelineDeps, QueuedCall, ToolUse } from '../pipeline/types.js';
 import type { Session } from '../sessions/session.js';
-import type { ExecutionRow } from '../storage/executions.js';
+import { STORED_INPUT_MAX_CHARS, type ExecutionRow } from '../storage/executions.js';
 import type { ToolResultBlock } from '../tool/types.js';
 import type { ExecutionRegistry } from './registry.js';
 
@@ -110,11 +111,98 @@ export interface ExecutorOptions {
   waiting?: { count: () => number; max: number };
 }
 
+type EarlierCall =
+  | { kind: 'live'; live: NonNullable<ReturnType<ExecutionRegistry['findByToolUse']>> }
+  | { kind: 'held'; id: string }
+  | { kind: 'row'; row: ExecutionRow };
+
+/** JSON with every object's keys sorted: equal for equal values, whatever the order they were written in. */
+function canonicalJson(v: unknown): string {
+  return safeStringify(v, (_k, x: unknown) =>
+    x !== null && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]]))
+      : x,
+  );
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return a === b || canonicalJson(a) === canonicalJson(b);
+}
+
+function parsedOr(json: string): unknown {
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    return json;
+  }
+}
+
+function reusedId(use: ToolUse, index: number, where: string): ToolexecError {
+  return new ToolexecError(
+    'TOOLEXEC_ERR_TOOL_USE_ID_REUSED',
+    `tool_uses[${index}]: the id ${use.id} already names ${where} with another name or input. A repeated id replays that call's outcome (a retry), so every call of a session needs its own id`,
+    { tool_use_id: use.id },
+  );
+}
+
 export class Executor {
   constructor(private readonly opts: ExecutorOptions) {}
 
   get pool(): ToolPool {
     return this.opts.deps.pool();
+  }
+
+  /**
+   * The call a use's id already names in this session (earlier in the batch,
+   * running, or on record), or undefined for a new call. A repeated id
+   * replays that call, so it must be that call, retried: an id reused for
+   * another tool or input (a loop that numbers calls tool_1, tool_2, … anew
+   * each turn) is refused, where it used
+   * to be answered with the first call's result as if it were its own.
+   * Inputs are compared as values (key order aside: a conversation stored
+   * in a database that sorts keys and sent again is the same retry).
+   */
+  private earlierCall(session: Session, uses: readonly ToolUse[], firstOf: Map<string, number>, index: number): EarlierCall | undefined {
+    const { deps, registry } = this.opts;
+    const use = uses[index]!;
+    const first = firstOf.get(use.id) ?? index;
+    if (first === index) firstOf.set(use.id, index);
+    else {
+      const u = uses[first]!;
+      if (u.name !== use.name || !sameValue(u.input, use.input)) throw reusedId(use, index, `tool_uses[${first}] of this request (${u.name})`);
+      return undefined;
+    }
+    const live = registry.findByToolUse(session.id, use.id);
+    if (live?.done) {
+      if (!this.sameTool(live.call.name, use.name) || !sameValue(live.call.rawInput, use.input)) {
+        throw reusedId(use, index, `a call of this session still running (${live.call.name})`);
+      }
+      return { kind: 'live', live };
+    }
+    let earlier = session.toolUses.get(use.id);
+    let row = earlier === undefined ? undefined : deps.executions.get(earlier);
+    if (earlier === undefined && session.toolUses.mayBeOlder(use.id)) {
+      // Past the recent window only a hash is kept: the database settles it.
+      row = deps.executions.findByToolUse(session.id, use.id);
+      earlier = row?.id;
+    }
+    if (earlier !== undefined && !row && deps.executions.isHeld(earlier)) return { kind: 'held', id: earlier };
+    if (!row) return undefined;
+    // An input stored cut (past STORED_INPUT_MAX_CHARS) is compared by its digest, which covers the whole;
+    // a row without its input (written before inputs were kept) by the tool alone.
+    const same =
+      row.input === null
+        ? true
+        : row.input.length < STORED_INPUT_MAX_CHARS
+          ? sameValue(parsedOr(row.input), use.input)
+          : row.input_digest === digestInput(safeStringify(use.input));
+    if (!this.sameTool(row.tool, use.name) || !same) throw reusedId(use, index, `an earlier call of this session (${row.tool})`);
+    return { kind: 'row', row };
+  }
+
+  /** The name a call was made with, or the tool it resolved to (an alias such as KillShell). */
+  private sameTool(recorded: string, name: string): boolean {
+    return recorded === name || this.pool.lookup(name)?.name === recorded;
   }
 
   /**
@@ -140,14 +228,19 @@ export class Executor {
     const items: BatchItem[] = [];
     const fresh: { use: ToolUse; queued: QueuedCall; abort: CallAbort; resolve: (f: FinishedCall) => void; reject: (e: unknown) => void }[] = [];
     const seen = new Map<string, BatchItem>();
+    // Every id is settled before anything is queued: a refused batch leaves nothing behind.
+    const firstOf = new Map<string, number>();
+    const earlierCalls = uses.map((_use, i) => this.earlierCall(session, uses, firstOf, i));
 
-    for (const use of uses) {
+    for (let i = 0; i < uses.length; i++) {
+      const use = uses[i]!;
+      const found = earlierCalls[i];
       const dup = seen.get(use.id);
       if (dup) {
         items.push({ ...dup, use, replayed: true, queued: undefined, done: handled(dup.done.then((d) => ({ ...d, summary: { ...d.summary, replayed: true as const } }))) });
         continue;
       }
-      const live = registry.findByToolUse(session.id, use.id);
+      const live = found?.kind === 'live' ? found.live : undefined;
       if (live?.done) {
         const item: BatchItem = {
           use,
@@ -160,27 +253,21 @@ export class Executor {
         seen.set(use.id, item);
         continue;
       }
-      let earlier = session.toolUses.get(use.id);
-      let row = earlier === undefined ? undefined : deps.executions.get(earlier);
-      if (earlier === undefined && session.toolUses.mayBeOlder(use.id)) {
-        // Past the recent window only a hash is kept: the database settles it.
-        row = deps.executions.findByToolUse(session.id, use.id);
-        earlier = row?.id;
-      }
-      if (earlier !== undefined && !row && deps.executions.isHeld(earlier)) {
+      if (found?.kind === 'held') {
         // It ran, but its record is still waiting for the database to take
         // writes again: never run it twice, and say so until the row is there.
         const held = handled(
           Promise.reject(
-            new ToolexecError('TOOLEXEC_ERR_STORAGE_UNAVAILABLE', `The call with tool_use id ${use.id} ran, but its record is not written yet; retry later`, { execution_id: earlier }),
+            new ToolexecError('TOOLEXEC_ERR_STORAGE_UNAVAILABLE', `The call with tool_use id ${use.id} ran, but its record is not written yet; retry later`, { execution_id: found.id }),
           ),
         );
-        const item: BatchItem = { use, executionId: earlier, replayed: true, queued: undefined, done: held };
+        const item: BatchItem = { use, executionId: found.id, replayed: true, queued: undefined, done: held };
         items.push(item);
         seen.set(use.id, item);
         continue;
       }
-      if (row) {
+      if (found?.kind === 'row') {
+        const row = found.row;
         const item: BatchItem = {
           use,
           executionId: row.id,

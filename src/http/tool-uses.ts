@@ -130,13 +130,13 @@ export function readToolUses(raw: unknown): ToolUse[] {
     if (o.type === 'function_call') {
       if (isIdLike(o.call_id) && isIdLike(o.name) && (o.arguments === undefined || typeof o.arguments === 'string')) {
         const a = parseArguments(o.arguments);
-        out.push({ id: o.call_id, name: o.name, input: a.input, inputError: a.inputError, format: 'openai' });
+        out.push({ id: o.call_id, name: o.name, input: a.input, inputError: a.inputError, format: 'openai-responses' });
         continue;
       }
       const r = OpenAIFunctionCallItem.safeParse(o);
       if (!r.success) throw invalid(`tool_uses[${i}] is not a valid function_call item: ${firstIssue(r.error)}`);
       const a = parseArguments(r.data.arguments);
-      out.push({ id: r.data.call_id, name: r.data.name, input: a.input, inputError: a.inputError, format: 'openai' });
+      out.push({ id: r.data.call_id, name: r.data.name, input: a.input, inputError: a.inputError, format: 'openai-responses' });
       continue;
     }
     if ('function' in o) {
@@ -166,8 +166,22 @@ export function readToolUses(raw: unknown): ToolUse[] {
   return out;
 }
 
+export type OpenAIToolMessage = { role: 'tool'; tool_call_id: string; content: string };
+/** The Responses API's answer to a function_call item, appended to the next request's `input`. */
+export type OpenAIFunctionCallOutput = { type: 'function_call_output'; call_id: string; output: string };
+
+/**
+ * The OpenAI answer to a call, in the API it came from: a Chat Completions
+ * `tool` message, or a Responses `function_call_output` item (a `role: "tool"`
+ * message is not valid Responses input).
+ */
+export function toOpenAIAnswer(block: ToolResultBlock, format: 'openai' | 'openai-responses'): OpenAIToolMessage | OpenAIFunctionCallOutput {
+  const m = toOpenAIMessage(block);
+  return format === 'openai' ? m : { type: 'function_call_output', call_id: m.tool_call_id, output: m.content };
+}
+
 /** An OpenAI `tool` message for a result (text only: tool messages carry no images). */
-export function toOpenAIMessage(block: ToolResultBlock): { role: 'tool'; tool_call_id: string; content: string } {
+export function toOpenAIMessage(block: ToolResultBlock): OpenAIToolMessage {
   const content =
     typeof block.content === 'string'
       ? block.content

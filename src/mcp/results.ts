@@ -5,7 +5,7 @@
  * through the call's output sink, so text past the MCP output limit (and past
  * the persist threshold) is stored in SQLite and previewed with a
  * result:// line; images become Anthropic image blocks; structuredContent
- * becomes a JSON text block when the server sent no text; resources and
+ * becomes a JSON text block when the server sent no content at all; resources and
  * resource links become text lines as Claude Code words them; `isError` makes
  * the block an error.
  *
@@ -134,7 +134,10 @@ export function mapCallResult(result: CallToolResult, sink: OutputSink, serverNa
     }
     blocks.push(b);
   }
-  if (!wroteText && result.structuredContent !== undefined) {
+  // structuredContent restates content for programs (the MCP spec asks servers to mirror it in a text
+  // block): it speaks to the model only when content says nothing. Beside an image it is that image
+  // again (server-filesystem's read_media_file sends {content: [the image]}), its base64 as text.
+  if (blocks.length === 0 && result.structuredContent !== undefined) {
     let json: string;
     try {
       json = JSON.stringify(result.structuredContent, null, 2) ?? '';

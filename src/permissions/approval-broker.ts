@@ -11,6 +11,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ToolexecError } from '../errors.js';
+import { formatIssues } from '../pipeline/input-errors.js';
 import type { Db } from '../storage/db.js';
 import type { AnyTool, ToolInput } from '../tool/types.js';
 import type { Workspace } from '../workspace.js';
@@ -61,6 +62,8 @@ interface Pending {
   seq: number;
   view: PermissionRequestView;
   finish: (outcome: ApprovalOutcome, status: RequestStatus, actor: string | null, answer?: PermissionAnswer) => void;
+  /** Why an approver's updated_input is not a valid input of the tool, or undefined when it is. */
+  invalidInput: (input: Record<string, unknown>) => string | undefined;
 }
 
 interface Row {
@@ -255,7 +258,11 @@ export class ApprovalBroker implements Approvals {
           this.opts.log.error({ err: e, request_id: view.id }, 'could not record the answer of a permission request');
         }
       };
-      this.pending.set(view.id, { seq: this.nextSeq++, view, finish });
+      const invalidInput = (input: Record<string, unknown>): string | undefined => {
+        const r = req.tool.inputSchema.safeParse(input);
+        return r.success ? undefined : formatIssues(req.tool.name, r.error.issues, input);
+      };
+      this.pending.set(view.id, { seq: this.nextSeq++, view, finish, invalidInput });
       let ids = this.pendingBySession.get(view.session_id);
       if (ids === undefined) {
         ids = new Set();
@@ -284,6 +291,15 @@ export class ApprovalBroker implements Approvals {
       const row = this.byId.get(id) as Row | undefined;
       if (!row) throw new ToolexecError('TOOLEXEC_ERR_PERMISSION_REQUEST_NOT_FOUND', `No permission request ${id}`);
       throw new ToolexecError('TOOLEXEC_ERR_PERMISSION_REQUEST_RESOLVED', `Permission request ${id} is already ${row.status}`, { status: row.status });
+    }
+    // An edited input the tool cannot take is the approver's mistake, not the model's: it is refused
+    // here, the request stays pending for a corrected answer, and the model never reads issues about
+    // parameters it did not send.
+    if (answer.decision === 'allow' && answer.updated_input !== undefined) {
+      const why = p.invalidInput(answer.updated_input);
+      if (why !== undefined) {
+        throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', `updated_input: not a valid input of ${p.view.tool} (the request is still pending): ${why}`);
+      }
     }
     if (answer.remember) {
       const behavior: Behavior = answer.decision;

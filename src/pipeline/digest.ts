@@ -11,9 +11,9 @@ export function digestInput(json: string): string {
 }
 
 /** JSON of a tool input, or a placeholder for one that cannot be serialised (a cycle, a BigInt). */
-export function safeStringify(v: unknown): string {
+export function safeStringify(v: unknown, replacer?: (key: string, value: unknown) => unknown): string {
   try {
-    return JSON.stringify(v) ?? 'null';
+    return JSON.stringify(v, replacer) ?? 'null';
   } catch {
     return '"<unserialisable input>"';
   }

@@ -79,7 +79,8 @@ export async function permission(
     // A call cancelled while it waited was not decided: nothing to audit.
     if (abort.aborted) return finished(call, 'cancelled', errorBlock(call.toolUseId, abort.reason ?? messages.cancelled), 'cancelled');
     const chain = d.chain;
-    chain.push({ layer: 'user', outcome: outcome.behavior, detail: outcome.actor ?? outcome.reason });
+    const edited = outcome.behavior === 'allow' && outcome.updatedInput ? ` ${updatedNote(outcome.updatedInput)}` : '';
+    chain.push({ layer: 'user', outcome: outcome.behavior, detail: `${outcome.actor ?? outcome.reason}${edited}` });
     if (outcome.behavior === 'allow') {
       d = { behavior: 'allow', reason: { type: 'user', detail: outcome.actor }, message: undefined, chain, actor: outcome.actor };
       if (outcome.updatedInput) {
@@ -163,6 +164,17 @@ export async function permission(
   if (checked !== undefined && checked.status !== 'validating') return refinished(checked, { decision: d });
   return runningCall(call, tool, input, d);
 }
+
+/**
+ * What the decision chain says of an input an approver or a PermissionRequest
+ * hook replaced: the execution's `input` is the model's, so without this its
+ * record would not say what ran (the audit row's digest is of the new input).
+ */
+function updatedNote(input: ToolInput): string {
+  const json = safeStringify(input);
+  return `(updated the input: ${json.length > UPDATED_NOTE_MAX_CHARS ? `${json.slice(0, UPDATED_NOTE_MAX_CHARS)}…` : json})`;
+}
+const UPDATED_NOTE_MAX_CHARS = 1000;
 
 function safeSummary(tool: Parsed['tool'], input: ToolInput): string {
   try {
@@ -285,7 +297,8 @@ async function permissionRequestHooks(
   const outcome = await runHooks('PermissionRequest', { permission_suggestions: suggestionsOf(suggested) }, call, session, deps, signal);
   const pr = outcome.permissionRequest;
   if (!pr) return d;
-  d.chain.push({ layer: 'hooks', outcome: pr.behavior, detail: `PermissionRequest: ${pr.hook}` });
+  const edited = pr.behavior === 'allow' && pr.updatedInput ? ` ${updatedNote(pr.updatedInput)}` : '';
+  d.chain.push({ layer: 'hooks', outcome: pr.behavior, detail: `PermissionRequest: ${pr.hook}${edited}` });
   if (pr.behavior === 'allow') {
     const allowed: Decision = { behavior: 'allow', reason: { type: 'hook', detail: pr.hook }, message: undefined, chain: d.chain };
     if (pr.updatedInput) allowed.updatedInput = pr.updatedInput;

@@ -42,8 +42,8 @@ export interface ToolUse {
   id: string;
   name: string;
   input: unknown;
-  /** The shape it came in, so the answer can be given back in it. */
-  format: 'anthropic' | 'openai';
+  /** The shape it came in, so the answer can be given back in it (`openai-responses`: a Responses API function_call item). */
+  format: 'anthropic' | 'openai' | 'openai-responses';
   /** Set when the input could not even be read (OpenAI arguments that are not JSON). */
   inputError?: string | undefined;
 }

@@ -157,13 +157,29 @@ export function formatSize(bytes: number): string {
  * line naming result://<id>, which Read accepts as file_path.
  */
 export function formatPersisted(r: { id: string; totalChars: number; totalBytes: number; preview: string }, part: 'first' | 'last' = 'first'): string {
+  const preview = r.preview.length < r.totalChars ? atLineBoundary(r.preview, part) : r.preview;
   return (
     `<persisted-output>\n` +
     `Output too large (${r.totalChars.toLocaleString('en-US')} characters, ${formatSize(r.totalBytes)}). ` +
     `Full output saved to: result://${r.id}\n` +
     `Read it with the Read tool (file_path "result://${r.id}", with offset and limit in lines).\n\n` +
-    `Preview (${part} ${r.preview.length.toLocaleString('en-US')} characters):\n` +
-    (part === 'first' ? `${r.preview}\n...\n` : `...\n${r.preview.replace(/\n$/, '')}\n`) +
+    `Preview (${part} ${preview.length.toLocaleString('en-US')} characters):\n` +
+    (part === 'first' ? `${preview}\n...\n` : `...\n${preview.replace(/\n$/, '')}\n`) +
     `</persisted-output>`
   );
+}
+
+/**
+ * A preview cut where a line ends, as Claude Code cuts its own (when that
+ * keeps at least half of it): `seq 1 30000` previewed to "…1040\n104" showed
+ * a line "104" the output does not hold there. The first characters end at
+ * the last newline; the last characters start after the first one.
+ */
+function atLineBoundary(preview: string, part: 'first' | 'last'): string {
+  if (part === 'first') {
+    const nl = preview.lastIndexOf('\n');
+    return nl >= preview.length / 2 ? preview.slice(0, nl) : preview;
+  }
+  const nl = preview.indexOf('\n');
+  return nl >= 0 && nl < preview.length / 2 ? preview.slice(nl + 1) : preview;
 }

@@ -93,13 +93,15 @@ export const ROUTE_DOCS: RouteDoc[] = [
     tag: 'execution',
     summary: 'Run a batch of tool uses',
     description:
-      'Takes Anthropic tool_use blocks, OpenAI tool calls or a whole assistant content array. Answers tool_result blocks in request order. ' +
-      'A tool failure is a tool_result with is_error, never an HTTP error. A repeated (session_id, tool_use id) is not run twice: the first outcome is returned, marked replayed.',
+      'Takes Anthropic tool_use blocks, OpenAI Chat Completions tool calls, OpenAI Responses function_call items, or a whole assistant message or content array. Answers tool_result blocks in request order (and, for OpenAI-shaped calls, messages in their API\'s shape). ' +
+      'A tool failure is a tool_result with is_error, never an HTTP error. A repeated (session_id, tool_use id) is not run twice: the first outcome is returned, marked replayed. ' +
+      'The repeat must be the same call (tool and input, key order aside): an id already used for another call of the session is refused with 409, and nothing of the request runs.',
     body: S.ExecuteRequestDoc,
     responses: {
       200: { description: 'The results', schema: S.ExecuteResponse },
       202: { description: 'Accepted (wait: false)', schema: S.ExecuteAccepted },
       ...STD_ERRORS,
+      409: err('A tool_use id already names another call of this session (TOOLEXEC_ERR_TOOL_USE_ID_REUSED)'),
       429: err('Rate limited'),
       503: err('Overloaded, shutting down, or the database is not writable; retry after Retry-After'),
     },
@@ -176,6 +178,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     responses: {
       200: { description: 'Answered', schema: S.PermissionAnswered },
       ...STD_ERRORS,
+      400: err('Malformed answer, or an updated_input the tool cannot take (the request stays pending)'),
       404: err('No such request'),
       409: err('Already answered or expired'),
     },

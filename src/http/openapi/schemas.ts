@@ -60,7 +60,10 @@ export const OpenAIToolCallDoc = OpenAIToolCall.extend({}).register(api, {
   id: 'OpenAIToolCall',
   description: 'An OpenAI Chat Completions tool call (arguments as a JSON string)',
 });
-export const OpenAIFunctionCallDoc = OpenAIFunctionCallItem.extend({}).register(api, { id: 'OpenAIFunctionCall', description: 'An OpenAI Responses function_call item' });
+export const OpenAIFunctionCallDoc = OpenAIFunctionCallItem.extend({
+  id: z.string().optional().describe('The item id (fc_…), ignored: call_id names the call'),
+  status: z.string().optional().describe('Ignored'),
+}).register(api, { id: 'OpenAIFunctionCall', description: 'An OpenAI Responses function_call item, as the API returns it' });
 const OtherBlock = z.object({ type: z.string() }).loose().meta({ description: 'Any other content block (text, thinking, …): ignored' });
 const ToolUseItem = z.union([AnthropicToolUseDoc, OpenAIToolCallDoc, OpenAIFunctionCallDoc, OtherBlock]);
 
@@ -95,7 +98,16 @@ export const ExecuteResponse = z
   .object({
     session_id: z.string(),
     tool_results: z.array(ToolResultBlock),
-    messages: z.array(z.object({ role: z.literal('tool'), tool_call_id: z.string(), content: z.string() })),
+    messages: z
+      .array(
+        z.union([
+          z.object({ role: z.literal('tool'), tool_call_id: z.string(), content: z.string() }).describe('For an OpenAI Chat Completions tool call'),
+          z
+            .object({ type: z.literal('function_call_output'), call_id: z.string(), output: z.string() })
+            .describe('For an OpenAI Responses function_call item: append it to the next request\'s input'),
+        ]),
+      )
+      .describe('One per call that came in an OpenAI shape, in request order, in the shape of its API (text only: an image is named, not sent)'),
     executions: z.array(ExecutionSummary),
   })
   .register(api, { id: 'ExecuteResponse' });

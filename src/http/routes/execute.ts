@@ -11,7 +11,7 @@ import { summaryOfRow, type BatchItem, type ExecutionSummary } from '../../execu
 import type { Services } from '../../services.js';
 import type { ToolResultBlock } from '../../tool/types.js';
 import { actorOf } from '../context.js';
-import { ExecuteRequest, plainExecuteRequest, readToolUses, toOpenAIMessage } from '../tool-uses.js';
+import { ExecuteRequest, plainExecuteRequest, readToolUses, toOpenAIAnswer } from '../tool-uses.js';
 import { issueText } from '../validate.js';
 
 export function newSessionId(): string {
@@ -98,7 +98,7 @@ export function executeRoutes(app: FastifyInstance, svc: Services): void {
     const settled = await Promise.allSettled(items.map((i) => i.done));
     const toolResults: ToolResultBlock[] = [];
     const executions: ExecutionSummary[] = [];
-    const messages: ReturnType<typeof toOpenAIMessage>[] = [];
+    const messages: ReturnType<typeof toOpenAIAnswer>[] = [];
     settled.forEach((s, idx) => {
       if (s.status === 'rejected') {
         throw isToolexecError(s.reason) ? s.reason : new ToolexecError('TOOLEXEC_ERR_INTERNAL');
@@ -108,7 +108,7 @@ export function executeRoutes(app: FastifyInstance, svc: Services): void {
       const block = s.value.block.tool_use_id === item.use.id ? s.value.block : { ...s.value.block, tool_use_id: item.use.id };
       toolResults.push(block);
       executions.push(s.value.summary);
-      if (item.use.format === 'openai') messages.push(toOpenAIMessage(block));
+      if (item.use.format !== 'anthropic') messages.push(toOpenAIAnswer(block, item.use.format));
     });
     return reply.send({ session_id: sessionId, tool_results: toolResults, messages, executions });
   });

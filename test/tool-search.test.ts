@@ -198,7 +198,8 @@ describe('a deferred tool called with parameters it does not take', () => {
     const [deferred, loaded, ok] = r.body.tool_results;
     expect(deferred!.is_error).toBe(true);
     expect(deferred!.content).toContain('The required parameter `todos` is missing');
-    expect(deferred!.content).toContain('TodoWrite is a deferred tool: if its definition has not been loaded, call ToolSearch with query "select:TodoWrite" first');
+    expect(deferred!.content).toContain('This tool is deferred');
+    expect(deferred!.content).toContain('call ToolSearch with query "select:TodoWrite", then retry this call');
     expect(loaded!.is_error).toBe(true);
     expect(loaded!.content).not.toContain('ToolSearch');
     expect(ok!.is_error).toBeUndefined();

@@ -127,8 +127,8 @@ function withBaseName(words: readonly Word[]): Word[] | undefined {
   return [{ ...h, raw: base, value: base }, ...words.slice(1)];
 }
 
-/** git's global options (git.c handle_options) that take the next word as their value. */
-export const GIT_GLOBAL_WITH_VALUE: ReadonlySet<string> = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--config-env', '--attr-source']);
+/** git's global options (git.c handle_options) that take the next word as their value (`--shallow-file` has no `=` form). */
+export const GIT_GLOBAL_WITH_VALUE: ReadonlySet<string> = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--config-env', '--attr-source', '--shallow-file']);
 
 /**
  * A git command with git's global options (`-C dir`, `-c k=v`, `--no-pager`,

@@ -1,0 +1,74 @@
+/**
+ * Holes where a check of git's global options read them otherwise than git
+ * does, each found by running git itself beside the permission check. Real
+ * rule indexes, real repositories and, where it shows, the real service
+ * running git.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { initBashParser } from '../src/bash/parser.js';
+import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
+import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { run } from './helpers-hooks.js';
+
+beforeAll(async () => {
+  await initBashParser();
+});
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+afterAll(cleanupTmp);
+
+const GIT_ID = ['-c', 'user.name=a', '-c', 'user.email=a@b'];
+
+/** A repository holding a committed .env, with a repository in sub/ whose remote URL holds a token. */
+function repos(ws: string): void {
+  execFileSync('git', ['init', '-q', ws]);
+  fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
+  execFileSync('git', [...GIT_ID, 'add', '.env'], { cwd: ws });
+  execFileSync('git', [...GIT_ID, 'commit', '-q', '-m', 'x'], { cwd: ws });
+  fs.mkdirSync(path.join(ws, 'sub'));
+  execFileSync('git', ['init', '-q', path.join(ws, 'sub')]);
+  execFileSync('git', ['-C', path.join(ws, 'sub'), 'config', 'remote.origin.url', 'https://tok-hunter2@example.com/x']);
+}
+
+/** A directory laid out as a repository in ordinary files, whose config runs a program on `git status`. */
+function plant(ws: string): void {
+  const p = path.join(ws, 'src', 'p');
+  fs.mkdirSync(path.join(p, 'objects'), { recursive: true });
+  fs.mkdirSync(path.join(p, 'refs'));
+  fs.writeFileSync(path.join(p, 'HEAD'), 'ref: refs/heads/master\n');
+  fs.writeFileSync(path.join(p, 'config'), '[core]\n\tfsmonitor = cat .env >&2; echo\n');
+}
+
+describe('git --shallow-file takes the next word as its value', () => {
+  // git's handle_options reads `--shallow-file FILE` (no `=` form): every walk took FILE for the
+  // subcommand and stopped there, so nothing after it was seen.
+  it('is not where the global options end, for any check', async () => {
+    for (const mode of ['default', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: ['Bash(git push:*)', 'Read(./.env)', 'Read(./sub/.git/config)'], mode });
+      repos(env.ws);
+      plant(env.ws);
+      expect(await env.check('git --shallow-file x push origin'), mode).toMatchObject({ behavior: 'deny', detail: 'Bash(git push:*)' });
+      expect(await env.check('git --shallow-file x show HEAD:.env'), mode).toMatchObject({ behavior: 'ask', type: 'safety' });
+      expect(await env.check("git --shallow-file x -c core.fsmonitor='cat .env' status"), mode).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git -c core\.fsmonitor/) });
+      expect(await env.check('git --shallow-file x -C sub config -l'), mode).toMatchObject({ behavior: 'deny', detail: 'Read(./sub/.git/config)' });
+      expect(await env.check('git --shallow-file x --git-dir=src/p --work-tree=. status'), mode).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git would obey the configuration of /) });
+      expect(await env.check('git --shallow-file x mv .env y'), mode).toMatchObject({ behavior: 'deny', detail: 'Read(./.env)' });
+      // Still allowed as before.
+      expect(await env.check('git --shallow-file x status'), mode).toMatchObject({ behavior: 'allow' });
+    }
+  });
+
+  it('git --shallow-file x -C sub remote -v does not print the token of a denied config', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./sub/.git/config)'] } });
+    repos(t.workspace);
+    const r = await run(t, 'Bash', { command: 'git --shallow-file x -C sub remote -v' });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+  });
+});

@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { commandName } from '../bash/paths.js';
-import { GIT_GLOBAL_WITH_VALUE, withoutGitGlobals } from '../bash/rule-match.js';
+import { parseGitGlobals, type GitGlobals } from '../bash/git-globals.js';
+import { withoutGitGlobals } from '../bash/rule-match.js';
 import type { Word } from '../bash/types.js';
 
 /** git verbs that print file contents from the repository whatever their options. */
@@ -88,29 +89,55 @@ function harmlessValue(key: string, value: string): boolean {
  */
 export function gitRiskyConfigKey(argv: readonly Word[]): string | undefined {
   if (commandName(argv) !== 'git') return undefined;
-  for (let i = 1; i < argv.length; i++) {
-    const w = argv[i]!;
-    if (w.literal && !w.value.startsWith('-')) break;
-    if (!w.literal) continue;
-    if (w.value === '--') break;
+  for (const o of parseGitGlobals(argv).options) {
     // `--exec-path=DIR`: git runs its non-builtin commands and remote helpers from DIR (`git --exec-path=bin foo` runs bin/git-foo).
-    if (w.value.startsWith('--exec-path=')) return '--exec-path';
-    let setting: Word | undefined;
-    if (w.value === '-c' || w.value === '--config-env') setting = argv[++i];
-    else if (w.value.startsWith('--config-env=')) setting = { ...w, value: w.value.slice('--config-env='.length) };
-    else if (GIT_GLOBAL_WITH_VALUE.has(w.value)) {
-      i += 1;
-      continue;
-    } else continue;
+    if (o.name === '--exec-path') return '--exec-path';
+    if (o.name !== '-c' && o.name !== '--config-env') continue;
+    const setting = o.value;
     if (!setting) return '(a -c without a value)';
     if (!setting.literal) return '(a -c setting that is an expansion)';
     const eq = setting.value.indexOf('=');
     const key = eq === -1 ? setting.value : setting.value.slice(0, eq);
     // A --config-env's value is the name of an environment variable, not the value itself.
-    const fromValue = w.value === '-c' && eq !== -1 && harmlessValue(key, setting.value.slice(eq + 1));
+    const fromValue = o.name === '-c' && eq !== -1 && harmlessValue(key, setting.value.slice(eq + 1));
     if (!GIT_SAFE_CONFIG_KEY.test(key) && !fromValue) return key;
   }
   return undefined;
+}
+
+/**
+ * Where a git argv's global options lead, seen from `base`: every directory
+ * its `-C` options lead to in turn (`base` first, where git runs last), and
+ * the git directory and work tree `--git-dir` and `--work-tree` name. A value
+ * that is an expansion (or missing) is left out, and `unknown` says so.
+ */
+export interface GitWhere {
+  dirs: string[];
+  run: string;
+  gitDir: string | undefined;
+  workTree: string | undefined;
+  unknown: boolean;
+}
+
+export function gitWhere(g: GitGlobals, base: string): GitWhere {
+  let run = base;
+  const dirs = [base];
+  let gitDir: string | undefined;
+  let workTree: string | undefined;
+  let unknown = g.expansions.length > 0;
+  for (const o of g.options) {
+    if (o.name !== '-C' && o.name !== '--git-dir' && o.name !== '--work-tree') continue;
+    if (!o.value?.literal) {
+      unknown = true;
+      continue;
+    }
+    if (o.name === '-C') {
+      run = path.resolve(run, o.value.value);
+      dirs.push(run);
+    } else if (o.name === '--git-dir') gitDir = path.resolve(run, o.value.value);
+    else workTree = path.resolve(run, o.value.value);
+  }
+  return { dirs, run, gitDir, workTree, unknown };
 }
 
 /**
@@ -123,30 +150,19 @@ export function gitRiskyConfigKey(argv: readonly Word[]): string | undefined {
  */
 export function gitForeignRepository(argv: readonly Word[], cwd: string, root: string): string | undefined {
   if (commandName(argv) !== 'git') return undefined;
+  const g = parseGitGlobals(argv);
+  if (g.expansions.some((w) => w.raw.startsWith('--git-dir'))) return '(a --git-dir that is an expansion)';
   let start = cwd;
-  for (let i = 1; i < argv.length; i++) {
-    const w = argv[i]!;
-    if (w.literal && !w.value.startsWith('-')) break;
-    if (!w.literal) {
-      if (w.raw.startsWith('--git-dir')) return '(a --git-dir that is an expansion)';
-      continue;
+  for (const o of g.options) {
+    if (o.name === '-C') {
+      if (!o.value?.literal) return '(a -C directory that is an expansion)';
+      start = path.resolve(start, o.value.value);
+      if (gitInPlantedRepository([{ ...o.word, raw: 'git', value: 'git' }], [start], root)) return start;
+    } else if (o.name === '--git-dir') {
+      if (!o.value?.literal) return '(a --git-dir that is an expansion)';
+      const dir = path.resolve(start, o.value.value);
+      if (path.basename(dir) !== '.git') return dir;
     }
-    let gitDir: Word | undefined;
-    if (w.value === '--git-dir') gitDir = argv[++i];
-    else if (w.value.startsWith('--git-dir=')) gitDir = { ...w, value: w.value.slice('--git-dir='.length) };
-    else if (w.value === '-C') {
-      const next = argv[++i];
-      if (!next?.literal) return '(a -C directory that is an expansion)';
-      start = path.resolve(start, next.value);
-      if (gitInPlantedRepository([{ ...w, raw: 'git', value: 'git' }], [start], root)) return start;
-      continue;
-    } else if (GIT_GLOBAL_WITH_VALUE.has(w.value)) {
-      i += 1;
-      continue;
-    } else continue;
-    if (!gitDir?.literal) return '(a --git-dir that is an expansion)';
-    const dir = path.resolve(start, gitDir.value);
-    if (path.basename(dir) !== '.git') return dir;
   }
   return undefined;
 }
@@ -157,18 +173,8 @@ export function gitForeignRepository(argv: readonly Word[], cwd: string, root: s
  */
 export function gitNamesDirectory(argv: readonly Word[]): boolean {
   if (commandName(argv) !== 'git') return false;
-  for (let i = 1; i < argv.length; i++) {
-    const w = argv[i]!;
-    if (w.literal && !w.value.startsWith('-')) break;
-    if (!w.literal) return true;
-    if (w.value === '--') break;
-    if (w.value === '-C') {
-      const next = argv[++i];
-      if (!next?.literal || (next.value !== '.' && next.value !== './')) return true;
-      continue;
-    }
-    if (/^--(git-dir|work-tree)(=|$)/.test(w.value)) return true;
-    if (GIT_GLOBAL_WITH_VALUE.has(w.value)) i += 1;
-  }
-  return false;
+  const g = parseGitGlobals(argv);
+  if (g.expansions.length > 0) return true;
+  if (g.chdirs.some((w) => !w?.literal || (w.value !== '.' && w.value !== './'))) return true;
+  return g.options.some((o) => o.name === '--git-dir' || o.name === '--work-tree');
 }

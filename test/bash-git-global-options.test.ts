@@ -72,3 +72,58 @@ describe('git --shallow-file takes the next word as its value', () => {
     expect(r.exec.status).toBe('denied');
   });
 });
+
+describe('git resolves --git-dir and --work-tree from where the last -C leads', () => {
+  // git sets GIT_DIR as written and changes directory for each -C in turn, then reads GIT_DIR:
+  // `git --git-dir=.git -C sub config -l` prints sub/.git/config, which was judged as ./.git/config.
+  it('judges the config of the repository git reads', async () => {
+    for (const mode of ['default', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: ['Read(./sub/.git/config)'], mode });
+      repos(env.ws);
+      for (const c of ['git --git-dir=.git -C sub config -l', 'git --git-dir .git -C sub remote -v', 'git --git-dir=.git -C . -C sub config --get remote.origin.url']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'deny', detail: 'Read(./sub/.git/config)' });
+      }
+      expect(await env.check('git -C sub --git-dir=../.git config -l'), mode).toMatchObject({ behavior: 'allow' });
+    }
+  });
+
+  it('git --git-dir=.git -C sub remote -v does not print the token of a denied config', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./sub/.git/config)'] } });
+    repos(t.workspace);
+    const r = await run(t, 'Bash', { command: 'git --git-dir=.git -C sub remote -v' });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+  });
+});
+
+describe('git -C changes directory as chdir does, through symbolic links', () => {
+  // `-C link/..` is the parent of where the link leads (chdir), not the directory holding the link
+  // (which is what `cd link/..` means to bash): it was judged as the latter.
+  it('finds the planted repository and the config behind a link', async () => {
+    for (const mode of ['default', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: ['Read(./.env)', 'Read(./sub/.git/config)'], mode });
+      repos(env.ws);
+      plant(env.ws);
+      fs.symlinkSync('src/p/refs', path.join(env.ws, 'l'));
+      fs.mkdirSync(path.join(env.ws, 'sub', 'deep'));
+      fs.symlinkSync('sub/deep', path.join(env.ws, 'h'));
+      expect(await env.check('git -C l/.. status'), mode).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git would obey the configuration of .*src\/p,/) });
+      expect(await env.check('git -C l -C .. status'), mode).toMatchObject({ behavior: 'ask', type: 'safety' });
+      expect(await env.check('git -C h/.. config -l'), mode).toMatchObject({ behavior: 'deny', detail: 'Read(./sub/.git/config)' });
+      expect(await env.check('git -C h -C .. remote -v'), mode).toMatchObject({ behavior: 'deny', detail: 'Read(./sub/.git/config)' });
+      // A link's own directory is where git runs without `..`.
+      expect(await env.check('git -C src/.. status'), mode).toMatchObject({ behavior: 'allow' });
+    }
+  });
+
+  it('git -C link/.. does not run an alias of the planted repository behind the link', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
+    repos(t.workspace);
+    plant(t.workspace);
+    fs.writeFileSync(path.join(t.workspace, 'src', 'p', 'config'), `[alias]\n\tleak = !cat ${path.join(t.workspace, '.env')}\n`);
+    fs.symlinkSync('src/p/refs', path.join(t.workspace, 'l'));
+    const r = await run(t, 'Bash', { command: 'git -C l/.. leak' });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+  });
+});

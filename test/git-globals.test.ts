@@ -88,5 +88,14 @@ describe('parseGitGlobals', () => {
       const run = gitWhere(g, ws).run;
       expect(real, c).toBe(execFileSync('git', ['-C', run, 'rev-parse', '--show-toplevel'], { encoding: 'utf8' }).trim());
     }
+    // `..` after a link goes up from its target (chdir), and --git-dir is read from where the last -C leads.
+    fs.symlinkSync('a/b', path.join(ws, 'l'));
+    for (const c of ['git -C l/.. rev-parse --absolute-git-dir', 'git --git-dir=.git -C a rev-parse --absolute-git-dir', 'git --git-dir .git -C l -C ../.. rev-parse --absolute-git-dir', 'git -C a --git-dir=../.git rev-parse --absolute-git-dir']) {
+      const argv = argvOf(c);
+      const real = execFileSync('git', argv.slice(1).map((w) => w.value), { cwd: ws, encoding: 'utf8' }).trim();
+      const where = gitWhere(parseGitGlobals(argv), ws);
+      const gitDir = where.gitDir ?? path.join(execFileSync('git', ['-C', where.run, 'rev-parse', '--show-toplevel'], { encoding: 'utf8' }).trim(), '.git');
+      expect(fs.realpathSync(gitDir), c).toBe(real);
+    }
   });
 });

@@ -10,6 +10,7 @@ import { commandName } from '../bash/paths.js';
 import { parseGitGlobals, type GitGlobals } from '../bash/git-globals.js';
 import { withoutGitGlobals } from '../bash/rule-match.js';
 import type { Word } from '../bash/types.js';
+import { realpathLoose } from '../workspace.js';
 
 /** git verbs that print file contents from the repository whatever their options. */
 const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set([
@@ -108,8 +109,10 @@ export function gitRiskyConfigKey(argv: readonly Word[]): string | undefined {
 /**
  * Where a git argv's global options lead, seen from `base`: every directory
  * its `-C` options lead to in turn (`base` first, where git runs last), and
- * the git directory and work tree `--git-dir` and `--work-tree` name. A value
- * that is an expansion (or missing) is left out, and `unknown` says so.
+ * the git directory and work tree `--git-dir` and `--work-tree` name. git sets
+ * those as written and resolves them after every `-C` (`git --git-dir=.git -C
+ * sub` reads sub/.git). A value that is an expansion (or missing) is left
+ * out, and `unknown` says so.
  */
 export interface GitWhere {
   dirs: string[];
@@ -122,22 +125,39 @@ export interface GitWhere {
 export function gitWhere(g: GitGlobals, base: string): GitWhere {
   let run = base;
   const dirs = [base];
-  let gitDir: string | undefined;
-  let workTree: string | undefined;
   let unknown = g.expansions.length > 0;
-  for (const o of g.options) {
-    if (o.name !== '-C' && o.name !== '--git-dir' && o.name !== '--work-tree') continue;
-    if (!o.value?.literal) {
+  for (const w of g.chdirs) {
+    if (!w?.literal) {
       unknown = true;
       continue;
     }
-    if (o.name === '-C') {
-      run = path.resolve(run, o.value.value);
-      dirs.push(run);
-    } else if (o.name === '--git-dir') gitDir = path.resolve(run, o.value.value);
-    else workTree = path.resolve(run, o.value.value);
+    run = chdirTo(run, w.value);
+    dirs.push(run);
   }
+  const resolved = (w: Word | undefined): string | undefined => {
+    if (w !== undefined && !w.literal) unknown = true;
+    return w?.literal ? path.resolve(run, w.value) : undefined;
+  };
+  const gitDir = resolved(g.gitDir);
+  const workTree = resolved(g.workTree);
+  if (g.options.some((o) => (o.name === '--git-dir' || o.name === '--work-tree') && !o.value?.literal)) unknown = true;
   return { dirs, run, gitDir, workTree, unknown };
+}
+
+/**
+ * Where chdir(rel) from `dir` leads, as git's -C does it: `..` goes up from
+ * where the path really is (`-C link/..` is the parent of the link's target,
+ * not the directory holding the link, as bash's `cd link/..` would have it),
+ * and `''` stays. Names are kept as spelled where no link is gone through.
+ */
+export function chdirTo(dir: string, rel: string): string {
+  let cur = path.isAbsolute(rel) ? '/' : dir;
+  for (const part of rel.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part !== '..') cur = path.join(cur, part);
+    else cur = path.dirname(realpathLoose(cur));
+  }
+  return cur;
 }
 
 /**
@@ -152,18 +172,14 @@ export function gitForeignRepository(argv: readonly Word[], cwd: string, root: s
   if (commandName(argv) !== 'git') return undefined;
   const g = parseGitGlobals(argv);
   if (g.expansions.some((w) => w.raw.startsWith('--git-dir'))) return '(a --git-dir that is an expansion)';
-  let start = cwd;
   for (const o of g.options) {
-    if (o.name === '-C') {
-      if (!o.value?.literal) return '(a -C directory that is an expansion)';
-      start = path.resolve(start, o.value.value);
-      if (gitInPlantedRepository([{ ...o.word, raw: 'git', value: 'git' }], [start], root)) return start;
-    } else if (o.name === '--git-dir') {
-      if (!o.value?.literal) return '(a --git-dir that is an expansion)';
-      const dir = path.resolve(start, o.value.value);
-      if (path.basename(dir) !== '.git') return dir;
-    }
+    if (o.name === '-C' && !o.value?.literal) return '(a -C directory that is an expansion)';
+    if (o.name === '--git-dir' && !o.value?.literal) return '(a --git-dir that is an expansion)';
   }
+  const where = gitWhere(g, cwd);
+  const git = [{ ...argv[0]!, raw: 'git', value: 'git' }];
+  for (const d of where.dirs.slice(1)) if (gitInPlantedRepository(git, [d], root)) return d;
+  if (where.gitDir !== undefined && path.basename(where.gitDir) !== '.git') return where.gitDir;
   return undefined;
 }
 

@@ -127,3 +127,35 @@ describe('git -C changes directory as chdir does, through symbolic links', () =>
     expect(r.exec.status).toBe('denied');
   });
 });
+
+describe('git run in a workspace that is itself laid out as a repository', () => {
+  // With no .git, git takes a directory holding HEAD, objects and refs for a repository (a bare
+  // one) and obeys its config: files the Write tool writes in acceptEdits. Only a cd of the line
+  // led to the check; plain `git leak` ran the alias under Bash(git:*) and in bypassPermissions.
+  function plantRoot(ws: string): void {
+    fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
+    fs.mkdirSync(path.join(ws, 'objects'));
+    fs.mkdirSync(path.join(ws, 'refs'));
+    fs.writeFileSync(path.join(ws, 'HEAD'), 'ref: refs/heads/master\n');
+    fs.writeFileSync(path.join(ws, 'config'), `[alias]\n\tleak = !cat ${path.join(ws, '.env')}\n`);
+  }
+
+  it('asks (safety) for git there, in every mode', async () => {
+    for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: ['Read(./.env)'], mode });
+      plantRoot(env.ws);
+      fs.mkdirSync(path.join(env.ws, 'src'));
+      for (const c of ['git leak', 'git status', 'git -C src log', 'timeout 5 git leak']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git would obey the configuration of /) });
+      }
+    }
+  });
+
+  it('git leak does not run the alias under Bash(git:*)', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
+    plantRoot(t.workspace);
+    const r = await run(t, 'Bash', { command: 'git leak' });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+  });
+});

@@ -283,9 +283,10 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       const why = 'git would obey the configuration of a directory another command of the line writes files into (its config, hooks and aliases can run a program)';
       return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
-    // `cd src/p && git fetch`: git finds a repository laid out in ordinary files (which the Write tool writes) from where it runs.
-    if (cwds.cdCount > 0 && gitInPlantedRepository(innermostOf(cmd).argv, cwds.dirs, ctx.workspace.root)) {
-      const why = 'git would obey the configuration of a repository directory that is not a .git, where a cd of the line leads (its config, hooks and aliases can run a program)';
+    // `cd src/p && git fetch`, or plain `git x` in a workspace with no .git: git finds a repository laid out in ordinary
+    // files (which the Write tool writes) from where it runs.
+    if (gitInPlantedRepository(innermostOf(cmd).argv, cwds.dirs, ctx.workspace.root)) {
+      const why = 'git would obey the configuration of a repository directory that is not a .git, where it runs (its config, hooks and aliases can run a program)';
       return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
     for (const dir of cwds.dirs) {

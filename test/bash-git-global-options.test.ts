@@ -159,3 +159,36 @@ describe('git run in a workspace that is itself laid out as a repository', () =>
     expect(r.exec.status).toBe('denied');
   });
 });
+
+describe('git started in another directory by a wrapper (env -C, sudo -D)', () => {
+  // `env -C sub git config -l` reads sub's config and `env -C src/p git status` obeys a planted
+  // repository, but the git checks looked from the shell's directory: in bypassPermissions both
+  // ran (a denied config printed, a planted program run).
+  it('judges git where the wrapper starts it', async () => {
+    for (const mode of ['default', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)', 'Bash(env:*)'], deny: ['Read(./.env)', 'Read(./sub/.git/config)'], mode });
+      repos(env.ws);
+      plant(env.ws);
+      for (const c of ['env -C sub git config -l', 'env --chdir=sub git remote -v', 'sudo -D sub git config --get remote.origin.url', 'env -C src env -C ../sub git config -l', 'env -C sub/.. git -C sub remote -v']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'deny', detail: 'Read(./sub/.git/config)' });
+      }
+      for (const c of ['env -C src/p git status', 'env --chdir src/p/refs git log', 'env -C src git -C p status']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git would obey the configuration of /) });
+      }
+      // Started where no word says: which repository git obeys is not known.
+      for (const c of ['env -C "$D" git status', 'sudo -i git status', 'chroot /x git status', 'sudo -D sub -i git status']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git runs where a wrapper starts it/) });
+      }
+      // Where nothing is denied or planted, as before.
+      expect(await env.check('env -C src git status'), mode).toMatchObject({ behavior: 'allow' });
+    }
+  });
+
+  it('env -C sub git remote -v does not print the token of a denied config in bypassPermissions', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./sub/.git/config)'] } });
+    repos(t.workspace);
+    const r = await run(t, 'Bash', { command: 'env -C sub git remote -v' });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+  });
+});

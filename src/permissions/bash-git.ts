@@ -6,10 +6,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { commandName } from '../bash/paths.js';
 import { parseGitGlobals, type GitGlobals } from '../bash/git-globals.js';
+import { commandName } from '../bash/paths.js';
 import { withoutGitGlobals } from '../bash/rule-match.js';
-import type { Word } from '../bash/types.js';
+import type { SimpleCommand, Word } from '../bash/types.js';
+import { unwrapStages } from '../bash/wrappers.js';
 import { realpathLoose } from '../workspace.js';
 
 /** git verbs that print file contents from the repository whatever their options. */
@@ -158,6 +159,18 @@ export function chdirTo(dir: string, rel: string): string {
     else cur = path.dirname(realpathLoose(cur));
   }
   return cur;
+}
+
+/**
+ * The directories a command starts in, seen from the line's working
+ * directories: through its wrappers' `env -C DIR`, `sudo -D DIR` (as chdir
+ * goes). Undefined when a wrapper starts it where no word says (chroot, a login
+ * shell's home, a directory that is an expansion).
+ */
+export function startDirs(cmd: SimpleCommand, dirs: readonly string[]): string[] | undefined {
+  const { chdirs } = unwrapStages(cmd.argv, false);
+  if (chdirs === undefined || chdirs.some((w) => !w.literal)) return undefined;
+  return [...new Set(dirs.map((d) => chdirs.reduce((cur, w) => chdirTo(cur, w.value), d)))];
 }
 
 /**

@@ -45,7 +45,7 @@ import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitForeignRepository, gitInPlantedRepository, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, startDirs } from './bash-git.js';
 import { treeEscape, type TreeDeps } from './tree-reach.js';
 import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
@@ -238,7 +238,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   // 2b. Configuration files git prints values from (`git config -l`, `git remote -v`).
   if (isReadDenyActive(ctx)) {
     for (const cmd of a.commands) {
-      for (const dir of cwds.dirs) {
+      for (const dir of startDirs(cmd, cwds.dirs) ?? []) {
         for (const file of gitConfigReads(innermostOf(cmd).argv, dir, ctx.workspace.home)) {
           const rule = q.pathRule('read', 'deny', spellings(file));
           if (rule) return { behavior: 'deny', message: `Permission to read ${file} has been denied.`, type: 'rule', detail: rule.raw };
@@ -283,13 +283,19 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       const why = 'git would obey the configuration of a directory another command of the line writes files into (its config, hooks and aliases can run a program)';
       return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
+    // `env -C DIR git …`: git finds its repository from where the wrapper starts it; from where no word says, any.
+    const starts = startDirs(cmd, cwds.dirs);
+    if (starts === undefined && commandName(innermostOf(cmd).argv) === 'git') {
+      const why = 'git runs where a wrapper starts it (a root, a login shell\'s home, a directory that is an expansion), so which repository and configuration it obeys is not known';
+      return { behavior: 'ask', message: `Bash wants to run git in a directory no check can see: ${why}; it needs approval.`, type: 'safety', detail: why };
+    }
     // `cd src/p && git fetch`, or plain `git x` in a workspace with no .git: git finds a repository laid out in ordinary
     // files (which the Write tool writes) from where it runs.
-    if (gitInPlantedRepository(innermostOf(cmd).argv, cwds.dirs, ctx.workspace.root)) {
+    if (gitInPlantedRepository(innermostOf(cmd).argv, starts ?? [], ctx.workspace.root)) {
       const why = 'git would obey the configuration of a repository directory that is not a .git, where it runs (its config, hooks and aliases can run a program)';
       return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
-    for (const dir of cwds.dirs) {
+    for (const dir of starts ?? []) {
       const repo = gitForeignRepository(innermostOf(cmd).argv, dir, ctx.workspace.root);
       if (repo !== undefined) {
         const why = `git would obey the configuration of ${short(repo, 120)}, a repository directory that is not a .git (its config, hooks and aliases can run a program)`;
@@ -298,7 +304,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
   }
   for (const cmd of a.commands) {
-    for (const dir of cwds.dirs) {
+    for (const dir of startDirs(cmd, cwds.dirs) ?? cwds.dirs) {
       const file = gitConfigWrite(innermostOf(cmd).argv, dir, ctx.workspace.home);
       let why = file === undefined ? undefined : spellings(file).map((p) => protectedChangeReason(p, ctx.workspace)).find((x) => x !== undefined);
       // The system-wide file (`git config --system`, where the service runs as root) is read by every git command too.
@@ -497,7 +503,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       if (!byRule.includes(rule.raw)) byRule.push(rule.raw);
       continue;
     }
-    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs) && !gitInPlantedRepository(innermostOf(cmd).argv, cwds.dirs, ctx.workspace.root)) continue;
+    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs) && !gitInPlantedRepository(innermostOf(cmd).argv, startDirs(cmd, cwds.dirs) ?? cwds.dirs, ctx.workspace.root)) continue;
     if (q.mode === 'acceptEdits' && acceptEditsAllows(cmd, cwds.dirs)) {
       byMode = true;
       continue;

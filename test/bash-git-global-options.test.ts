@@ -192,3 +192,34 @@ describe('git started in another directory by a wrapper (env -C, sudo -D)', () =
     expect(r.exec.status).toBe('denied');
   });
 });
+
+describe('the files a git command names, from where -C and --work-tree put them', () => {
+  // git opens `-F .env`, `add .env`, `--output=F` from where -C leads (and takes pathspecs from the
+  // work tree's top when it runs outside it), but they were resolved from the shell's directory:
+  // with Read(/sub/.env) denied, `git -C sub commit -F .env` put sub/.env in a message `git log` prints.
+  it('judges them there', async () => {
+    for (const mode of ['default', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: ['Read(/sub/.env)', 'Edit(/sub/out.txt)'], mode });
+      repos(env.ws);
+      fs.writeFileSync(path.join(env.ws, 'sub', '.env'), 'SUB=hunter2\n');
+      for (const c of ['git -C sub commit --allow-empty -F .env', 'git -C sub add .env', 'git -C sub mv .env y', 'git -C src -C ../sub add .env', 'git --work-tree=sub add .env', 'git --git-dir=sub/.git --work-tree=sub add .env']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'deny', detail: 'Read(/sub/.env)' });
+      }
+      expect(await env.check('git -C sub log -1 --output=out.txt'), mode).toMatchObject({ behavior: 'deny', detail: 'Edit(/sub/out.txt)' });
+      // The same names elsewhere, as before.
+      for (const c of ['git add .env', 'git -C sub add README', 'git -C sub commit --allow-empty -F ../msg']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'allow' });
+      }
+    }
+  });
+
+  it('git -C sub commit -F .env does not put a denied file in a commit message', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(/sub/.env)'] } });
+    repos(t.workspace);
+    fs.writeFileSync(path.join(t.workspace, 'sub', '.env'), 'SUB=hunter2\n');
+    const r = await run(t, 'Bash', { command: 'git -C sub -c user.name=a -c user.email=a@b commit -q --allow-empty -F .env' });
+    expect(r.exec.status).toBe('denied');
+    const log = await run(t, 'Bash', { command: 'git -C sub log --format=%B 2>&1; true' });
+    expect(log.text).not.toContain('hunter2');
+  });
+});

@@ -223,3 +223,37 @@ describe('the files a git command names, from where -C and --work-tree put them'
     expect(log.text).not.toContain('hunter2');
   });
 });
+
+describe('git --bare takes the directory it stands in for the git directory', () => {
+  // `--bare` sets GIT_DIR to where git is at that point (unless --git-dir did before): in a
+  // workspace with a .git, `git --bare leak` obeyed a config, HEAD, objects and refs written
+  // beside it as ordinary files, and ran its alias under Bash(git:*).
+  it('asks (safety) for git --bare where that is no .git', async () => {
+    for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)', 'Bash(tar:*)'], deny: ['Read(./.env)'], mode });
+      repos(env.ws);
+      fs.mkdirSync(path.join(env.ws, 'objects'));
+      fs.mkdirSync(path.join(env.ws, 'refs'));
+      fs.writeFileSync(path.join(env.ws, 'HEAD'), 'ref: refs/heads/master\n');
+      fs.writeFileSync(path.join(env.ws, 'config'), '[alias]\n\tleak = !cat .env\n');
+      for (const c of ['git --bare leak', 'git --bare -C sub leak', 'git -C sub --bare status']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git would obey the configuration of /) });
+      }
+      expect(await env.check('tar xf a.tar; git --bare status'), mode).toMatchObject({ behavior: 'ask', type: 'safety' });
+      // --git-dir before it wins (git keeps a GIT_DIR already set).
+      expect(await env.check('git --git-dir=.git --bare log -1'), mode).toMatchObject({ behavior: 'allow' });
+    }
+  });
+
+  it('git --bare leak does not run the alias under Bash(git:*)', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
+    repos(t.workspace);
+    fs.mkdirSync(path.join(t.workspace, 'objects'));
+    fs.mkdirSync(path.join(t.workspace, 'refs'));
+    fs.writeFileSync(path.join(t.workspace, 'HEAD'), 'ref: refs/heads/master\n');
+    fs.writeFileSync(path.join(t.workspace, 'config'), '[alias]\n\tleak = !cat .env\n');
+    const r = await run(t, 'Bash', { command: 'git --bare leak' });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+  });
+});

@@ -110,10 +110,11 @@ export function gitRiskyConfigKey(argv: readonly Word[]): string | undefined {
 /**
  * Where a git argv's global options lead, seen from `base`: every directory
  * its `-C` options lead to in turn (`base` first, where git runs last), and
- * the git directory and work tree `--git-dir` and `--work-tree` name. git sets
- * those as written and resolves them after every `-C` (`git --git-dir=.git -C
- * sub` reads sub/.git). A value that is an expansion (or missing) is left
- * out, and `unknown` says so.
+ * the git directory and work tree `--git-dir` (or `--bare`, the directory
+ * it stands in) and `--work-tree` name. git sets those as written and
+ * resolves them after every `-C` (`git --git-dir=.git -C sub` reads
+ * sub/.git). A value that is an expansion (or missing) is left out, and
+ * `unknown` says so.
  */
 export interface GitWhere {
   dirs: string[];
@@ -127,22 +128,33 @@ export function gitWhere(g: GitGlobals, base: string): GitWhere {
   let run = base;
   const dirs = [base];
   let unknown = g.expansions.length > 0;
-  for (const w of g.chdirs) {
-    if (!w?.literal) {
+  // What GIT_DIR holds: --git-dir's value as written (resolved at the end), or the directory --bare stood in.
+  let gitDir: { written: Word } | { abs: string } | undefined;
+  let workTree: Word | undefined;
+  for (const o of g.options) {
+    if (o.name === '--bare') {
+      // git sets GIT_DIR to where it is unless it is set already.
+      gitDir ??= { abs: run };
+      continue;
+    }
+    if (o.name !== '-C' && o.name !== '--git-dir' && o.name !== '--work-tree') continue;
+    if (!o.value?.literal) {
       unknown = true;
       continue;
     }
-    run = chdirTo(run, w.value);
-    dirs.push(run);
+    if (o.name === '-C') {
+      run = chdirTo(run, o.value.value);
+      dirs.push(run);
+    } else if (o.name === '--git-dir') gitDir = { written: o.value };
+    else workTree = o.value;
   }
-  const resolved = (w: Word | undefined): string | undefined => {
-    if (w !== undefined && !w.literal) unknown = true;
-    return w?.literal ? path.resolve(run, w.value) : undefined;
+  return {
+    dirs,
+    run,
+    gitDir: gitDir === undefined ? undefined : 'abs' in gitDir ? gitDir.abs : path.resolve(run, gitDir.written.value),
+    workTree: workTree === undefined ? undefined : path.resolve(run, workTree.value),
+    unknown,
   };
-  const gitDir = resolved(g.gitDir);
-  const workTree = resolved(g.workTree);
-  if (g.options.some((o) => (o.name === '--git-dir' || o.name === '--work-tree') && !o.value?.literal)) unknown = true;
-  return { dirs, run, gitDir, workTree, unknown };
 }
 
 /**
@@ -198,12 +210,12 @@ export function gitForeignRepository(argv: readonly Word[], cwd: string, root: s
 
 /**
  * Whether a git argv points git at another directory than the one it runs in (`-C DIR` other
- * than `.`, `--git-dir`, `--work-tree`): git then obeys what it finds there.
+ * than `.`, `--git-dir`, `--work-tree`, `--bare`): git then obeys what it finds there.
  */
 export function gitNamesDirectory(argv: readonly Word[]): boolean {
   if (commandName(argv) !== 'git') return false;
   const g = parseGitGlobals(argv);
   if (g.expansions.length > 0) return true;
   if (g.chdirs.some((w) => !w?.literal || (w.value !== '.' && w.value !== './'))) return true;
-  return g.options.some((o) => o.name === '--git-dir' || o.name === '--work-tree');
+  return g.options.some((o) => o.name === '--git-dir' || o.name === '--work-tree' || o.name === '--bare');
 }

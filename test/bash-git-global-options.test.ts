@@ -177,7 +177,7 @@ describe('git started in another directory by a wrapper (env -C, sudo -D)', () =
       }
       // Started where no word says: which repository git obeys is not known.
       for (const c of ['env -C "$D" git status', 'sudo -i git status', 'chroot /x git status', 'sudo -D sub -i git status']) {
-        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git runs where a wrapper starts it/) });
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git runs where no word of the line says/) });
       }
       // Where nothing is denied or planted, as before.
       expect(await env.check('env -C src git status'), mode).toMatchObject({ behavior: 'allow' });
@@ -253,6 +253,34 @@ describe('git --bare takes the directory it stands in for the git directory', ()
     fs.writeFileSync(path.join(t.workspace, 'HEAD'), 'ref: refs/heads/master\n');
     fs.writeFileSync(path.join(t.workspace, 'config'), '[alias]\n\tleak = !cat .env\n');
     const r = await run(t, 'Bash', { command: 'git --bare leak' });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+  });
+});
+
+describe('a command find -execdir runs, in the directory of each match', () => {
+  // find -execdir (and -okdir) runs its command where each match is, but its names were resolved
+  // from the shell's directory: with Read(/sub/.env) denied, `find sub -name README -execdir cat
+  // .env \;` printed sub/.env in bypassPermissions, and git run so was judged from the workspace.
+  it('takes its names for unknown locations, and git run so asks', async () => {
+    const env = ruleEnv({ deny: ['Read(/sub/.env)', 'Read(./sub/.git/config)'], mode: BYPASS.defaultMode });
+    repos(env.ws);
+    fs.writeFileSync(path.join(env.ws, 'sub', '.env'), 'SUB=hunter2\n');
+    fs.writeFileSync(path.join(env.ws, 'sub', 'README'), 'r\n');
+    for (const c of ['find sub -maxdepth 1 -name README -execdir cat .env \\;', 'find sub -name README -okdir head .env \\;']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'unknown read target: .env' });
+    }
+    expect(await env.check('find sub -name config -execdir git remote -v \\;')).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git runs where no word of the line says/) });
+    // -exec runs it here: ./.env is not denied.
+    expect(await env.check('find sub -maxdepth 1 -name README -exec cat .env \\;')).toMatchObject({ behavior: 'passthrough' });
+  });
+
+  it('find -execdir cat .env does not print a denied file in bypassPermissions', async () => {
+    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(/sub/.env)'] } });
+    repos(t.workspace);
+    fs.writeFileSync(path.join(t.workspace, 'sub', '.env'), 'SUB=hunter2\n');
+    fs.writeFileSync(path.join(t.workspace, 'sub', 'README'), 'r\n');
+    const r = await run(t, 'Bash', { command: 'find sub -maxdepth 1 -name README -execdir cat .env \\;' });
     expect(r.text).not.toContain('hunter2');
     expect(r.exec.status).toBe('denied');
   });

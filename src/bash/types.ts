@@ -64,6 +64,8 @@ export interface SimpleCommand {
   origin: CommandOrigin;
   /** The command's source text. */
   text: string;
+  /** It runs in directories the line does not name (`find -execdir`: where each match is). */
+  elsewhere?: boolean;
 }
 
 export interface BashAnalysis {

@@ -176,12 +176,12 @@ export function chdirTo(dir: string, rel: string): string {
 /**
  * The directories a command starts in, seen from the line's working
  * directories: through its wrappers' `env -C DIR`, `sudo -D DIR` (as chdir
- * goes). Undefined when a wrapper starts it where no word says (chroot, a login
- * shell's home, a directory that is an expansion).
+ * goes). Undefined when it starts where no word says (chroot, a login
+ * shell's home, a directory that is an expansion, find -execdir).
  */
 export function startDirs(cmd: SimpleCommand, dirs: readonly string[]): string[] | undefined {
   const { chdirs } = unwrapStages(cmd.argv, false);
-  if (chdirs === undefined || chdirs.some((w) => !w.literal)) return undefined;
+  if (cmd.elsewhere || chdirs === undefined || chdirs.some((w) => !w.literal)) return undefined;
   return [...new Set(dirs.map((d) => chdirs.reduce((cur, w) => chdirTo(cur, w.value), d)))];
 }
 

@@ -54,7 +54,7 @@ export interface Cwds {
 /** The innermost command (every wrapper stripped), and whether a wrapper runs it elsewhere. */
 export function innermostOf(cmd: SimpleCommand): { argv: Word[]; relocated: boolean } {
   const { stages, relocated } = unwrapStages(cmd.argv, false);
-  return { argv: stages[stages.length - 1]!, relocated };
+  return { argv: stages[stages.length - 1]!, relocated: relocated || cmd.elsewhere === true };
 }
 
 function isXargs(w: Word | undefined): boolean {
@@ -101,7 +101,7 @@ export function commandPaths(cmd: SimpleCommand): PathArgs & { relocated: boolea
     }
   }
   p.opaque.push(...extra);
-  return { ...p, relocated };
+  return { ...p, relocated: relocated || cmd.elsewhere === true };
 }
 
 function isDirectory(p: string): boolean {

@@ -286,7 +286,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     // `env -C DIR git …`: git finds its repository from where the wrapper starts it; from where no word says, any.
     const starts = startDirs(cmd, cwds.dirs);
     if (starts === undefined && commandName(innermostOf(cmd).argv) === 'git') {
-      const why = 'git runs where a wrapper starts it (a root, a login shell\'s home, a directory that is an expansion), so which repository and configuration it obeys is not known';
+      const why = 'git runs where no word of the line says (a wrapper\'s root or login shell\'s home, a directory that is an expansion, find -execdir), so which repository and configuration it obeys is not known';
       return { behavior: 'ask', message: `Bash wants to run git in a directory no check can see: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
     // `cd src/p && git fetch`, or plain `git x` in a workspace with no .git: git finds a repository laid out in ordinary

@@ -116,6 +116,19 @@ describe('git -C changes directory as chdir does, through symbolic links', () =>
     }
   });
 
+  it('resolves --git-dir and --work-tree through links as git does', async () => {
+    // git makes GIT_DIR absolute with its real path: `--git-dir=h/../.git` is sub/.git when h leads to sub/deep.
+    for (const mode of ['default', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: ['Read(./sub/.git/config)'], mode });
+      repos(env.ws);
+      fs.mkdirSync(path.join(env.ws, 'sub', 'deep'));
+      fs.symlinkSync('sub/deep', path.join(env.ws, 'h'));
+      for (const c of ['git --git-dir=h/../.git config -l', 'git --git-dir h/../.git remote -v', 'git -C h --git-dir=../.git remote -v']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'deny', detail: 'Read(./sub/.git/config)' });
+      }
+    }
+  });
+
   it('git -C link/.. does not run an alias of the planted repository behind the link', async () => {
     t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
     repos(t.workspace);

@@ -151,8 +151,9 @@ export function gitWhere(g: GitGlobals, base: string): GitWhere {
   return {
     dirs,
     run,
-    gitDir: gitDir === undefined ? undefined : 'abs' in gitDir ? gitDir.abs : path.resolve(run, gitDir.written.value),
-    workTree: workTree === undefined ? undefined : path.resolve(run, workTree.value),
+    // git makes them absolute by their real path: `..` after a link goes up from its target, as for -C.
+    gitDir: gitDir === undefined ? undefined : 'abs' in gitDir ? gitDir.abs : chdirTo(run, gitDir.written.value),
+    workTree: workTree === undefined ? undefined : chdirTo(run, workTree.value),
     unknown,
   };
 }

@@ -197,6 +197,17 @@ describe('git started in another directory by a wrapper (env -C, sudo -D)', () =
     }
   });
 
+  it('asks (safety) for git a wrapper starts in a directory another command of the line fills', async () => {
+    // `tar xf a.tar && git -C p status` asked; `tar xf a.tar && env -C p git status` ran p's config.
+    for (const mode of ['default', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)', 'Bash(tar:*)', 'Bash(env:*)'], deny: ['Read(./.env)'], mode });
+      for (const c of ['tar xf a.tar && env -C p git status', 'unzip a.zip; sudo -D p git fetch']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git would obey the configuration of a directory another command/) });
+      }
+      expect(await env.check('tar xf a.tar && env -C . git status'), mode).toMatchObject({ behavior: 'allow' });
+    }
+  });
+
   it('env -C sub git remote -v does not print the token of a denied config in bypassPermissions', async () => {
     t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./sub/.git/config)'] } });
     repos(t.workspace);

@@ -278,13 +278,15 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
     // A directory another command of the line fills (an archive, a clone, a checkout) may be laid out as a repository by then.
     // So may one a cd of the line leads to: git finds the repository from its working directory.
-    const pointed = gitNamesDirectory(innermostOf(cmd).argv) || (cwds.cdCount > 0 && commandName(innermostOf(cmd).argv) === 'git');
+    // `env -C DIR git …` as much as `git -C DIR …`.
+    const starts = startDirs(cmd, cwds.dirs);
+    const elsewhere = cwds.cdCount > 0 || starts === undefined || starts.some((d) => !cwds.dirs.includes(d));
+    const pointed = gitNamesDirectory(innermostOf(cmd).argv) || (elsewhere && commandName(innermostOf(cmd).argv) === 'git');
     if (pointed && a.commands.some((c) => c !== cmd && plantsFiles(innermostOf(c).argv))) {
       const why = 'git would obey the configuration of a directory another command of the line writes files into (its config, hooks and aliases can run a program)';
       return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
     // `env -C DIR git …`: git finds its repository from where the wrapper starts it; from where no word says, any.
-    const starts = startDirs(cmd, cwds.dirs);
     if (starts === undefined && commandName(innermostOf(cmd).argv) === 'git') {
       const why = 'git runs where no word of the line says (a wrapper\'s root or login shell\'s home, a directory that is an expansion, find -execdir), so which repository and configuration it obeys is not known';
       return { behavior: 'ask', message: `Bash wants to run git in a directory no check can see: ${why}; it needs approval.`, type: 'safety', detail: why };

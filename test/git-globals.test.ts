@@ -74,6 +74,20 @@ describe('parseGitGlobals', () => {
     expect(parseGitGlobals(argvOf('git -c')).settings).toEqual([{ option: '-c', setting: undefined }]);
   });
 
+  it('gitWhere: -C in turn, --git-dir and --work-tree from the last, --bare where it stands, and what it cannot tell', () => {
+    const base = '/w';
+    const where = (c: string) => gitWhere(parseGitGlobals(argvOf(c)), base);
+    expect(where("git -C a -C '' -C ../b status")).toMatchObject({ dirs: ['/w', '/w/a', '/w/a', '/w/b'], run: '/w/b', gitDir: undefined, unknown: false });
+    expect(where('git --git-dir=.git --work-tree w -C sub status')).toMatchObject({ run: '/w/sub', gitDir: '/w/sub/.git', workTree: '/w/sub/w' });
+    expect(where('git -C sub --bare -C .. status')).toMatchObject({ run: '/w', gitDir: '/w/sub' });
+    // GIT_DIR already set stays; a later --git-dir replaces it.
+    expect(where('git --git-dir=x --bare status').gitDir).toBe('/w/x');
+    expect(where('git --bare --git-dir=x status').gitDir).toBe('/w/x');
+    for (const c of ['git -C "$D" status', 'git --git-dir=$G status', 'git $X status', 'git -C']) {
+      expect(where(c).unknown, c).toBe(true);
+    }
+  });
+
   it('agrees with git on where the options end and where git runs', () => {
     const ws = tmpDir('toolexec-git-globals-');
     execFileSync('git', ['init', '-q', ws]);

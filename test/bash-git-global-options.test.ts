@@ -309,3 +309,29 @@ describe('a command find -execdir runs, in the directory of each match', () => {
     expect(r.exec.status).toBe('denied');
   });
 });
+
+describe('a glob or a tilde in a directory git is pointed at', () => {
+  // `git -C su* remote -v` runs in sub once bash expands the glob, but the pattern was taken for a
+  // directory named `su*`: a denied config printed, a planted repository (`-C sr?/p`) obeyed.
+  it('is judged where it leads, or asks', async () => {
+    for (const mode of ['default', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)', 'Bash(env:*)'], deny: ['Read(./.env)', 'Read(./sub/.git/config)'], mode });
+      repos(env.ws);
+      plant(env.ws);
+      for (const c of ['git -C su* remote -v', 'git -C s?b config -l', 'git --git-dir=s*/.git config -l', 'env -C su* git remote -v', 'git -C sr?/p status', 'git -C src/[p] status', 'git --git-dir=src/[p] status']) {
+        expect((await env.check(c)).behavior, `${mode}: ${c}`).not.toBe('allow');
+        expect(await env.check(c), `${mode}: ${c}`).not.toMatchObject({ behavior: 'passthrough' });
+      }
+      // A tilde is the home directory.
+      expect(await env.check('git -C ~ status'), mode).toMatchObject({ behavior: 'allow' });
+    }
+  });
+
+  it('git -C su* remote -v does not print the token of a denied config', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./sub/.git/config)'] } });
+    repos(t.workspace);
+    const r = await run(t, 'Bash', { command: 'git -C su* remote -v' });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.exec.status).toBe('denied');
+  });
+});

@@ -124,13 +124,13 @@ export interface GitWhere {
   unknown: boolean;
 }
 
-export function gitWhere(g: GitGlobals, base: string): GitWhere {
+export function gitWhere(g: GitGlobals, base: string, home?: string): GitWhere {
   let run = base;
   const dirs = [base];
   let unknown = g.expansions.length > 0;
   // What GIT_DIR holds: --git-dir's value as written (resolved at the end), or the directory --bare stood in.
-  let gitDir: { written: Word } | { abs: string } | undefined;
-  let workTree: Word | undefined;
+  let gitDir: { written: string } | { abs: string } | undefined;
+  let workTree: string | undefined;
   for (const o of g.options) {
     if (o.name === '--bare') {
       // git sets GIT_DIR to where it is unless it is set already.
@@ -138,24 +138,39 @@ export function gitWhere(g: GitGlobals, base: string): GitWhere {
       continue;
     }
     if (o.name !== '-C' && o.name !== '--git-dir' && o.name !== '--work-tree') continue;
-    if (!o.value?.literal) {
+    const value = dirValue(o.value, home);
+    if (value === undefined) {
       unknown = true;
       continue;
     }
     if (o.name === '-C') {
-      run = chdirTo(run, o.value.value);
+      run = chdirTo(run, value);
       dirs.push(run);
-    } else if (o.name === '--git-dir') gitDir = { written: o.value };
-    else workTree = o.value;
+    } else if (o.name === '--git-dir') gitDir = { written: value };
+    else workTree = value;
   }
   return {
     dirs,
     run,
     // git makes them absolute by their real path: `..` after a link goes up from its target, as for -C.
-    gitDir: gitDir === undefined ? undefined : 'abs' in gitDir ? gitDir.abs : chdirTo(run, gitDir.written.value),
-    workTree: workTree === undefined ? undefined : chdirTo(run, workTree.value),
+    gitDir: gitDir === undefined ? undefined : 'abs' in gitDir ? gitDir.abs : chdirTo(run, gitDir.written),
+    workTree: workTree === undefined ? undefined : chdirTo(run, workTree),
     unknown,
   };
+}
+
+/**
+ * The directory a word names as bash passes it on, a leading tilde expanded
+ * with `home`; undefined when bash makes something the text does not fix of
+ * it: an expansion, a glob (`-C su*` is `-C sub`), `~user`, a tilde without
+ * `home` (or a missing value).
+ */
+export function dirValue(w: Word | undefined, home?: string): string | undefined {
+  if (!w?.literal || w.glob) return undefined;
+  if (!w.tilde) return w.value;
+  if (home === undefined) return undefined;
+  if (w.value === '~') return home;
+  return w.value.startsWith('~/') ? path.join(home, w.value.slice(2)) : undefined;
 }
 
 /**
@@ -180,10 +195,11 @@ export function chdirTo(dir: string, rel: string): string {
  * goes). Undefined when it starts where no word says (chroot, a login
  * shell's home, a directory that is an expansion, find -execdir).
  */
-export function startDirs(cmd: SimpleCommand, dirs: readonly string[]): string[] | undefined {
+export function startDirs(cmd: SimpleCommand, dirs: readonly string[], home?: string): string[] | undefined {
   const { chdirs } = unwrapStages(cmd.argv, false);
-  if (cmd.elsewhere || chdirs === undefined || chdirs.some((w) => !w.literal)) return undefined;
-  return [...new Set(dirs.map((d) => chdirs.reduce((cur, w) => chdirTo(cur, w.value), d)))];
+  const values = chdirs?.map((w) => dirValue(w, home));
+  if (cmd.elsewhere || values === undefined || values.some((v) => v === undefined)) return undefined;
+  return [...new Set(dirs.map((d) => values.reduce((cur: string, v) => chdirTo(cur, v!), d)))];
 }
 
 /**
@@ -194,15 +210,15 @@ export function startDirs(cmd: SimpleCommand, dirs: readonly string[]): string[]
  * runs its `core.fsmonitor` on `git --git-dir=src/p --work-tree=. status`,
  * its aliases, its hooks. Undefined when there is none.
  */
-export function gitForeignRepository(argv: readonly Word[], cwd: string, root: string): string | undefined {
+export function gitForeignRepository(argv: readonly Word[], cwd: string, root: string, home?: string): string | undefined {
   if (commandName(argv) !== 'git') return undefined;
   const g = parseGitGlobals(argv);
   if (g.expansions.some((w) => w.raw.startsWith('--git-dir'))) return '(a --git-dir that is an expansion)';
   for (const o of g.options) {
-    if (o.name === '-C' && !o.value?.literal) return '(a -C directory that is an expansion)';
-    if (o.name === '--git-dir' && !o.value?.literal) return '(a --git-dir that is an expansion)';
+    if (o.name === '-C' && dirValue(o.value, home) === undefined) return '(a -C directory that is an expansion or a pattern)';
+    if (o.name === '--git-dir' && dirValue(o.value, home) === undefined) return '(a --git-dir that is an expansion or a pattern)';
   }
-  const where = gitWhere(g, cwd);
+  const where = gitWhere(g, cwd, home);
   const git = [{ ...argv[0]!, raw: 'git', value: 'git' }];
   for (const d of where.dirs.slice(1)) if (gitInPlantedRepository(git, [d], root)) return d;
   if (where.gitDir !== undefined && path.basename(where.gitDir) !== '.git') return where.gitDir;

@@ -238,7 +238,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   // 2b. Configuration files git prints values from (`git config -l`, `git remote -v`).
   if (isReadDenyActive(ctx)) {
     for (const cmd of a.commands) {
-      for (const dir of startDirs(cmd, cwds.dirs) ?? []) {
+      for (const dir of startDirs(cmd, cwds.dirs, ctx.workspace.home) ?? []) {
         for (const file of gitConfigReads(innermostOf(cmd).argv, dir, ctx.workspace.home)) {
           const rule = q.pathRule('read', 'deny', spellings(file));
           if (rule) return { behavior: 'deny', message: `Permission to read ${file} has been denied.`, type: 'rule', detail: rule.raw };
@@ -279,7 +279,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     // A directory another command of the line fills (an archive, a clone, a checkout) may be laid out as a repository by then.
     // So may one a cd of the line leads to: git finds the repository from its working directory.
     // `env -C DIR git …` as much as `git -C DIR …`.
-    const starts = startDirs(cmd, cwds.dirs);
+    const starts = startDirs(cmd, cwds.dirs, ctx.workspace.home);
     const elsewhere = cwds.cdCount > 0 || starts === undefined || starts.some((d) => !cwds.dirs.includes(d));
     const pointed = gitNamesDirectory(innermostOf(cmd).argv) || (elsewhere && commandName(innermostOf(cmd).argv) === 'git');
     if (pointed && a.commands.some((c) => c !== cmd && plantsFiles(innermostOf(c).argv))) {
@@ -288,7 +288,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
     // `env -C DIR git …`: git finds its repository from where the wrapper starts it; from where no word says, any.
     if (starts === undefined && commandName(innermostOf(cmd).argv) === 'git') {
-      const why = 'git runs where no word of the line says (a wrapper\'s root or login shell\'s home, a directory that is an expansion, find -execdir), so which repository and configuration it obeys is not known';
+      const why = 'git runs where no word of the line says (a wrapper\'s root or login shell\'s home, a directory that is an expansion or a pattern, find -execdir), so which repository and configuration it obeys is not known';
       return { behavior: 'ask', message: `Bash wants to run git in a directory no check can see: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
     // `cd src/p && git fetch`, or plain `git x` in a workspace with no .git: git finds a repository laid out in ordinary
@@ -298,7 +298,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
     for (const dir of starts ?? []) {
-      const repo = gitForeignRepository(innermostOf(cmd).argv, dir, ctx.workspace.root);
+      const repo = gitForeignRepository(innermostOf(cmd).argv, dir, ctx.workspace.root, ctx.workspace.home);
       if (repo !== undefined) {
         const why = `git would obey the configuration of ${short(repo, 120)}, a repository directory that is not a .git (its config, hooks and aliases can run a program)`;
         return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
@@ -306,7 +306,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
   }
   for (const cmd of a.commands) {
-    for (const dir of startDirs(cmd, cwds.dirs) ?? cwds.dirs) {
+    for (const dir of startDirs(cmd, cwds.dirs, ctx.workspace.home) ?? cwds.dirs) {
       const file = gitConfigWrite(innermostOf(cmd).argv, dir, ctx.workspace.home);
       let why = file === undefined ? undefined : spellings(file).map((p) => protectedChangeReason(p, ctx.workspace)).find((x) => x !== undefined);
       // The system-wide file (`git config --system`, where the service runs as root) is read by every git command too.
@@ -505,7 +505,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       if (!byRule.includes(rule.raw)) byRule.push(rule.raw);
       continue;
     }
-    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs) && !gitInPlantedRepository(innermostOf(cmd).argv, startDirs(cmd, cwds.dirs) ?? cwds.dirs, ctx.workspace.root)) continue;
+    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs) && !gitInPlantedRepository(innermostOf(cmd).argv, startDirs(cmd, cwds.dirs, ctx.workspace.home) ?? cwds.dirs, ctx.workspace.root)) continue;
     if (q.mode === 'acceptEdits' && acceptEditsAllows(cmd, cwds.dirs)) {
       byMode = true;
       continue;

@@ -66,7 +66,7 @@ function isLong(a: string, names: readonly string[]): boolean {
  */
 export function gitConfigReads(argv: readonly Word[], cwd: string, home: string): string[] {
   if (commandName(argv) !== 'git') return [];
-  const where = gitWhere(parseGitGlobals(argv), cwd);
+  const where = gitWhere(parseGitGlobals(argv), cwd, home);
   const words = withoutGitGlobals(argv)?.[0] ?? argv;
   const rest = words.slice(1);
   const at = rest.findIndex((w) => !(w.literal && w.value.startsWith('-')));
@@ -124,7 +124,7 @@ const INERT_KEYS: ReadonlySet<string> = new Set([
  */
 export function gitConfigWrite(argv: readonly Word[], cwd: string, home: string): string | undefined {
   if (commandName(argv) !== 'git') return undefined;
-  const { run: start, gitDir } = gitWhere(parseGitGlobals(argv), cwd);
+  const { run: start, gitDir } = gitWhere(parseGitGlobals(argv), cwd, home);
   const words = withoutGitGlobals(argv)?.[0] ?? argv;
   const rest = words.slice(1);
   const at = rest.findIndex((w) => !(w.literal && w.value.startsWith('-')));

@@ -129,6 +129,25 @@ describe('git -C changes directory as chdir does, through symbolic links', () =>
     }
   });
 
+  it('looks for the repository from where a link leads, as git does', async () => {
+    // git looks for its repository in the real directory and its real parents: `git -C l status`
+    // (l a link to src/p/refs) obeyed src/p, `cd h && git remote -v` (h to sub/deep) read sub/.git/config.
+    for (const mode of ['default', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ allow: ['Bash(git:*)'], deny: ['Read(./.env)', 'Read(./sub/.git/config)'], mode });
+      repos(env.ws);
+      plant(env.ws);
+      fs.symlinkSync('src/p/refs', path.join(env.ws, 'l'));
+      fs.mkdirSync(path.join(env.ws, 'sub', 'deep'));
+      fs.symlinkSync('sub/deep', path.join(env.ws, 'h'));
+      for (const c of ['git -C l status', 'cd l && git status']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git would obey the configuration of /) });
+      }
+      for (const c of ['git -C h config -l', 'git -C h remote -v', 'cd h && git remote -v']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'deny', detail: 'Read(./sub/.git/config)' });
+      }
+    }
+  });
+
   it('git -C link/.. does not run an alias of the planted repository behind the link', async () => {
     t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
     repos(t.workspace);

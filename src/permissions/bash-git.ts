@@ -45,15 +45,18 @@ export function gitPrintsContent(argv: readonly Word[]): string | undefined {
  * Whether git would run in a directory laid out as a repository that is not
  * a `.git` (HEAD, objects and refs beside each other, between where it runs
  * and the workspace root): its `config` is an ordinary file there, and git
- * obeys it (core.fsmonitor runs a program on `git status`).
+ * obeys it (core.fsmonitor runs a program on `git status`). git looks from
+ * the real directory up its real parents (`-C link` where link leads into
+ * src/p finds src/p), and so does this.
  */
 export function gitInPlantedRepository(argv: readonly Word[], dirs: readonly string[], root: string): boolean {
   if (commandName(argv) !== 'git') return false;
+  const realRoot = realpathLoose(root);
   for (const start of dirs) {
-    for (let d = start; ; d = path.dirname(d)) {
+    for (let d = realpathLoose(start); ; d = path.dirname(d)) {
       if (fs.existsSync(path.join(d, '.git'))) break;
       if (['HEAD', 'objects', 'refs'].every((n) => fs.existsSync(path.join(d, n)))) return true;
-      if (d === root || path.dirname(d) === d || !d.startsWith(root)) break;
+      if (d === realRoot || path.dirname(d) === d || !d.startsWith(realRoot)) break;
     }
   }
   return false;

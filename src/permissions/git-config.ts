@@ -24,11 +24,15 @@ import { commandName } from '../bash/paths.js';
 import { parseGitGlobals } from '../bash/git-globals.js';
 import { withoutGitGlobals } from '../bash/rule-match.js';
 import type { Word } from '../bash/types.js';
+import { realpathLoose } from '../workspace.js';
 import { gitWhere } from './bash-git.js';
 
-/** The repository's git directory seen from `dir` (a `.git` directory, or the one a `.git` file names), if any. */
+/**
+ * The repository's git directory seen from `dir` (a `.git` directory, or the one a `.git` file names), if any:
+ * git looks from the real directory up its real parents (`-C link` where link leads into sub finds sub/.git).
+ */
 function gitDirFrom(dir: string): string | undefined {
-  for (let d = dir; ; d = path.dirname(d)) {
+  for (let d = realpathLoose(dir); ; d = path.dirname(d)) {
     const dotGit = path.join(d, '.git');
     try {
       const st = fs.statSync(dotGit);

@@ -35,6 +35,10 @@ describe('variables a program runs as a command', () => {
     'LD_PRELOAD=./x.so ls',
     "NODE_OPTIONS='--require ./x.js' npm test",
     'export GIT_PAGER=./pager.sh; git -p log',
+    // git reads $XDG_CONFIG_HOME/git/config and $HOME/.config/git/config (ordinary files the Write tool writes) and obeys their aliases.
+    'XDG_CONFIG_HOME=cfg git leak',
+    'HOME=h git leak',
+    'env XDG_CONFIG_HOME=cfg git status',
   ];
 
   it('are a safety ask while deny rules exist, in bypassPermissions too', async () => {
@@ -67,6 +71,13 @@ describe('variables a program runs as a command', () => {
         encoding: 'utf8',
       });
       expect(r.stderr).toContain('SECRET=hunter2');
+      fs.mkdirSync(path.join(dir, 'cfg', 'git'), { recursive: true });
+      fs.writeFileSync(path.join(dir, 'cfg', 'git', 'config'), '[alias]\n\tleak = !cat .env\n');
+      fs.mkdirSync(path.join(dir, 'h', '.config', 'git'), { recursive: true });
+      fs.writeFileSync(path.join(dir, 'h', '.config', 'git', 'config'), '[alias]\n\tleak = !cat .env\n');
+      for (const c of ['XDG_CONFIG_HOME=cfg git leak', 'HOME=h git leak']) {
+        expect(spawnSync('bash', ['-c', c], { cwd: dir, encoding: 'utf8' }).stdout, c).toContain('SECRET=hunter2');
+      }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -519,7 +519,8 @@ class Walker {
         if (!(words[i]!.literal && FIND_EXEC.has(words[i]!.value))) continue;
         let j = i + 1;
         while (j < words.length && !(words[j]!.literal && (words[j]!.value === ';' || words[j]!.value === '+'))) j++;
-        if (j > i + 1) this.derived(words.slice(i + 1, j), level, roots);
+        // -execdir and -okdir run it in the directory of each match.
+        if (j > i + 1) this.derived(words.slice(i + 1, j), level, roots, words[i]!.value.endsWith('dir'));
         i = j;
       }
     }
@@ -583,13 +584,13 @@ class Walker {
     }
   }
 
-  private derived(words: Word[], level: number, roots?: Word[]): void {
+  private derived(words: Word[], level: number, roots?: Word[], elsewhere = false): void {
     let k = 0;
     while (k < words.length && RESERVED.has(words[k]!.raw)) k++;
     if (k >= words.length) return;
     const argv = words.slice(k);
     if (!argv[0]?.literal || argv[0].glob) this.complex('a command run by xargs or find -exec is an expansion');
-    const cmd: SimpleCommand = { argv, assignments: [], redirects: [], origin: 'derived', text: argv.map((w) => w.raw).join(' '), ...(roots ? { findRoots: roots } : {}) };
+    const cmd: SimpleCommand = { argv, assignments: [], redirects: [], origin: 'derived', text: argv.map((w) => w.raw).join(' '), ...(roots ? { findRoots: roots } : {}), ...(elsewhere ? { elsewhere } : {}) };
     this.push(cmd);
     if (this.budget(level + 1)) this.special(cmd, level + 1);
   }

@@ -13,7 +13,7 @@
  */
 import { rsyncPaths, scpPaths, tarPaths, unzipPaths, zipPaths } from './archive-paths.js';
 import type { Word } from './types.js';
-import { GIT_GLOBAL_WITH_VALUE } from './rule-match.js';
+import { parseGitGlobals } from './git-globals.js';
 import { resolveLong } from './wrappers.js';
 import { awkProgramFiles, sedScriptFiles } from './script-files.js';
 
@@ -701,8 +701,7 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
   if (name === 'git') {
     // Read verbs reading files git does not track (`diff --no-index`, `grep --untracked`, `blame --contents`): not modelled.
     // The verb: the first word past git's global options (`-C dir`, `-c k=v` take the next word).
-    let verbAt = 0;
-    while (verbAt < args.length && args[verbAt]!.literal && args[verbAt]!.value.startsWith('-')) verbAt += GIT_GLOBAL_WITH_VALUE.has(args[verbAt]!.value) ? 2 : 1;
+    let verbAt = parseGitGlobals(argv).verbAt - 1;
     if (verbAt >= args.length || !args[verbAt]!.literal) verbAt = -1;
     const verb = verbAt === -1 ? undefined : args[verbAt]!.value;
     for (const w of args) if (!w.literal || gitReadsFiles(verb, w.value)) out.opaque.push(w);

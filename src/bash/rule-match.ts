@@ -19,6 +19,7 @@
  * holds several commands or words joined by an escape cannot match a prefix
  * or wildcard.
  */
+import { parseGitGlobals } from './git-globals.js';
 import type { SimpleCommand, Word } from './types.js';
 import { SAFE_ENV_VARS, unwrapStages } from './wrappers.js';
 
@@ -127,12 +128,10 @@ function withBaseName(words: readonly Word[]): Word[] | undefined {
   return [{ ...h, raw: base, value: base }, ...words.slice(1)];
 }
 
-/** git's global options (git.c handle_options) that take the next word as their value. */
-export const GIT_GLOBAL_WITH_VALUE: ReadonlySet<string> = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--config-env', '--attr-source']);
-
 /**
  * A git command with git's global options (`-C dir`, `-c k=v`, `--no-pager`,
- * `--git-dir=…`, `-P`, `--exec-path=…`, `--namespace …`, …) removed, so that
+ * `--git-dir=…`, `-P`, `--exec-path=…`, `--namespace …`, …; read by
+ * parseGitGlobals) removed, so that
  * `git -C . push` meets a `git push` rule; an alias set with `-c
  * alias.NAME=VALUE` is replaced by its value (a `!shell` alias by its shell
  * text). Undefined when the command is not git or has no global options. For
@@ -145,33 +144,15 @@ export function withoutGitGlobals(words: readonly Word[]): Word[][] | undefined 
   if (!h || !h.literal) return undefined;
   const base = h.value.slice(h.value.lastIndexOf('/') + 1);
   if (base !== 'git') return undefined;
+  const g = parseGitGlobals(words);
+  if (g.verbAt === 1 || g.verbAt >= words.length) return undefined;
   const aliases = new Map<string, string>();
-  let i = 1;
-  while (i < words.length) {
-    const w = words[i]!;
-    if (w.literal && !w.value.startsWith('-')) break;
-    // An expansion where an option may stand: what it becomes is unknown; the next word may be the verb.
-    if (!w.literal) {
-      i += 1;
-      continue;
-    }
-    if (w.value === '--') {
-      i += 1;
-      break;
-    }
-    if (GIT_GLOBAL_WITH_VALUE.has(w.value)) {
-      const v = words[i + 1];
-      if (w.value === '-c' && v?.literal) {
-        const m = /^alias\.([^=]+)=(.*)$/is.exec(v.value);
-        if (m) aliases.set(m[1]!.toLowerCase(), m[2]!);
-      }
-      i += 2;
-      continue;
-    }
-    i += 1;
+  for (const { option, setting } of g.settings) {
+    if (option !== '-c' || !setting?.literal) continue;
+    const m = /^alias\.([^=]+)=(.*)$/is.exec(setting.value);
+    if (m) aliases.set(m[1]!.toLowerCase(), m[2]!);
   }
-  if (i === 1 || i >= words.length) return undefined;
-  const rest = words.slice(i);
+  const rest = g.rest;
   const out: Word[][] = [[{ ...h, raw: 'git', value: 'git' }, ...rest]];
   const verb = rest[0]!;
   const alias = verb.literal ? aliases.get(verb.value.toLowerCase()) : undefined;

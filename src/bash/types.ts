@@ -70,6 +70,8 @@ export interface SimpleCommand {
   findRoots?: Word[];
   /** The command's source text. */
   text: string;
+  /** It runs in directories the line does not name (`find -execdir`: where each match is). */
+  elsewhere?: boolean;
 }
 
 export interface BashAnalysis {

@@ -271,7 +271,7 @@ function literalValue(w: Word | string | undefined): string | undefined {
 }
 
 export type StripResult =
-  | { argv: Word[]; relocated?: boolean | undefined }
+  | { argv: Word[]; relocated?: boolean | undefined; chdir?: Word | undefined }
   | { complex: string; script?: string | undefined }
   | undefined;
 
@@ -442,6 +442,22 @@ function skipOptions(argv: readonly Word[], spec: OptionSpec): Skipped | Complex
   return { at: i, seen, values };
 }
 
+/** Relocating options that only change the directory the command starts in, by the wrapper's name. */
+const CHDIR_OPTIONS: Readonly<Record<string, readonly string[]>> = { env: ['-C', '--chdir'], sudo: ['-D', '--chdir'], unshare: ['-w', '--wd'] };
+
+/**
+ * The directory a relocating wrapper starts its command in, when that is all it does and
+ * the option says which (`env -C DIR`, `sudo -D DIR`); undefined otherwise (a root, a login
+ * shell's home, several options).
+ */
+function chdirBy(name: string, spec: OptionSpec, seen: ReadonlySet<string>, values: ReadonlyMap<string, Word>): Word | undefined {
+  if (spec.relocates) return undefined;
+  const relocating = [...seen].filter((o) => (o.startsWith('--') ? (spec.relocateLong ?? []).includes(o) : (spec.relocateShort ?? '').includes(o.slice(1))));
+  const chdir = Object.hasOwn(CHDIR_OPTIONS, name) ? CHDIR_OPTIONS[name]! : [];
+  if (relocating.length !== 1 || !chdir.includes(relocating[0]!)) return undefined;
+  return values.get(relocating[0]!);
+}
+
 function relocatedBy(spec: OptionSpec, seen: ReadonlySet<string>): boolean {
   if (spec.relocates) return true;
   for (const c of spec.relocateShort ?? '') if (seen.has(`-${c}`)) return true;
@@ -468,7 +484,7 @@ export function stripWrapperOnce(argv: readonly Word[], safeOnly: boolean): Stri
   if (!spec) return undefined;
   const skipped = skipOptions(argv, spec);
   if (skipped === undefined || 'complex' in skipped) return skipped;
-  const { at, seen } = skipped;
+  const { at, seen, values } = skipped;
   if (spec.rest) return spec.rest(argv, at, seen);
   if (at >= argv.length) {
     // `sudo -s`, `sudo -i` without a command: a shell reads commands from the input.
@@ -482,31 +498,40 @@ export function stripWrapperOnce(argv: readonly Word[], safeOnly: boolean): Stri
     const script = inner.every((w) => w.literal) ? inner.map((w) => w.value).join(' ') : undefined;
     return { complex: `${name} runs its command through a shell`, script };
   }
-  return { argv: inner, relocated: relocatedBy(spec, seen) };
+  const relocated = relocatedBy(spec, seen);
+  return { argv: inner, relocated, chdir: relocated ? chdirBy(name, spec, seen, values) : undefined };
 }
 
 /**
  * Every form of argv as wrappers are stripped, the original first. `complex`
  * is set when a wrapper's use cannot be modelled; `relocated` when a
  * stripped wrapper runs the command in another directory or root, so that
- * the paths it names are not where they seem.
+ * the paths it names are not where they seem. `chdirs`: the directories
+ * wrappers start it in, in order, when each relocation is only that (`env -C
+ * a sudo -D b` starts it in a/b); undefined when one is something else (a
+ * root, a login shell's home).
  */
 export function unwrapStages(
   argv: readonly Word[],
   safeOnly: boolean,
-): { stages: Word[][]; complex: string | undefined; script?: string | undefined; relocated: boolean } {
+): { stages: Word[][]; complex: string | undefined; script?: string | undefined; relocated: boolean; chdirs: Word[] | undefined } {
   const stages: Word[][] = [argv.slice()];
   let cur: readonly Word[] = argv;
   let relocated = false;
+  let chdirs: Word[] | undefined = [];
   for (let n = 0; n < 32; n++) {
     const r = stripWrapperOnce(cur, safeOnly);
-    if (r === undefined) return { stages, complex: undefined, relocated };
-    if ('complex' in r) return { stages, complex: r.complex, script: r.script, relocated };
-    if (r.relocated) relocated = true;
+    if (r === undefined) return { stages, complex: undefined, relocated, chdirs };
+    if ('complex' in r) return { stages, complex: r.complex, script: r.script, relocated, chdirs };
+    if (r.relocated) {
+      relocated = true;
+      if (r.chdir) chdirs?.push(r.chdir);
+      else chdirs = undefined;
+    }
     cur = r.argv;
     stages.push(r.argv);
   }
-  return { stages, complex: 'too many nested wrappers', relocated };
+  return { stages, complex: 'too many nested wrappers', relocated, chdirs };
 }
 
 /** The command that finally runs, after every wrapper. */

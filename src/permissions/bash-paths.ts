@@ -13,11 +13,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
+import { parseGitGlobals } from '../bash/git-globals.js';
 import { commandName, hasPathModel, hiddenNames, pathArgs, type PathArgs } from '../bash/paths.js';
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { withoutGitGlobals } from '../bash/rule-match.js';
 import { unwrapStages, wrapperOutputs } from '../bash/wrappers.js';
 import { expandHome, realpathLoose, resolveTarget } from '../workspace.js';
+import { gitWhere } from './bash-git.js';
 import { INTERPRETER } from './run-scripts.js';
 
 export interface PathUse {
@@ -52,7 +54,7 @@ export interface Cwds {
 /** The innermost command (every wrapper stripped), and whether a wrapper runs it elsewhere. */
 export function innermostOf(cmd: SimpleCommand): { argv: Word[]; relocated: boolean } {
   const { stages, relocated } = unwrapStages(cmd.argv, false);
-  return { argv: stages[stages.length - 1]!, relocated };
+  return { argv: stages[stages.length - 1]!, relocated: relocated || cmd.elsewhere === true };
 }
 
 function isXargs(w: Word | undefined): boolean {
@@ -110,7 +112,7 @@ export function commandPaths(cmd: SimpleCommand): PathArgs & { relocated: boolea
     }
   }
   p.opaque.push(...extra);
-  return { ...p, relocated };
+  return { ...p, relocated: relocated || cmd.elsewhere === true };
 }
 
 function isDirectory(p: string): boolean {
@@ -589,13 +591,36 @@ function ownRedirects(a: BashAnalysis, cmd: SimpleCommand): ReadonlySet<unknown>
   return own;
 }
 
+/**
+ * The directories git takes a command's relative names from, seen from each
+ * working directory: where its -C options lead, and the top of the work tree
+ * --work-tree names (git takes pathspecs from there when it runs outside it;
+ * `git --work-tree=sub add .env` stages sub/.env). Undefined for other
+ * commands and for git without those options; `unknown` when one of them is
+ * an expansion.
+ */
+function gitNameBases(argv: readonly Word[], dirs: readonly string[]): { dirs: string[]; unknown: boolean } | undefined {
+  if (commandName(argv) !== 'git') return undefined;
+  const g = parseGitGlobals(argv);
+  if (g.chdirs.length === 0 && !g.options.some((o) => o.name === '--work-tree')) return undefined;
+  const out = new Set<string>();
+  let unknown = false;
+  for (const d of dirs) {
+    const where = gitWhere(g, d);
+    out.add(where.run);
+    if (where.workTree !== undefined) out.add(where.workTree);
+    unknown ||= where.unknown;
+  }
+  return { dirs: [...out], unknown };
+}
+
 export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   const uses: PathUse[] = [];
-  const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean; opaque?: boolean }): void => {
+  const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean; opaque?: boolean; bases?: string[] }): void => {
     const redirect = o.redirect ?? false;
     if (isDevice(word, redirect)) return;
     const relative = word.literal && !word.tilde && !word.value.startsWith('/');
-    const bases = relative ? cwds.dirs : [cwds.dirs[0]!];
+    const bases = relative ? (o.bases ?? cwds.dirs) : [cwds.dirs[0]!];
     const abs = new Set<string>();
     const reached: Array<{ all: string[]; globDirs: string[] }> = [];
     let unresolved = false;
@@ -640,13 +665,16 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     const { stages } = unwrapStages(cmd.argv, false);
     const argv = stages[stages.length - 1]!;
     const p = commandPaths(cmd);
-    const relocated = p.relocated;
+    // git opens the names it is given from where its -C options lead (pathspecs from its --work-tree's top, too).
+    const named = gitNameBases(argv, cwds.dirs);
+    const relocated = p.relocated || (named?.unknown ?? false);
+    const bases = named?.dirs;
     const fallback = cmd.origin === 'fallback';
     const first = uses.length;
-    for (const w of p.reads) add(w, 'read', { fallback, relocated, opaque: p.opaque.includes(w) });
-    for (const w of p.writes) add(w, 'write', { fallback, relocated, opaque: p.opaque.includes(w) });
+    for (const w of p.reads) add(w, 'read', { fallback, relocated, opaque: p.opaque.includes(w), bases });
+    for (const w of p.writes) add(w, 'write', { fallback, relocated, opaque: p.opaque.includes(w), bases });
     // What the command reads without naming it: an unknown location.
-    for (const w of p.opaque) if (!p.reads.includes(w)) add(w, 'read', { fallback, opaque: true });
+    for (const w of p.opaque) if (!p.reads.includes(w)) add(w, 'read', { fallback, opaque: true, bases });
     // Files a wrapper writes itself (`time -o`, `strace -o`, `script FILE`), where the shell runs it.
     for (const w of wrapperOutputs(stages)) add(w, 'write', { fallback });
     // An interpreter's or an editor's arguments: judged against deny rules only (as fallback uses are).

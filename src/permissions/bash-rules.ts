@@ -45,7 +45,7 @@ import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, startDirs } from './bash-git.js';
 import { treeEscape, type TreeDeps } from './tree-reach.js';
 import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
@@ -288,7 +288,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   // 2b. Configuration files git prints values from (`git config -l`, `git remote -v`).
   if (isReadDenyActive(ctx)) {
     for (const cmd of a.commands) {
-      for (const dir of cwds.dirs) {
+      for (const dir of startDirs(cmd, cwds.dirs, ctx.workspace.home) ?? []) {
         for (const file of gitConfigReads(innermostOf(cmd).argv, dir, ctx.workspace.home)) {
           const rule = q.pathRule('read', 'deny', spellings(file));
           if (rule) return { behavior: 'deny', message: `Permission to read ${file} has been denied.`, type: 'rule', detail: rule.raw };
@@ -332,18 +332,27 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
     // A directory another command of the line fills (an archive, a clone, a checkout) may be laid out as a repository by then.
     // So may one a cd of the line leads to: git finds the repository from its working directory.
-    const pointed = gitNamesDirectory(innermostOf(cmd).argv) || (cwds.cdCount > 0 && commandName(innermostOf(cmd).argv) === 'git');
+    // `env -C DIR git …` as much as `git -C DIR …`.
+    const starts = startDirs(cmd, cwds.dirs, ctx.workspace.home);
+    const elsewhere = cwds.cdCount > 0 || starts === undefined || starts.some((d) => !cwds.dirs.includes(d));
+    const pointed = gitNamesDirectory(innermostOf(cmd).argv) || (elsewhere && commandName(innermostOf(cmd).argv) === 'git');
     if (pointed && a.commands.some((c) => c !== cmd && plantsFiles(innermostOf(c).argv))) {
       const why = 'git would obey the configuration of a directory another command of the line writes files into (its config, hooks and aliases can run a program)';
       return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
-    // `cd src/p && git fetch`: git finds a repository laid out in ordinary files (which the Write tool writes) from where it runs.
-    if (cwds.cdCount > 0 && gitInPlantedRepository(innermostOf(cmd).argv, cwds.dirs, ctx.workspace.root)) {
-      const why = 'git would obey the configuration of a repository directory that is not a .git, where a cd of the line leads (its config, hooks and aliases can run a program)';
+    // `env -C DIR git …`: git finds its repository from where the wrapper starts it; from where no word says, any.
+    if (starts === undefined && commandName(innermostOf(cmd).argv) === 'git') {
+      const why = 'git runs where no word of the line says (a wrapper\'s root or login shell\'s home, a directory that is an expansion or a pattern, find -execdir), so which repository and configuration it obeys is not known';
+      return { behavior: 'ask', message: `Bash wants to run git in a directory no check can see: ${why}; it needs approval.`, type: 'safety', detail: why };
+    }
+    // `cd src/p && git fetch`, or plain `git x` in a workspace with no .git: git finds a repository laid out in ordinary
+    // files (which the Write tool writes) from where it runs.
+    if (gitInPlantedRepository(innermostOf(cmd).argv, starts ?? [], ctx.workspace.root)) {
+      const why = 'git would obey the configuration of a repository directory that is not a .git, where it runs (its config, hooks and aliases can run a program)';
       return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
-    for (const dir of cwds.dirs) {
-      const repo = gitForeignRepository(innermostOf(cmd).argv, dir, ctx.workspace.root);
+    for (const dir of starts ?? []) {
+      const repo = gitForeignRepository(innermostOf(cmd).argv, dir, ctx.workspace.root, ctx.workspace.home);
       if (repo !== undefined) {
         const why = `git would obey the configuration of ${short(repo, 120)}, a repository directory that is not a .git (its config, hooks and aliases can run a program)`;
         return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
@@ -351,7 +360,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
   }
   for (const cmd of a.commands) {
-    for (const dir of cwds.dirs) {
+    for (const dir of startDirs(cmd, cwds.dirs, ctx.workspace.home) ?? cwds.dirs) {
       const file = gitConfigWrite(innermostOf(cmd).argv, dir, ctx.workspace.home);
       let why = file === undefined ? undefined : spellings(file).map((p) => protectedChangeReason(p, ctx.workspace)).find((x) => x !== undefined);
       // The system-wide file (`git config --system`, where the service runs as root) is read by every git command too.
@@ -562,7 +571,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       if (!byRule.includes(rule.raw)) byRule.push(rule.raw);
       continue;
     }
-    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs) && !gitInPlantedRepository(innermostOf(cmd).argv, cwds.dirs, ctx.workspace.root)) continue;
+    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs) && !gitInPlantedRepository(innermostOf(cmd).argv, startDirs(cmd, cwds.dirs, ctx.workspace.home) ?? cwds.dirs, ctx.workspace.root)) continue;
     if (q.mode === 'acceptEdits' && acceptEditsAllows(cmd, cwds.dirs)) {
       byMode = true;
       continue;

@@ -21,12 +21,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { commandName } from '../bash/paths.js';
-import { GIT_GLOBAL_WITH_VALUE, withoutGitGlobals } from '../bash/rule-match.js';
+import { parseGitGlobals } from '../bash/git-globals.js';
+import { withoutGitGlobals } from '../bash/rule-match.js';
 import type { Word } from '../bash/types.js';
+import { realpathLoose } from '../workspace.js';
+import { gitWhere } from './bash-git.js';
 
-/** The repository's git directory seen from `dir` (a `.git` directory, or the one a `.git` file names), if any. */
+/**
+ * The repository's git directory seen from `dir` (a `.git` directory, or the one a `.git` file names), if any:
+ * git looks from the real directory up its real parents (`-C link` where link leads into sub finds sub/.git).
+ */
 function gitDirFrom(dir: string): string | undefined {
-  for (let d = dir; ; d = path.dirname(d)) {
+  for (let d = realpathLoose(dir); ; d = path.dirname(d)) {
     const dotGit = path.join(d, '.git');
     try {
       const st = fs.statSync(dotGit);
@@ -58,32 +64,13 @@ function isLong(a: string, names: readonly string[]): boolean {
   return n.length > 3 && names.some((x) => x === n || x.startsWith(n));
 }
 
-/** Where a git argv runs (`-C dir` followed) and the git directory `--git-dir` names, if any. */
-function whereGitRuns(argv: readonly Word[], cwd: string): { start: string; gitDir: string | undefined } {
-  let start = cwd;
-  let gitDir: string | undefined;
-  for (let i = 1; i < argv.length; i++) {
-    const w = argv[i]!;
-    if (!w.literal || !w.value.startsWith('-')) break;
-    const next = argv[i + 1];
-    if (w.value === '-C' && next?.literal) start = path.resolve(start, next.value);
-    else if (w.value === '--git-dir' && next?.literal) gitDir = path.resolve(start, next.value);
-    else if (w.value.startsWith('--git-dir=')) gitDir = path.resolve(start, w.value.slice('--git-dir='.length));
-    // The value of a global option (`-c color.ui=never`) is not where the options end: a `-C` may follow it.
-    if (GIT_GLOBAL_WITH_VALUE.has(w.value)) i += 1;
-  }
-  return { start, gitDir };
-}
-
 /**
  * The configuration files (absolute) a git argv prints values from, seen from
  * `cwd`; empty for other commands. `-C dir` and `--git-dir=dir` are followed.
  */
 export function gitConfigReads(argv: readonly Word[], cwd: string, home: string): string[] {
   if (commandName(argv) !== 'git') return [];
-  const where = whereGitRuns(argv, cwd);
-  const start = where.start;
-  let gitDir = where.gitDir;
+  const where = gitWhere(parseGitGlobals(argv), cwd, home);
   const words = withoutGitGlobals(argv)?.[0] ?? argv;
   const rest = words.slice(1);
   const at = rest.findIndex((w) => !(w.literal && w.value.startsWith('-')));
@@ -92,11 +79,16 @@ export function gitConfigReads(argv: readonly Word[], cwd: string, home: string)
   const args = rest.slice(at + 1).map((w) => w.value);
   // `git remote -vv` is -v too; `git ls-remote --get-url` prints the URL as configured (a token in it), and ls-remote names it in errors.
   if (verb.value === 'remote' && !(args.some((a) => /^-v+$/.test(a) || isLong(a, ['--verbose']) || a === 'get-url' || a === 'show'))) return [];
-  gitDir ??= gitDirFrom(start);
-  const local = gitDir ? [path.join(gitDir, 'config'), path.join(gitDir, 'config.worktree')] : [];
-  // A linked worktree's git directory (.git/worktrees/NAME) names the repository's own in `commondir`, whose config git reads.
-  const common = gitDir ? commonDir(gitDir) : undefined;
-  if (common) local.push(path.join(common, 'config'));
+  // With a -C or --git-dir that is an expansion (or an expansion among the options), any of the directories passed may be the one.
+  const gitDirs = where.gitDir !== undefined ? [where.gitDir] : where.unknown ? where.dirs.map(gitDirFrom) : [gitDirFrom(where.run)];
+  const local: string[] = [];
+  for (const gitDir of new Set(gitDirs)) {
+    if (gitDir === undefined) continue;
+    local.push(path.join(gitDir, 'config'), path.join(gitDir, 'config.worktree'));
+    // A linked worktree's git directory (.git/worktrees/NAME) names the repository's own in `commondir`, whose config git reads.
+    const common = commonDir(gitDir);
+    if (common) local.push(path.join(common, 'config'));
+  }
   const global = [path.join(home, '.gitconfig'), path.join(home, '.config', 'git', 'config')];
   const system = ['/etc/gitconfig'];
   if (verb.value === 'config') {
@@ -136,7 +128,7 @@ const INERT_KEYS: ReadonlySet<string> = new Set([
  */
 export function gitConfigWrite(argv: readonly Word[], cwd: string, home: string): string | undefined {
   if (commandName(argv) !== 'git') return undefined;
-  const { start, gitDir } = whereGitRuns(argv, cwd);
+  const { run: start, gitDir } = gitWhere(parseGitGlobals(argv), cwd, home);
   const words = withoutGitGlobals(argv)?.[0] ?? argv;
   const rest = words.slice(1);
   const at = rest.findIndex((w) => !(w.literal && w.value.startsWith('-')));

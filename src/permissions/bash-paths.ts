@@ -91,9 +91,13 @@ export function commandPaths(cmd: SimpleCommand): PathArgs & { relocated: boolea
   // `find src -exec grep -l TODO {} +`: the names find gives lie in its starting points' trees, so
   // reading them is a read of those trees (`grep -r TODO src`), judged as one; not a name built on
   // the braces (`{}.bak`), nor one written.
+  let onlyBraces = false;
   if (cmd.origin === 'derived' && cmd.findRoots && viaXargs.length === 0) {
     const braces = argv.filter((w) => !w.literal && ['{}', "'{}'", '"{}"'].includes(w.raw));
     if (braces.length > 0 && braces.every((w) => p.reads.includes(w) && !p.writes.includes(w)) && p.opaque.every((w) => braces.includes(w))) {
+      // -execdir runs the command in each match's directory: a name of its own is relative to
+      // that (unknown), but the braces' names are still inside the starting points' trees.
+      onlyBraces = p.reads.every((w) => braces.includes(w)) && p.writes.length === 0;
       p.reads = [...p.reads.filter((w) => !braces.includes(w)), ...cmd.findRoots];
       p.opaque = [];
       p.recursive = true;
@@ -112,7 +116,7 @@ export function commandPaths(cmd: SimpleCommand): PathArgs & { relocated: boolea
     }
   }
   p.opaque.push(...extra);
-  return { ...p, relocated: relocated || cmd.elsewhere === true };
+  return { ...p, relocated: relocated || (cmd.elsewhere === true && !onlyBraces) };
 }
 
 function isDirectory(p: string): boolean {

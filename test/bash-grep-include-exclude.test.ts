@@ -6,7 +6,7 @@
  * patterns let through. Those patterns are now applied to the tree's listing as
  * GNU grep applies them (the last that matches decides; a name none matches is
  * read unless the first is an --include). Patterns outside the modelled forms
- * (brackets, braces, abbreviations, --exclude-from, an expansion, an unquoted
+ * (brackets, braces, an ambiguous abbreviation, --exclude-from, an expansion, an unquoted
  * --exclude the shell may expand) leave every file counted. Real trees and rule
  * indexes, and GNU grep run for real on the same patterns.
  */
@@ -41,6 +41,8 @@ const filtered = [
   'grep -rn KEY --exclude=.env .',
   "grep -rn KEY --exclude='*.env' --exclude-dir=node_modules .",
   "grep -rn KEY --exclude .env --include '*.ts' .",
+  // An unambiguous abbreviation is the option, as getopt_long takes it.
+  "grep -rn KEY --inc='*.ts' .",
 ];
 const unfiltered = [
   "grep -rn KEY --include='*.ts' --include='.e*' .",
@@ -48,7 +50,7 @@ const unfiltered = [
   "grep -rn KEY --exclude=x --include='*.ts' .",
   "grep -rn KEY --include='[.]env' .",
   "grep -rn KEY --include='*.{ts,env}' .",
-  "grep -rn KEY --inc='*.ts' .",
+  "grep -rn KEY --in='*.ts' .",
   'grep -rn KEY --exclude=*.env .',
   "grep -rn KEY --include='*.ts' --exclude-from=list .",
   'grep -rn KEY --include="$P" .',

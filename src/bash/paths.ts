@@ -499,6 +499,25 @@ function parseArgs(name: string, args: readonly Word[], s: Spec): { options: Opt
   return { options, operands: ops, unknown };
 }
 
+/**
+ * grep's options as its getopt_long reads them: each option's value taken (the word after `-e`,
+ * `-f` or `--exclude-dir` is that option's value whatever it spells: `grep -r -e --exclude=.env
+ * SECRET .` searches for the text `--exclude=.env`), abbreviations resolved (`--exclu=`), nothing
+ * after `--`; `afterOperand`: the option stands past the first operand, where getopt stops under
+ * POSIXLY_CORRECT. Undefined when a word is an expansion (it may split into options) or an option
+ * grep's table does not know.
+ */
+export function grepOptions(argv: readonly Word[]): ReadonlyArray<{ name: string; value: Word | undefined; afterOperand: boolean }> | undefined {
+  const name = commandName(argv);
+  const spec = name !== undefined && Object.hasOwn(SPECS, name) ? SPECS[name] : undefined;
+  if (!spec || spec !== SPECS.grep || argv.some((w) => !w.literal)) return undefined;
+  const { options, operands, unknown } = parseArgs(name!, argv.slice(1), spec);
+  if (unknown.length > 0) return undefined;
+  // With POSIXLY_CORRECT in its environment, getopt stops at the first operand: an option past it is a file name.
+  const first = operands.length > 0 ? argv.indexOf(operands[0]!) : argv.length;
+  return options.map((o) => ({ name: o.name, value: o.value, afterOperand: argv.indexOf(o.word) > first }));
+}
+
 const RECURSIVE_FLAGS = /^-[A-Za-z]*[rR][A-Za-z]*$/;
 
 /** A word standing for file names that only exist when the command runs (the names xargs supplies). */

@@ -37,7 +37,7 @@
  */
 import fs from 'node:fs';
 import { analyseBash, analyseBashSync } from '../bash/parser.js';
-import { ACCEPT_EDITS_COMMANDS, commandName, pathArgs } from '../bash/paths.js';
+import { ACCEPT_EDITS_COMMANDS, commandName, grepOptions, pathArgs } from '../bash/paths.js';
 import { isReadOnlyCommand } from '../bash/read-only.js';
 import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule } from '../bash/rule-match.js';
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
@@ -196,35 +196,53 @@ const GREP_NAMES = new Set(['grep', 'egrep', 'fgrep']);
  * The files of a tree `grep -r` reads, by base name, when its `--include`/`--exclude` options say
  * (GNU grep: the last pattern that matches decides; a name none matches is read unless the first
  * of them is an --include). Undefined, every file read, when it has none, or one not modelled here
- * (an abbreviation, an expansion, a pattern with brackets, braces or a backslash, --exclude-from).
+ * (an expansion, an option grep's table does not know, a pattern with brackets, braces or a
+ * backslash, --exclude-from, one past the first operand where POSIXLY_CORRECT may be set).
  */
-function grepNameFilter(argv: readonly Word[]): ((base: string) => boolean) | undefined {
+function grepNameFilter(argv: readonly Word[], a: BashAnalysis): ((base: string) => boolean) | undefined {
   if (!GREP_NAMES.has(commandName(argv) ?? '')) return undefined;
+  // As grep's getopt reads the line: a word that spells --exclude=.env as the value of -e or
+  // --exclude-dir (or after --) excludes nothing.
+  const options = grepOptions(argv);
+  if (options === undefined) return undefined;
   const rules: Array<{ include: boolean; re: RegExp }> = [];
-  for (let i = 1; i < argv.length; i++) {
-    const w = argv[i]!;
-    if (!w.literal) return undefined;
-    if (w.value === '--') break;
-    const m = /^--(include|exclude)(?:=(.*))?$/.exec(w.value);
-    if (!m) {
-      // An abbreviation getopt would take for one of them, or patterns from a file.
-      if (/^--(in?c?l?u?d?|ex?c?l?u?d?e?)(=|$)/.test(w.value) || w.value.startsWith('--exclude-from')) return undefined;
-      continue;
-    }
-    const word = m[2] === undefined ? argv[++i] : w;
-    const glob = m[2] ?? word?.value;
+  for (const o of options) {
+    if (o.name === '--exclude-from') return undefined;
+    if (o.name !== '--include' && o.name !== '--exclude') continue;
+    // `POSIXLY_CORRECT=1 grep -r SECRET . --exclude=.env` reads .env (and a file named --exclude=.env).
+    if (o.afterOperand && mayBePosix(a)) return undefined;
+    const word = o.value;
+    const glob = word?.value;
     if (glob === undefined || !word?.literal || !SIMPLE_GLOB.test(glob)) return undefined;
     // Unquoted, the shell may expand the pattern to a file's name (`--exclude=*.env` to a planted
     // `--exclude=x.env`), which excludes less than the pattern would; an --include so expanded includes less.
-    if (word.glob && m[1] === 'exclude') return undefined;
+    if (word.glob && o.name === '--exclude') return undefined;
     const re = new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.')}$`, 's');
-    rules.push({ include: m[1] === 'include', re });
+    rules.push({ include: o.name === '--include', re });
   }
   if (rules.length === 0) return undefined;
   return (base) => {
     for (let k = rules.length - 1; k >= 0; k--) if (rules[k]!.re.test(base)) return rules[k]!.include;
     return !rules[0]!.include;
   };
+}
+
+/** Commands that give a shell variable a value (exported under `set -a`) or the environment one, or run a file that may. */
+const SETTERS = new Set(['export', 'declare', 'typeset', 'local', 'readonly', 'env', 'set', 'read', 'mapfile', 'readarray', 'printf', 'getopts', 'let', 'eval', 'exec', 'source', '.']);
+
+/**
+ * Whether grep may run with POSIXLY_CORRECT in its environment, where getopt takes no option past the
+ * first operand: the service's environment has it, a word of the line spells it, or a command that
+ * sets variables is given a name no word spells (an expansion) or runs a file (`source x.sh`).
+ */
+function mayBePosix(a: BashAnalysis): boolean {
+  if (process.env.POSIXLY_CORRECT !== undefined) return true;
+  return a.commands.some((c) => {
+    if (c.assignments.some((x) => /POSIXLY|^(BASH_)?ENV$/.test(x.name))) return true;
+    if (c.argv.some((w) => w.raw.includes('POSIXLY') || w.value.includes('POSIXLY'))) return true;
+    const name = commandName(c.argv);
+    return name !== undefined && SETTERS.has(name) && (name === 'source' || name === '.' || c.argv.some((w) => !w.literal));
+  });
 }
 
 /** What a path is now, following links. */
@@ -479,7 +497,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
         const kind = rule ? (a.commands.some((c) => c !== cmd && unmodelledProgram(innermostOf(c).argv)) ? 'missing' : fileKind(d)) : undefined;
         // A file holds nothing below it; the file itself was judged as a read.
         if (kind === 'file') continue;
-        const listed = kind === 'directory' ? treeEscape(d, treeDeps, grepNameFilter(argv) ?? true) : undefined;
+        const listed = kind === 'directory' ? treeEscape(d, treeDeps, grepNameFilter(argv, a) ?? true) : undefined;
         if (rule && (kind === 'missing' || (listed && ('unknown' in listed || listed.named)))) {
           return {
             behavior: 'ask',

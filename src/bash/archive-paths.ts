@@ -55,6 +55,11 @@ const TAR_MODES: Readonly<Record<string, string>> = {
   '--list': 't', '--diff': 'd', '--compare': 'd', '--delete': 'D',
 };
 
+/** A word standing for the files named in a list the command reads: unknown before it runs. */
+function unnamed(what: string): Word {
+  return { raw: what, value: what, literal: false, glob: false, tilde: false };
+}
+
 export function tarPaths(args: readonly Word[]): PathArgs {
   const out: PathArgs = { reads: [], writes: [], recursive: false, opaque: [] };
   let mode = '';
@@ -62,6 +67,7 @@ export function tarPaths(args: readonly Word[]): PathArgs {
   let dir: Word | undefined;
   const members: Word[] = [];
   const lists: Word[] = [];
+  let namesFromList = false;
   const shortOpt = (c: string, value: () => Word | undefined): void => {
     if ('crutxdA'.includes(c)) mode ||= c;
     if (!TAR_SHORT_ARG.includes(c)) return;
@@ -70,6 +76,7 @@ export function tarPaths(args: readonly Word[]): PathArgs {
     if (c === 'f') archive = v;
     else if (c === 'C') dir = v;
     else if (c === 'T' || c === 'X') lists.push(v);
+    if (c === 'T') namesFromList = true;
   };
   let i = 0;
   // The old style: a first word without a dash is a bundle of letters whose values follow in order.
@@ -85,6 +92,8 @@ export function tarPaths(args: readonly Word[]): PathArgs {
     (name, value) => {
       if (name.startsWith('--')) {
         if (TAR_MODES[name]) mode ||= TAR_MODES[name]!;
+        // GNU tar takes an abbreviation (`--files=list`, `--files-fr list`).
+        if (name.length >= 7 && '--files-from'.startsWith(name)) namesFromList = true;
         if (!value || !TAR_LONG_ARG.has(name)) return;
         if (name === '--file') archive = value;
         else if (name === '--directory') dir = value;
@@ -95,6 +104,8 @@ export function tarPaths(args: readonly Word[]): PathArgs {
     (w) => members.push(under(dir, w)),
   );
   out.reads.push(...lists);
+  // -T/--files-from name the members in a file (or standard input): files no word of the line names.
+  if (namesFromList) out.opaque.push(unnamed('the files tar -T reads names of'));
   const arch = archive && !(archive.literal && archive.value === '-') && !isRemote(archive) ? archive : undefined;
   if (mode === 'x') {
     if (arch) out.reads.push(arch);
@@ -168,6 +179,8 @@ export function zipPaths(args: readonly Word[]): PathArgs {
   const ops = operands(own, 'bntO', new Set(['--temp-path', '--suffixes', '--output-file', '--from-date', '--before-date']), (name, value) => {
     if (name === '-r' || name === '-R' || name === '--recurse-paths' || name === '--recurse-patterns') out.recursive = true;
     if ((name === '-O' || name === '--output-file') && value) output = value;
+    // -@ (--names-stdin) takes the files to add from standard input: files no word of the line names.
+    if (name === '-@' || name === '--names-stdin') out.opaque.push(unnamed('the files zip -@ reads names of'));
   });
   const [archive, ...files] = ops;
   if (archive) {
@@ -219,6 +232,8 @@ export function rsyncPaths(args: readonly Word[]): PathArgs {
   const ops = operands(args, 'eBfTM', RSYNC_LONG_ARG, (name, value) => {
     if (name === '-r' || name === '-a' || name === '--recursive' || name === '--archive') out.recursive = true;
     if (value && (name === '--files-from' || name === '--exclude-from' || name === '--include-from' || name === '--password-file' || name === '--read-batch')) out.reads.push(value);
+    // --files-from names the files to copy in a file: files no word of the line names.
+    if (name === '--files-from') out.opaque.push(unnamed('the files rsync --files-from reads names of'));
     if (value && (name === '--log-file' || name === '--write-batch' || name === '--only-write-batch')) out.writes.push(value);
   });
   copyLike(ops, out);

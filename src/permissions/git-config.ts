@@ -25,7 +25,7 @@ import { parseGitGlobals } from '../bash/git-globals.js';
 import { withoutGitGlobals } from '../bash/rule-match.js';
 import type { Word } from '../bash/types.js';
 import { realpathLoose } from '../workspace.js';
-import { gitWhere } from './bash-git.js';
+import { chdirTo, gitWhere } from './bash-git.js';
 
 /**
  * The repository's git directory seen from `dir` (a `.git` directory, or the one a `.git` file names), if any:
@@ -45,6 +45,24 @@ function gitDirFrom(dir: string): string | undefined {
       /* not here: the parent */
     }
     if (path.dirname(d) === d) return undefined;
+  }
+}
+
+/**
+ * The git directory `--git-dir` leads to: a file (a `.git` file of a linked worktree or a
+ * submodule) names it in its `gitdir:` line, relative to the file's directory, as git's
+ * read_gitfile takes it (`git --git-dir=wt/.git config -l` prints sub/.git/config when wt was
+ * made by `git -C sub worktree add ../wt`).
+ */
+function throughGitFile(gitDir: string): string[] {
+  try {
+    if (!fs.statSync(gitDir).isFile()) return [gitDir];
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(fs.readFileSync(gitDir, 'utf8').slice(0, 4096));
+    if (!m) return [gitDir];
+    // From the directory the path names (git joins the two as text); from the file's own when it is reached through a link.
+    return [...new Set([chdirTo(path.dirname(gitDir), m[1]!), chdirTo(path.dirname(realpathLoose(gitDir)), m[1]!)])];
+  } catch {
+    return [gitDir];
   }
 }
 
@@ -80,7 +98,7 @@ export function gitConfigReads(argv: readonly Word[], cwd: string, home: string)
   // `git remote -vv` is -v too; `git ls-remote --get-url` prints the URL as configured (a token in it), and ls-remote names it in errors.
   if (verb.value === 'remote' && !(args.some((a) => /^-v+$/.test(a) || isLong(a, ['--verbose']) || a === 'get-url' || a === 'show'))) return [];
   // With a -C or --git-dir that is an expansion (or an expansion among the options), any of the directories passed may be the one.
-  const gitDirs = where.gitDir !== undefined ? [where.gitDir] : where.unknown ? where.dirs.map(gitDirFrom) : [gitDirFrom(where.run)];
+  const gitDirs = where.gitDir !== undefined ? throughGitFile(where.gitDir) : where.unknown ? where.dirs.map(gitDirFrom) : [gitDirFrom(where.run)];
   const local: string[] = [];
   for (const gitDir of new Set(gitDirs)) {
     if (gitDir === undefined) continue;

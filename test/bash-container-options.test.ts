@@ -29,6 +29,8 @@ describe('container tools: variables and bind mounts', () => {
     for (const mode of MODES) {
       const env = ruleEnv({ allow: ['Bash(docker:*)', 'Bash(podman:*)'], deny: ['Read(./.env)', 'Read(**/.env)'], mode });
       fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');
+      // A mounted directory is listed: src is there (one not there yet asks, as for grep -r).
+      fs.mkdirSync(path.join(env.ws, 'src'));
       for (const c of [
         'docker run -e K=.env alpine env',
         'docker run --rm -e ENV_FILE=.env -e NODE_ENV=test app',
@@ -39,10 +41,8 @@ describe('container tools: variables and bind mounts', () => {
         'docker exec -e K=config/.env web env',
         'podman run -e K=.env alpine',
         'docker run -e .env alpine',
-        // Mounts of other places than the denied file.
-        'docker run --rm -v "$(pwd)":/app -w /app node:20 npm test',
+        // Mounts of other places than the denied file (a directory holding it is the next test's).
         'docker run -v $PWD/src:/app/src node:20 ls /app',
-        'docker run -v ${PWD}:/app node:20',
         'docker run -v data:/var/lib/data alpine',
         'docker run --mount type=bind,source=src,target=/app alpine',
       ]) {
@@ -78,6 +78,10 @@ describe('container tools: variables and bind mounts', () => {
         'docker run -e "K=$(cat .env)" alpine env',
       ]) {
         expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'deny' });
+      }
+      // A directory holding it: the container may read every file below (bash-container-mounts-more.test.ts).
+      for (const c of ['docker run --rm -v "$(pwd)":/app -w /app node:20 npm test', 'docker run -v ${PWD}:/app node:20']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^recursive read/) });
       }
       // A mount from a place no check can know: PWD given a value in the line, another variable.
       for (const c of ['PWD=/etc docker run -v $PWD/shadow:/x alpine cat /x', 'export PWD=/; docker run -v $PWD:/x alpine', 'docker run -v $DIR/.env:/x alpine cat /x', 'docker run --mount "type=bind,src=$F,dst=/x" alpine']) {

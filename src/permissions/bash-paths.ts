@@ -372,8 +372,8 @@ const PWD_PREFIX = /^(?:\$PWD|\$\{PWD\}|\$\(pwd\))(?![A-Za-z0-9_])/;
  * (`$PWD/.env:/x`, `"$(pwd)":/app`) is read from it, unless the line gives PWD a value; any other
  * expansion there is a location not known before it runs.
  */
-function containerWords(argv: readonly Word[], a: BashAnalysis): { env: Set<Word>; mounts: Word[]; unknown: Word[] } {
-  const out = { env: new Set<Word>(), mounts: [] as Word[], unknown: [] as Word[] };
+function containerWords(argv: readonly Word[], a: BashAnalysis): { env: Set<Word>; mounts: Word[]; unknown: Word[]; volumes: Set<Word> } {
+  const out = { env: new Set<Word>(), mounts: [] as Word[], unknown: [] as Word[], volumes: new Set<Word>() };
   const pwdChanged = a.commands.some((c) => c.assignments.some((x) => x.name === 'PWD') || c.argv.some((w) => /(?:^|[^${A-Za-z0-9_])PWD\b/.test(w.raw)));
   const host = (w: Word, value: string | undefined, from: number): void => {
     if (value === undefined) {
@@ -385,7 +385,10 @@ function containerWords(argv: readonly Word[], a: BashAnalysis): { env: Set<Word
     if (colon <= 0) return;
     const v = value.slice(0, colon);
     // The shell expands a leading ~ of the word (`-v ~/.aws:/root/.aws`), not one after `--volume=`.
-    out.mounts.push({ ...w, raw: v, value: v, literal: true, glob: false, tilde: from === 0 && w.literal && w.tilde });
+    const m = { ...w, raw: v, value: v, literal: true, glob: false, tilde: from === 0 && w.literal && w.tilde };
+    out.mounts.push(m);
+    // `-v data:/x` names a volume, not a directory (docker takes a host path only with a / or a leading . or ~).
+    if (VOLUME_NAME.test(v)) out.volumes.add(m);
   };
   // The value of a word as a path: literal, or the working directory followed by literal text.
   const valueOf = (w: Word, from: number): string | undefined => {
@@ -398,39 +401,84 @@ function containerWords(argv: readonly Word[], a: BashAnalysis): { env: Set<Word
     return rest.includes('$') ? undefined : `.${rest}`;
   };
   const mount = (w: Word, value: string | undefined): void => {
-    if (value === undefined) {
+    // The value is read as CSV (`"source=./.env",target=/x` is quoted), its keys in any case (`Source=`): quotes are not modelled.
+    if (value === undefined || value.includes('"')) {
       out.unknown.push(w);
       return;
     }
     for (const part of value.split(',')) {
       const eq = part.indexOf('=');
-      const key = eq === -1 ? part : part.slice(0, eq);
+      const key = (eq === -1 ? part : part.slice(0, eq)).toLowerCase();
       if (key === 'source' || key === 'src') out.mounts.push({ ...w, raw: part.slice(eq + 1), value: part.slice(eq + 1), literal: true, glob: false, tilde: false });
     }
   };
   for (let i = 1; i < argv.length; i++) {
     const w = argv[i]!;
-    if (!w.literal) continue;
+    const next = argv[i + 1];
+    if (!w.literal) {
+      // An expansion may be an option (`$FLAGS` = `-v`): the word after it may be a mount.
+      if (next && !(next.literal && next.value.startsWith('-'))) {
+        host(next, valueOf(next, 0), 0);
+        mount(next, next.literal ? next.value : undefined);
+      }
+      continue;
+    }
     const v = w.value;
     if (v === '--') break;
-    const next = argv[i + 1];
     if (v === '-e' || v === '--env') {
       out.env.add(w);
-      if (next) out.env.add(next);
-      i++;
-    } else if (v.startsWith('--env=') || (v.startsWith('-e') && !v.startsWith('--'))) out.env.add(w);
-    else if (v === '-v' || v === '--volume') {
+      // pflag takes the next word whatever it is; one that is an option is judged as one (`--label -e -v
+      // ./.env:/x` gives the label the value -e, and mounts .env).
+      if (next && !(next.literal && next.value.startsWith('-'))) {
+        out.env.add(next);
+        i++;
+      }
+    } else if (v.startsWith('--env=')) out.env.add(w);
+    else if (v === '--volume') {
       if (next) host(next, valueOf(next, 0), 0);
       i++;
     } else if (v.startsWith('--volume=')) host(w, valueOf(w, 9), 9);
-    else if (v.startsWith('-v') && !v.startsWith('--')) host(w, valueOf(w, v.startsWith('-v=') ? 3 : 2), 2);
     else if (v === '--mount') {
       if (next) mount(next, next.literal ? next.value : undefined);
       i++;
     } else if (v.startsWith('--mount=')) mount(w, v.slice(8));
+    else if (/^-[A-Za-z]/.test(v)) {
+      // A cluster of short options, as pflag reads it: flags, then one that takes the rest of the word
+      // or the next word as its value (`-itv ./.env:/x`, `-dv./.env:/x`, `-ite X`).
+      let j = 1;
+      while (j < v.length && SHORT_FLAGS.includes(v[j]!)) j++;
+      const c = v[j];
+      if (c === undefined || !SHORT_WITH_VALUE.includes(c)) continue;
+      const attached = j + 1 < v.length;
+      const from = v[j + 1] === '=' ? j + 2 : j + 1;
+      if (c === 'v') {
+        if (attached) host(w, valueOf(w, from), from);
+        else if (next) host(next, valueOf(next, 0), 0);
+      } else if (c === 'e') {
+        out.env.add(w);
+        if (!attached && next && !(next.literal && next.value.startsWith('-'))) out.env.add(next);
+        else continue;
+      }
+      if (!attached) i++;
+    }
   }
   return out;
 }
+
+/** The host paths a container tool's command mounts into the container (`-v HOST:PATH`, `--mount source=HOST`): what lies below them is the container's to read. */
+export function containerMounts(argv: readonly Word[], a: BashAnalysis): Word[] {
+  const name = commandName(argv);
+  if (name === undefined || !CONTAINER_TOOLS.has(name)) return [];
+  const { mounts, volumes } = containerWords(argv, a);
+  return mounts.filter((m) => !volumes.has(m));
+}
+
+/** A named volume's name, as docker takes the host side of `-v` without a / or a leading . or ~. */
+const VOLUME_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+/** The short options of docker/podman run, create and exec that take no value, and those that take one (pflag). */
+const SHORT_FLAGS = 'ditPq';
+const SHORT_WITH_VALUE = 'acehlmpuvw';
 
 function attachedValue(w: Word): Word {
   const v = w.value.slice(w.value.indexOf('=') + 1);

@@ -43,7 +43,7 @@ import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
-import { commandPaths, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
+import { commandPaths, containerMounts, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
 import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, startDirs } from './bash-git.js';
 import { treeEscape, type TreeDeps } from './tree-reach.js';
@@ -471,13 +471,17 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     for (const cmd of a.commands) {
       const argv = innermostOf(cmd).argv;
       const p = commandPaths(cmd);
+      // A directory mounted into a container (`docker run -v "$PWD":/w`): whatever runs there may read every file below it.
+      const mounts = containerMounts(argv, a);
       // find lists names; it does not read contents.
-      if (!p.recursive || commandName(argv) === 'find') continue;
+      if ((!p.recursive || commandName(argv) === 'find') && mounts.length === 0) continue;
       // By spelling, not identity: the archivers (bash/archive-paths.ts) make new words for members under -C.
       const dirs =
-        p.reads.length > 0
-          ? uses.filter((u) => u.kind === 'read' && p.reads.some((w) => w.raw === u.word.raw && w.value === u.word.value)).flatMap((u) => u.abs)
-          : cwds.dirs;
+        mounts.length > 0
+          ? [...new Set(mounts.flatMap((m) => cwds.dirs.flatMap((c) => resolveWord(m, c) ?? [])))]
+          : p.reads.length > 0
+            ? uses.filter((u) => u.kind === 'read' && p.reads.some((w) => w.raw === u.word.raw && w.value === u.word.value)).flatMap((u) => u.abs)
+            : cwds.dirs;
       for (const d of dirs) {
         const own = serviceFiles ? spellings(d).map((x) => ctx.workspace.serviceFileBelow(x)).find((x) => x !== undefined) : undefined;
         if (own) {

@@ -175,7 +175,8 @@ export class Executor {
     if (earlier === undefined && session.toolUses.mayBeOlder(use.id)) {
       // Past the recent window only a hash is kept: the database settles it.
       row = deps.executions.findByToolUse(session.id, use.id);
-      earlier = row?.id;
+      // Or a call whose row is still held (an id pushed out of the recent ones while the database refused writes).
+      earlier = row?.id ?? deps.executions.heldOf(session.id).find((h) => h.tool_use_id === use.id)?.id;
     }
     if (earlier !== undefined && !row && deps.executions.isHeld(earlier)) return { kind: 'held', id: earlier };
     if (!row) return undefined;

@@ -390,6 +390,18 @@ export class ExecutionLog {
     return row && row.id === id ? row : undefined;
   }
 
+  /**
+   * A session's executions whose rows are still waiting to be written, oldest
+   * first: a few between two commits, every call since while the database
+   * refuses writes. Read when a session comes back into memory (rare), so a
+   * scan of the waiting rows.
+   */
+  heldOf(sessionId: string): Array<{ tool_use_id: string; id: string }> {
+    const out: Array<{ tool_use_id: string; id: string }> = [];
+    for (const p of this.pending.values()) if (p.sessionId === sessionId) out.push({ tool_use_id: p.toolUseId, id: p.id });
+    return out;
+  }
+
   /** The first execution of a tool use in a session (not on the hot path: sessions keep a map). */
   findByToolUse(sessionId: string, toolUseId: string): ExecutionRow | undefined {
     return this.byToolUse.get(sessionId, toolUseId) as ExecutionRow | undefined;

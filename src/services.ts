@@ -127,8 +127,14 @@ export function createServices(opts: ServiceOptions): Services {
   const interrupted = executions.recoverInterrupted();
   if (interrupted.length > 0) log.warn({ count: interrupted.length }, 'calls left unfinished by a previous process were marked cancelled');
   const allowBypass = config.permissions.allowBypass && config.permissions.disableBypassPermissionsMode !== 'disable';
-  const sessions = new SessionStore(db, writer, { mode: config.permissions.defaultMode, cwd: workspace.root, allowBypass }, (id, after, limit) =>
-    executions.toolUsesOf(id, after, limit),
+  const sessions = new SessionStore(
+    db,
+    writer,
+    { mode: config.permissions.defaultMode, cwd: workspace.root, allowBypass },
+    (id, after, limit) => executions.toolUsesOf(id, after, limit),
+    undefined,
+    undefined,
+    (id) => executions.heldOf(id),
   );
 
   const ruleInputs: RuleInput[] = [

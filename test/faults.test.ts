@@ -7,6 +7,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { buildTool } from '../src/tool/build-tool.js';
+import { MAX_SESSIONS_IN_MEMORY } from '../src/sessions/store.js';
+import { RECENT_TOOL_USES } from '../src/sessions/tool-use-index.js';
 import { cleanupTmp, makeApp, probeTool, sleepTool, use, type TestApp } from './helpers.js';
 
 let t: TestApp | undefined;
@@ -169,6 +171,39 @@ describe('wait:false calls whose records cannot be committed', () => {
     } finally {
       process.off('unhandledRejection', onUnhandled);
     }
+  });
+});
+
+describe('a call whose row is held, repeated', () => {
+  it('is not run again once its session was evicted and made anew, nor once its id left the recent ones', async () => {
+    const calls: unknown[] = [];
+    t = await makeApp({ permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({ calls })], observability: { readinessCacheMs: 0 } });
+    const db = t.app.toolexec.db;
+    db.pragma('query_only = ON');
+    const send = (id: string) => t!.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'ev', tool_uses: [use('Probe', { value: id }, id)] } });
+    expect((await send('x1')).json().error.code).toBe('TOOLEXEC_ERR_STORAGE_UNAVAILABLE');
+    expect((await send('x2')).json().error.code).toBe('TOOLEXEC_ERR_STORAGE_UNAVAILABLE');
+    expect(calls).toHaveLength(2);
+    // More sessions touched than the store keeps: 'ev' (no call running) is evicted, its index read again from the database.
+    const before = t.app.toolexec.sessions.find('ev');
+    for (let i = 0; i <= MAX_SESSIONS_IN_MEMORY; i++) t.app.toolexec.sessions.get(`other-${i}`);
+    expect(t.app.toolexec.sessions.get('ev')).not.toBe(before);
+    const again = await send('x1');
+    expect(again.statusCode).toBe(503);
+    expect(again.json().error.code).toBe('TOOLEXEC_ERR_STORAGE_UNAVAILABLE');
+    expect(calls).toHaveLength(2);
+    // x2 pushed out of the recent ids (kept as a hash, which sends the lookup to the database, where its row is not yet).
+    const index = t.app.toolexec.sessions.get('ev').toolUses;
+    for (let i = 0; i < RECENT_TOOL_USES; i++) index.set(`filler-${i}`, `ex_filler_${i}`);
+    expect(index.get('x2')).toBeUndefined();
+    expect(index.mayBeOlder('x2')).toBe(true);
+    expect((await send('x2')).json().error.code).toBe('TOOLEXEC_ERR_STORAGE_UNAVAILABLE');
+    expect(calls).toHaveLength(2);
+    // Once written, both are replayed from their rows.
+    db.pragma('query_only = OFF');
+    await until(async () => t!.app.toolexec.executions.findByToolUse('ev', 'x2') !== undefined, 'the held rows');
+    for (const id of ['x1', 'x2']) expect((await send(id)).json().executions[0]).toMatchObject({ replayed: true, status: 'succeeded' });
+    expect(calls).toHaveLength(2);
   });
 });
 

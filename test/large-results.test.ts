@@ -87,6 +87,19 @@ describe('persistence threshold', () => {
     expect(preview.length).toBeLessThanOrEqual(4096);
   });
 
+  it('never ends the preview with half a character (a real Bash line of emoji, no newline to cut at)', async () => {
+    t = await makeApp({ permissions: { allow: ['Bash'] } });
+    // "a" first: the 4,096th UTF-16 unit is the first half of an emoji.
+    const r = await execute(t.app, { tool_uses: [use('Bash', { command: `node -e 'process.stdout.write("a" + "\\u{1F600}".repeat(15000))'` })] });
+    expect(r.body.executions[0]!.result_id).toMatch(/^res_/);
+    const text = textOf(r.body.tool_results[0]!.content);
+    // A lone surrogate makes Anthropic's API refuse the request ("no low surrogate in string").
+    expect(text).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    const preview = /characters\):\n([\s\S]*)\n\.\.\.\n<\/persisted-output>$/.exec(text)![1]!;
+    expect(preview).toBe(`a${'\u{1F600}'.repeat(2047)}`);
+    expect(text).toContain('Preview (first 4,095 characters)');
+  });
+
   it('never persists a tool whose maxResultSizeChars is Infinity', async () => {
     t = await makeApp({ results: { persistThresholdChars: 100 } }, { extraTools: [bigTool(Number.POSITIVE_INFINITY)] });
     const r = await execute(t.app, { tool_uses: [use('Big', { n: 50 })] });

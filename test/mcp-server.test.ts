@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { Approvals } from '../src/permissions/approvals.js';
@@ -132,6 +132,21 @@ describe('POST /mcp', () => {
     expect(execution(first)).toMatchObject({ session_id: 's-mcp-custom', status: 'succeeded' });
     expect(execution(second)).toMatchObject({ id: execution(first).id });
     expect(execution(second).replayed).toBe(true);
+  });
+
+  it('refuses a _meta.tool_use_id reused for another call as the caller\'s error (-32602, data.code TOOLEXEC_ERR_TOOL_USE_ID_REUSED), not -32603', async () => {
+    const { client } = await connect();
+    const call = (value: string) =>
+      client.callTool({ name: 'Probe', arguments: { value }, _meta: { session_id: 's-mcp-reuse', tool_use_id: 'tu-r' } }) as Promise<CallToolResult>;
+    expect(execution(await call('one')).status).toBe('succeeded');
+    const err = (await call('two').then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as McpError | undefined;
+    expect(err).toBeInstanceOf(McpError);
+    expect(err!.code).toBe(ErrorCode.InvalidParams);
+    expect(err!.data).toMatchObject({ code: 'TOOLEXEC_ERR_TOOL_USE_ID_REUSED', details: { tool_use_id: 'tu-r' } });
+    expect(err!.message).toMatch(/the id tu-r already names an earlier call of this session \(Probe\)/);
   });
 
   it('forwards the tool progress to a client that asked for it', async () => {

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { RECENT_TOOL_USES, ToolUseIndex } from '../src/sessions/tool-use-index.js';
+import { STORED_INPUT_MAX_CHARS } from '../src/storage/executions.js';
 import { cleanupTmp, execute, makeApp, probeTool, textOf, tmpDir, use, type TestApp } from './helpers.js';
 
 let t: TestApp | undefined;
@@ -220,6 +221,30 @@ describe('envelope', () => {
     await refused({ session_id: 'r', tool_uses: [oa('call_0', 'Read', { file_path: 'other.txt' })] }, /call_0 already names an earlier call of this session \(Read\)/);
     const replay = await execute(t.app, { session_id: 'r', tool_uses: [oa('call_0', 'Read', { file_path: 'nope.txt' })] });
     expect(replay.body.executions[0]).toMatchObject({ replayed: true, tool: 'Read' });
+  });
+
+  it('replays a retry of an input stored cut (past STORED_INPUT_MAX_CHARS) whose keys come back in another order, and still refuses another input', async () => {
+    const calls: unknown[] = [];
+    const storage = { path: path.join(tmpDir(), 'big-reuse.db') };
+    t = await makeApp({ storage, permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({ calls })] });
+    // As a Write of a 20 KB file: the record keeps its first 16 KB; a database that sorts keys sends it back reordered.
+    const big = 'x'.repeat(2 * STORED_INPUT_MAX_CHARS);
+    const first = await execute(t.app, { session_id: 'b', tool_uses: [use('Probe', { value: big, count: 1 }, 'w1')] });
+    expect(first.status).toBe(200);
+    const retry = async () => {
+      const again = await execute(t!.app, { session_id: 'b', tool_uses: [use('Probe', { count: 1, value: big }, 'w1')] });
+      expect(again.status).toBe(200);
+      expect(again.body.executions[0]).toMatchObject({ id: first.body.executions[0]!.id, replayed: true });
+      const other = await t!.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'b', tool_uses: [use('Probe', { count: 1, value: `${big}y` }, 'w1')] } });
+      expect(other.statusCode).toBe(409);
+      expect(other.json().error.code).toBe('TOOLEXEC_ERR_TOOL_USE_ID_REUSED');
+    };
+    await retry();
+    // And from the record after a restart.
+    await t.close();
+    t = await makeApp({ storage, permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({ calls })] });
+    await retry();
+    expect(calls).toHaveLength(1);
   });
 
   it(`still replays a tool_use id from more than ${RECENT_TOOL_USES} calls back (kept as a hash; the row settles it), and across a restart`, async () => {

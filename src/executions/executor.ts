@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { ToolexecError } from '../errors.js';
 import type { ToolPool } from '../pool/pool.js';
 import { runBatch, siblingCancelReason } from '../orchestration/run-batch.js';
-import { digestInput, safeStringify } from '../pipeline/digest.js';
+import { canonicalJson, digestInput, safeStringify } from '../pipeline/digest.js';
 import { queueCall, runToolUse } from '../pipeline/run-tool-use.js';
 import { CallAbort } from '../pipeline/cancel.js';
 import type { FinishedCall, PipelineDeps, QueuedCall, ToolUse } from '../pipeline/types.js';
@@ -116,15 +116,6 @@ type EarlierCall =
   | { kind: 'held'; id: string }
   | { kind: 'row'; row: ExecutionRow };
 
-/** JSON with every object's keys sorted: equal for equal values, whatever the order they were written in. */
-function canonicalJson(v: unknown): string {
-  return safeStringify(v, (_k, x: unknown) =>
-    x !== null && typeof x === 'object' && !Array.isArray(x)
-      ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]]))
-      : x,
-  );
-}
-
 function sameValue(a: unknown, b: unknown): boolean {
   return a === b || canonicalJson(a) === canonicalJson(b);
 }
@@ -184,18 +175,22 @@ export class Executor {
     if (earlier === undefined && session.toolUses.mayBeOlder(use.id)) {
       // Past the recent window only a hash is kept: the database settles it.
       row = deps.executions.findByToolUse(session.id, use.id);
-      earlier = row?.id;
+      // Or a call whose row is still held (an id pushed out of the recent ones while the database refused writes).
+      earlier = row?.id ?? deps.executions.heldOf(session.id).find((h) => h.tool_use_id === use.id)?.id;
     }
     if (earlier !== undefined && !row && deps.executions.isHeld(earlier)) return { kind: 'held', id: earlier };
     if (!row) return undefined;
-    // An input stored cut (past STORED_INPUT_MAX_CHARS) is compared by its digest, which covers the whole;
+    // An input stored cut (past STORED_INPUT_MAX_CHARS) is compared by the digest of its keys-sorted JSON,
+    // which covers the whole (a row of an older version, without one, by the digest of the JSON as sent);
     // a row without its input (written before inputs were kept) by the tool alone.
     const same =
       row.input === null
         ? true
         : row.input.length < STORED_INPUT_MAX_CHARS
           ? sameValue(parsedOr(row.input), use.input)
-          : row.input_digest === digestInput(safeStringify(use.input));
+          : row.input_key !== null
+            ? row.input_key === digestInput(canonicalJson(use.input))
+            : row.input_digest === digestInput(safeStringify(use.input));
     if (!this.sameTool(row.tool, use.name) || !same) throw reusedId(use, index, `an earlier call of this session (${row.tool})`);
     return { kind: 'row', row };
   }

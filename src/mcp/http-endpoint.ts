@@ -56,7 +56,8 @@ async function answerCall(
   } catch (e) {
     const code = e instanceof McpError ? e.code : -32603;
     const message = e instanceof Error ? e.message : 'Internal error';
-    body = JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code, message } });
+    const data: unknown = e instanceof McpError ? e.data : undefined;
+    body = JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: data === undefined ? { code, message } : { code, message, data } });
   } finally {
     if (session.inflight.get(msg.id) === ac) session.inflight.delete(msg.id);
     reply.raw.off('close', onClose);

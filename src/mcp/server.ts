@@ -19,6 +19,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ErrorCode, McpError, type CallToolResult, type ListToolsResult, type Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js';
+import { isToolexecError, type ToolexecError } from '../errors.js';
 import { isDeferred, type ToolPool } from '../pool/pool.js';
 import type { PermissionMode } from '../config/schema.js';
 import type { Services } from '../services.js';
@@ -91,6 +92,14 @@ export class PoolMcpServer {
   }
 
   async callTool(params: { name: string; arguments?: Record<string, unknown> | undefined; _meta?: unknown }, ctx: CallContext): Promise<CallToolResult> {
+    try {
+      return await this.runCall(params, ctx);
+    } catch (e) {
+      throw isToolexecError(e) ? asMcpError(e) : e;
+    }
+  }
+
+  private async runCall(params: { name: string; arguments?: Record<string, unknown> | undefined; _meta?: unknown }, ctx: CallContext): Promise<CallToolResult> {
     const sessionId = this.sessionIdFor(params._meta, ctx.mcpSessionId);
     const toolUseId = metaString(params._meta, 'tool_use_id') ?? `mcp_${randomUUID().replace(/-/g, '')}`;
     if (toolUseId.length > MAX_ID_CHARS) throw new McpError(ErrorCode.InvalidParams, `_meta.tool_use_id is longer than ${MAX_ID_CHARS} characters`);
@@ -127,4 +136,16 @@ export class PoolMcpServer {
       unsubscribe?.();
     }
   }
+}
+
+/**
+ * A refusal of the call as a JSON-RPC error: the caller's fault (a 4xx, such
+ * as a _meta.tool_use_id reused for another call) is Invalid params, ours or
+ * the moment's (overloaded, storage) Internal error; data carries the code
+ * and details an HTTP caller reads in the error envelope. Thrown as it was,
+ * the SDK made every one of them -32603 without its code.
+ */
+function asMcpError(e: ToolexecError): McpError {
+  const data = e.details === undefined ? { code: e.code, status: e.statusCode } : { code: e.code, status: e.statusCode, details: e.details };
+  return new McpError(e.statusCode < 500 ? ErrorCode.InvalidParams : ErrorCode.InternalError, e.message, data);
 }

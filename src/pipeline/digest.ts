@@ -10,6 +10,15 @@ export function digestInput(json: string): string {
   return hash('sha256', json);
 }
 
+/** JSON with every object's keys sorted: equal for equal values, whatever the order they were written in. */
+export function canonicalJson(v: unknown): string {
+  return safeStringify(v, (_k, x: unknown) =>
+    x !== null && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]]))
+      : x,
+  );
+}
+
 /** JSON of a tool input, or a placeholder for one that cannot be serialised (a cycle, a BigInt). */
 export function safeStringify(v: unknown, replacer?: (key: string, value: unknown) => unknown): string {
   try {

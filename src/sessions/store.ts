@@ -55,6 +55,13 @@ export class SessionStore {
     private readonly maxInMemory = MAX_SESSIONS_IN_MEMORY,
     /** Shared by every session's FileStateCache. */
     private readonly budget = new FileStateBudget(FILE_STATE_GLOBAL_MAX_BYTES),
+    /**
+     * A session's calls whose rows are not written yet (held while the
+     * database refuses writes; ExecutionLog.heldOf): read into the index
+     * after its rows, or a session evicted meanwhile and made again ran a
+     * repeat of such a call a second time.
+     */
+    private readonly heldToolUses: (sessionId: string) => Iterable<{ tool_use_id: string; id: string }> = () => [],
   ) {
     this.getRow = db.prepare('SELECT * FROM sessions WHERE id = ?');
     this.upsert = db.prepare(
@@ -158,7 +165,11 @@ export class SessionStore {
     const chunk = (): boolean => {
       const rows = this.loadToolUses(id, after, TOOL_USE_LOAD_ROWS);
       for (const r of rows) m.set(r.tool_use_id, r.id);
-      if (rows.length < TOOL_USE_LOAD_ROWS) return true;
+      if (rows.length < TOOL_USE_LOAD_ROWS) {
+        // The newest last: rows still waiting to be written (a row written meanwhile is set once).
+        for (const r of this.heldToolUses(id)) m.set(r.tool_use_id, r.id);
+        return true;
+      }
       after = rows[rows.length - 1]!.seq;
       return false;
     };

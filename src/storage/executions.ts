@@ -22,6 +22,13 @@ export interface ExecutionRow {
   status: string;
   input_digest: string;
   input: string | null;
+  /**
+   * For an input stored cut, the digest of its JSON with keys sorted: a retry
+   * whose keys come back in another order (a conversation kept in a database
+   * that sorts them) is still the same call, which input_digest, of the JSON
+   * as sent, cannot tell. Null for an input shorter than STORED_INPUT_MAX_CHARS.
+   */
+  input_key: string | null;
   decision: string | null;
   error_class: string | null;
   is_error: number;
@@ -43,6 +50,8 @@ export interface ExecutionStart {
   status: string;
   inputDigest: string;
   input: string;
+  /** The digest of the input's keys-sorted JSON, given when the input is STORED_INPUT_MAX_CHARS long or longer (it may be stored cut). */
+  inputKey?: string | undefined;
   actor: string | null;
   createdAt: number;
 }
@@ -122,12 +131,12 @@ export function executionsSelect(f: ListFilter & { atLeastSeq?: number | undefin
 export const STORED_INPUT_MAX_CHARS = 16 * 1024;
 
 
-const COLUMNS = 19;
+const COLUMNS = 20;
 
 function upsertSql(rows: number): string {
   const row = `(${new Array<string>(COLUMNS).fill('?').join(', ')})`;
   return `INSERT INTO executions (seq, id, session_id, tool_use_id, tool, status, input_digest, input, actor, created_at,
-         decision, error_class, is_error, result_id, result_block, hook_messages, timings, finished_at, duration_ms)
+         decision, error_class, is_error, result_id, result_block, hook_messages, timings, finished_at, duration_ms, input_key)
        VALUES ${new Array<string>(rows).fill(row).join(', ')}
        ON CONFLICT(seq) DO UPDATE SET tool = excluded.tool, status = excluded.status, decision = excluded.decision,
          error_class = excluded.error_class, is_error = excluded.is_error, result_id = excluded.result_id,
@@ -155,6 +164,7 @@ function bindRow(p: unknown[], i: number, r: Pending): void {
   p[i + 16] = r.timings;
   p[i + 17] = r.finishedAt;
   p[i + 18] = r.durationMs;
+  p[i + 19] = r.inputKey;
 }
 
 /** Characters of base 36 for seq in an id: 36^11 rows is enough. */
@@ -197,6 +207,7 @@ class Pending {
     readonly toolUseId: string,
     readonly inputDigest: string,
     readonly input: string,
+    readonly inputKey: string | null,
     readonly actor: string | null,
     readonly createdAt: number,
     tool: string,
@@ -272,7 +283,7 @@ export class ExecutionLog {
   start(s: ExecutionStart): void {
     const input = s.input.length > STORED_INPUT_MAX_CHARS ? s.input.slice(0, STORED_INPUT_MAX_CHARS) : s.input;
     this.open.add(s.id);
-    this.pending.set(s.id, new Pending(s.id, s.sessionId, s.toolUseId, s.inputDigest, input, s.actor, s.createdAt, s.tool, s.status, this.seqOf(s.id)));
+    this.pending.set(s.id, new Pending(s.id, s.sessionId, s.toolUseId, s.inputDigest, input, s.input.length < STORED_INPUT_MAX_CHARS ? null : (s.inputKey ?? null), s.actor, s.createdAt, s.tool, s.status, this.seqOf(s.id)));
     this.queueFlush();
   }
 
@@ -317,7 +328,7 @@ export class ExecutionLog {
       // Already written as started: the upsert completes it.
       const row = this.get(e.id);
       if (!row) return Promise.reject(new Error(`execution ${e.id} was never started`));
-      p = new Pending(row.id, row.session_id, row.tool_use_id, row.input_digest, row.input ?? '', row.actor, row.created_at, e.tool, e.status, row.seq);
+      p = new Pending(row.id, row.session_id, row.tool_use_id, row.input_digest, row.input ?? '', row.input_key, row.actor, row.created_at, e.tool, e.status, row.seq);
       this.pending.set(e.id, p);
     }
     p.end(e);
@@ -377,6 +388,18 @@ export class ExecutionLog {
     if (seq === undefined) return undefined;
     const row = this.bySeq.get(seq) as ExecutionRow | undefined;
     return row && row.id === id ? row : undefined;
+  }
+
+  /**
+   * A session's executions whose rows are still waiting to be written, oldest
+   * first: a few between two commits, every call since while the database
+   * refuses writes. Read when a session comes back into memory (rare), so a
+   * scan of the waiting rows.
+   */
+  heldOf(sessionId: string): Array<{ tool_use_id: string; id: string }> {
+    const out: Array<{ tool_use_id: string; id: string }> = [];
+    for (const p of this.pending.values()) if (p.sessionId === sessionId) out.push({ tool_use_id: p.toolUseId, id: p.id });
+    return out;
   }
 
   /** The first execution of a tool use in a session (not on the hot path: sessions keep a map). */

@@ -173,4 +173,12 @@ CREATE TABLE health_probe (
 );
 `,
   },
+  {
+    version: 4,
+    sql: `
+-- For an input stored cut, the digest of its keys-sorted JSON: a retry of the
+-- call whose keys come back in another order is told from another call.
+ALTER TABLE executions ADD COLUMN input_key TEXT;
+`,
+  },
 ];

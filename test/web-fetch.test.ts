@@ -74,6 +74,10 @@ beforeAll(async () => {
         res.on('error', () => {});
         return pump();
       }
+      case '/emoji':
+        // 'a' then emoji: WebFetch's 100,000-character cut falls between the halves of one.
+        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+        return res.end('a' + '😀'.repeat(60_000));
       case '/big-declared':
         res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(50 * 1024 * 1024) });
         return res.write('x');
@@ -123,6 +127,8 @@ async function app(config: ConfigInput = {}): Promise<TestApp> {
     { extraTools: [webFetchTool] },
   );
 }
+
+const wellFormed = (s: string): boolean => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
 
 async function fetchVia(t: TestApp, url: string, prompt = 'Summarise the page') {
   const r = await execute(t.app, { session_id: 'wf', tool_uses: [use('WebFetch', { url, prompt })] });
@@ -175,6 +181,23 @@ describe('WebFetch content', () => {
     }
     const declared = await fetchVia(t, `${base}/big-declared`);
     expect(declared.text).toContain('is 50.0 MB, more than 64.0 KB (webFetch.maxBytes); WebFetch did not read it');
+  });
+
+  it('cuts a long page between characters, never between the halves of one', async () => {
+    // A lone surrogate in a tool_result makes Anthropic's API refuse the whole next request.
+    const big = await app({ webFetch: { allowPrivateNetwork: true, maxBytes: 1024 * 1024, timeoutMs: 5000 } });
+    try {
+      const r = await execute(big.app, { session_id: 'wf-emoji', tool_uses: [use('WebFetch', { url: `${base}/emoji`, prompt: 'p' })] });
+      const id = r.body.executions[0]!.result_id as string;
+      expect(id).toBeTruthy();
+      // Stored as UTF-8, a lone half would come back as U+FFFD.
+      const stored = big.app.toolexec.results.readAll(id) ?? '';
+      expect(stored).toContain('😀😀');
+      expect(stored).not.toContain('\uFFFD');
+      expect(wellFormed(textOf(r.body.tool_results[0]!.content))).toBe(true);
+    } finally {
+      await big.close();
+    }
   });
 
   it('gives up after webFetch.timeoutMs, also in the middle of a compressed body', async () => {

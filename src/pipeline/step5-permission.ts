@@ -22,6 +22,7 @@ import { digestInput, safeStringify } from './digest.js';
 import { parse } from './step2-parse.js';
 import { validate } from './step3-validate.js';
 import type { AwaitingPermissionCall, FinishedCall, PipelineDeps, RunningCall, ValidatingCall } from './types.js';
+import { sliceWhole } from '../util/text.js';
 
 /** What the audit says of an ask denied with nobody to answer it: where a person answers, and how asks can wait for one. */
 const HEADLESS_DETAIL = 'no approver subscribed (open /console or subscribe over /ws; or set permissions.headless: "wait" and answer with toolexec approve)';
@@ -172,7 +173,7 @@ export async function permission(
  */
 function updatedNote(input: ToolInput): string {
   const json = safeStringify(input);
-  return `(updated the input: ${json.length > UPDATED_NOTE_MAX_CHARS ? `${json.slice(0, UPDATED_NOTE_MAX_CHARS)}…` : json})`;
+  return `(updated the input: ${json.length > UPDATED_NOTE_MAX_CHARS ? `${sliceWhole(json, UPDATED_NOTE_MAX_CHARS)}…` : json})`;
 }
 const UPDATED_NOTE_MAX_CHARS = 1000;
 

@@ -25,6 +25,7 @@ import { checkPathPermission, EDIT_DENIED_MESSAGE, isEditDenied } from '../permi
 import { buildTool } from '../tool/build-tool.js';
 import type { ToolContext, ValidationResult } from '../tool/types.js';
 import { loadPrompt } from './prompt.js';
+import { sliceWhole } from '../util/text.js';
 
 /** Claude Code's MAX_EDIT_FILE_SIZE. */
 export const MAX_EDIT_FILE_SIZE = 1024 * 1024 * 1024;
@@ -190,7 +191,7 @@ export const editTool = buildTool({
   renderToolResultMessage: (out) => (out.created ? `Created ${out.filePath}` : `Updated ${out.filePath}`),
   toAutoClassifierInput: (input) => {
     const s = `${input.file_path}: ${input.new_string}`;
-    return s.length > CLASSIFIER_MAX_CHARS ? `${s.slice(0, CLASSIFIER_MAX_CHARS)}…` : s;
+    return s.length > CLASSIFIER_MAX_CHARS ? `${sliceWhole(s, CLASSIFIER_MAX_CHARS)}…` : s;
   },
   mapToolResultToToolResultBlockParam: (out, toolUseId) => ({ type: 'tool_result', tool_use_id: toolUseId, content: resultText(out) }),
 });

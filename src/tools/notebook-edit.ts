@@ -19,6 +19,7 @@ import { buildTool } from '../tool/build-tool.js';
 import type { ToolContext, ValidationResult } from '../tool/types.js';
 import { assertFresh, FILE_MODIFIED_SINCE_READ, FILE_NOT_READ, MAX_EDIT_FILE_SIZE } from './edit.js';
 import { loadPrompt } from './prompt.js';
+import { sliceWhole } from '../util/text.js';
 
 /** Claude Code writes notebooks with a one-space indent, as Jupyter does. */
 const IPYNB_INDENT = 1;
@@ -252,7 +253,7 @@ export const notebookEditTool = buildTool({
   renderToolResultMessage: (out) => `${out.edit_mode} cell ${out.cell_id ?? ''}`.trim(),
   toAutoClassifierInput: (input) => {
     const s = `${input.notebook_path} ${input.edit_mode ?? 'replace'}: ${input.new_source}`;
-    return s.length > 2000 ? `${s.slice(0, 2000)}…` : s;
+    return s.length > 2000 ? `${sliceWhole(s, 2000)}…` : s;
   },
   mapToolResultToToolResultBlockParam: (out, toolUseId) => {
     const text =

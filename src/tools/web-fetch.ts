@@ -21,6 +21,7 @@ import { firstMatchingRule, hostOfUrl, hostsOfUrl } from '../web/domain-rules.js
 import { guardedGet } from '../web/http-get.js';
 import { bodyToText } from '../web/to-text.js';
 import { loadPrompt } from './prompt.js';
+import { sliceWhole } from '../util/text.js';
 
 export const MAX_URL_LENGTH = 2000;
 /** Characters of converted content returned at most (Claude Code's MAX_MARKDOWN_LENGTH). */
@@ -120,7 +121,7 @@ export const webFetchTool = buildTool({
       bytes: r.body.length,
       converted,
       title,
-      content: text.length > MAX_CONTENT_CHARS ? text.slice(0, MAX_CONTENT_CHARS) : text,
+      content: sliceWhole(text, MAX_CONTENT_CHARS),
       totalChars: text.length,
       prompt: input.prompt,
     };

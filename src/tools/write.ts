@@ -19,6 +19,7 @@ import { buildTool } from '../tool/build-tool.js';
 import type { ToolContext, ValidationResult } from '../tool/types.js';
 import { assertFresh, FILE_MODIFIED_SINCE_READ, FILE_NOT_READ, MAX_EDIT_FILE_SIZE } from './edit.js';
 import { loadPrompt } from './prompt.js';
+import { sliceWhole } from '../util/text.js';
 
 const MAX_ORIGINAL_IN_OUTPUT = 4 * 1024 * 1024;
 
@@ -123,7 +124,7 @@ export const writeTool = buildTool({
   renderToolResultMessage: (out) => (out.type === 'create' ? `Created ${out.filePath}` : `Updated ${out.filePath}`),
   toAutoClassifierInput: (input) => {
     const s = `${input.file_path}: ${input.content}`;
-    return s.length > 2000 ? `${s.slice(0, 2000)}…` : s;
+    return s.length > 2000 ? `${sliceWhole(s, 2000)}…` : s;
   },
   mapToolResultToToolResultBlockParam: (out, toolUseId) => {
     if (out.type === 'create') return { type: 'tool_result', tool_use_id: toolUseId, content: `File created successfully at: ${out.filePath}` };

@@ -111,6 +111,31 @@ describe('tree readers under a rule that may match inside by name', () => {
     }
   });
 
+  it("read a pnpm node_modules through its links to directories inside the tree by what lies there", async () => {
+    // node_modules/a → .pnpm/a@1/node_modules/a: the tree's own directory, walked and judged where it lies.
+    // Under ./.env (any depth) every such link asked, 'grep -rn TODO --include=*.ts .' included.
+    const env = ruleEnv({ allow: ALLOW, deny: DENY, mode: BYPASS.defaultMode });
+    project(env.ws);
+    fs.rmSync(path.join(env.ws, 'config'), { recursive: true });
+    const pkg = path.join(env.ws, 'node_modules', '.pnpm', 'a@1.0.0', 'node_modules', 'a');
+    fs.mkdirSync(pkg, { recursive: true });
+    fs.writeFileSync(path.join(pkg, 'index.ts'), '// TODO\n');
+    fs.symlinkSync('.pnpm/a@1.0.0/node_modules/a', path.join(env.ws, 'node_modules', 'a'));
+    for (const c of ["grep -rn TODO --include='*.ts' .", 'grep -Rn TODO node_modules', 'rg -L TODO node_modules']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'allow' });
+    }
+    // A denied file where the link leads is found there; a link to a directory outside the tree still asks.
+    fs.writeFileSync(path.join(pkg, '.env'), 'K=1\n');
+    for (const c of ['grep -Rn TODO node_modules', 'rg -L TODO node_modules']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    fs.rmSync(path.join(pkg, '.env'));
+    fs.mkdirSync(path.join(env.ws, 'config'));
+    fs.writeFileSync(path.join(env.ws, 'config', '.env'), 'DB=hunter3\n');
+    fs.symlinkSync('../../config', path.join(env.ws, 'node_modules', '.pnpm', 'cfg'));
+    expect(await env.check('grep -Rn DB node_modules')).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringContaining('recursive read through a link') });
+  });
+
   it('asks for a tree larger than it lists', async () => {
     const env = ruleEnv({ deny: DENY, mode: BYPASS.defaultMode });
     const big = path.join(env.ws, 'big');

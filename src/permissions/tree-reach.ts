@@ -93,10 +93,15 @@ export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base:
           continue;
         }
         if (st.isDirectory()) {
-          const rule = deps.deniedBelow(target);
+          const inside = top === '/' || target.startsWith(`${top}/`);
+          // A directory inside the tree is walked where it lies, and while names are judged every entry
+          // there is (through the link, its base names are the same): a rule that may match below it by
+          // name (`.env` at any depth, below pnpm's node_modules/x → .pnpm/x@1/node_modules/x) asks only
+          // for what is there. Outside the tree, or with names not judged, it asks.
+          const rule = inside && names !== false ? undefined : deps.deniedBelow(target);
           if (rule) return { path: p, why: `a symbolic link to ${target}, where the rule ${rule} denies files` };
           if (walked.has(target)) continue;
-          if (top === '/' || target.startsWith(`${top}/`)) later.push(target);
+          if (inside) later.push(target);
           else {
             walked.add(target);
             queue.push({ at: target, real: target });

@@ -827,5 +827,28 @@ export function analyseTree(root: Node, src: string, depth: number, nested: Nest
   if (lexical) w.complex(lexical);
   w.statement(root, 'top', [], 0);
   const commands = w.tooComplex === undefined ? w.commands : [...w.commands, ...roughCommands(src)];
-  return { commands, redirects: w.redirects, tooComplex: w.tooComplex };
+  return { commands, redirects: w.redirects, tooComplex: w.tooComplex, ...(w.tooComplex === undefined && isAndChain(root) ? { andChain: true as const } : {}) };
+}
+
+/** Whether the program is a single list whose every operator is `&&` (a subshell around it counts as it). */
+function isAndChain(root: Node): boolean {
+  const statements = root.namedChildren.filter((c) => c !== null && c.type !== 'comment');
+  if (statements.length !== 1) return false;
+  let node = statements[0]!;
+  while (node.type === 'subshell') {
+    const inner = node.namedChildren.filter((c) => c !== null && c.type !== 'comment');
+    if (inner.length !== 1) return false;
+    node = inner[0]!;
+  }
+  if (node.type !== 'list') return false;
+  const lists: Node[] = [node];
+  while (lists.length > 0) {
+    const l = lists.pop()!;
+    for (const c of l.children) {
+      if (!c) continue;
+      if (!c.isNamed && c.type !== '&&') return false;
+      if (c.type === 'list') lists.push(c);
+    }
+  }
+  return true;
 }

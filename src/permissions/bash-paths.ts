@@ -47,6 +47,11 @@ export interface PathUse {
 
 export interface Cwds {
   dirs: string[];
+  /**
+   * Where the line's first command, a `cd`, runs, when every other runs only once it succeeded
+   * (`cd src && grep -rn TODO .`): `dirs` is then the cd's target alone.
+   */
+  before?: string[];
   unknown: boolean;
   cdCount: number;
 }
@@ -294,6 +299,18 @@ export function workingDirs(a: BashAnalysis, sessionCwd: string, home: string): 
     }
   }
   out.dirs = [...new Set(out.dirs)];
+  // `cd DIR && …`: the rest runs in DIR or not at all; one cd, the line's first command, with nothing but DIR.
+  const first = a.commands[0];
+  if (a.andChain && out.cdCount === 1 && !out.unknown && first && first.origin === 'top' && first.assignments.length === 0 && first.redirects.length === 0) {
+    const [name, dir, ...rest] = first.argv;
+    if (name?.literal && name.value === 'cd' && dir?.literal && !dir.glob && !dir.tilde && !dir.value.startsWith('-') && rest.length === 0) {
+      const target = resolveWord(dir, sessionCwd);
+      if (target && target.length > 0) {
+        out.before = [sessionCwd];
+        out.dirs = [...new Set(target)];
+      }
+    }
+  }
   return out;
 }
 
@@ -672,7 +689,8 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     // git opens the names it is given from where its -C options lead (pathspecs from its --work-tree's top, too).
     const named = gitNameBases(argv, cwds.dirs);
     const relocated = p.relocated || (named?.unknown ?? false);
-    const bases = named?.dirs;
+    // The cd of `cd DIR && …` names DIR from where the line starts.
+    const bases = named?.dirs ?? (cwds.before !== undefined && cmd === a.commands[0] ? cwds.before : undefined);
     const fallback = cmd.origin === 'fallback';
     const first = uses.length;
     for (const w of p.reads) add(w, 'read', { fallback, relocated, opaque: p.opaque.includes(w), bases });

@@ -47,6 +47,8 @@ export interface PathUse {
 
 export interface Cwds {
   dirs: string[];
+  /** The home directory a leading `~` stands for. */
+  home?: string;
   /**
    * Where the line's first command, a `cd`, runs, when every other runs only once it succeeded
    * (`cd src && grep -rn TODO .`): `dirs` is then the cd's target alone.
@@ -279,7 +281,7 @@ export function expandGlob(pattern: string): string[] | undefined {
 }
 
 export function workingDirs(a: BashAnalysis, sessionCwd: string, home: string): Cwds {
-  const out: Cwds = { dirs: [sessionCwd], unknown: false, cdCount: 0 };
+  const out: Cwds = { dirs: [sessionCwd], home, unknown: false, cdCount: 0 };
   for (const cmd of a.commands) {
     const { argv, relocated } = innermostOf(cmd);
     const name = commandName(argv);
@@ -620,14 +622,14 @@ function ownRedirects(a: BashAnalysis, cmd: SimpleCommand): ReadonlySet<unknown>
  * commands and for git without those options; `unknown` when one of them is
  * an expansion.
  */
-function gitNameBases(argv: readonly Word[], dirs: readonly string[]): { dirs: string[]; unknown: boolean } | undefined {
+function gitNameBases(argv: readonly Word[], dirs: readonly string[], home: string | undefined): { dirs: string[]; unknown: boolean } | undefined {
   if (commandName(argv) !== 'git') return undefined;
   const g = parseGitGlobals(argv);
   if (g.chdirs.length === 0 && !g.options.some((o) => o.name === '--work-tree')) return undefined;
   const out = new Set<string>();
   let unknown = false;
   for (const d of dirs) {
-    const where = gitWhere(g, d);
+    const where = gitWhere(g, d, home);
     out.add(where.run);
     if (where.workTree !== undefined) out.add(where.workTree);
     unknown ||= where.unknown;
@@ -687,7 +689,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     const argv = stages[stages.length - 1]!;
     const p = commandPaths(cmd);
     // git opens the names it is given from where its -C options lead (pathspecs from its --work-tree's top, too).
-    const named = gitNameBases(argv, cwds.dirs);
+    const named = gitNameBases(argv, cwds.dirs, cwds.home);
     const relocated = p.relocated || (named?.unknown ?? false);
     // The cd of `cd DIR && …` names DIR from where the line starts.
     const bases = named?.dirs ?? (cwds.before !== undefined && cmd === a.commands[0] ? cwds.before : undefined);

@@ -79,7 +79,8 @@ describe('tree readers under a rule that may match inside by name', () => {
       // Below it, at any depth.
       fs.mkdirSync(path.join(env.ws, 'src', 'deep', 'er'), { recursive: true });
       fs.writeFileSync(path.join(env.ws, 'src', 'deep', 'er', '.env'), 'K=1\n');
-      for (const c of ['grep -r K src', 'rg K src', 'tar czf s.tgz src', 'cp -r src build/', 'grep -r K .', 'grep -r DB config']) await safety(c);
+      // rg skips hidden names unless told otherwise (bash-rg-hidden.test.ts).
+      for (const c of ['grep -r K src', 'rg -uu K src', 'tar czf s.tgz src', 'cp -r src build/', 'grep -r K .', 'grep -r DB config']) await safety(c);
       fs.rmSync(path.join(env.ws, 'src', 'deep'), { recursive: true });
       await expect(env.check('grep -r K src')).resolves.toMatchObject({ behavior: 'allow' });
       // A directory a rule covers, even empty.
@@ -126,7 +127,7 @@ describe('tree readers under a rule that may match inside by name', () => {
     }
     // A denied file where the link leads is found there; a link to a directory outside the tree still asks.
     fs.writeFileSync(path.join(pkg, '.env'), 'K=1\n');
-    for (const c of ['grep -Rn TODO node_modules', 'rg -L TODO node_modules']) {
+    for (const c of ['grep -Rn TODO node_modules', 'rg -L --hidden TODO node_modules']) {
       expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety' });
     }
     fs.rmSync(path.join(pkg, '.env'));

@@ -46,7 +46,8 @@ import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js'
 import { commandPaths, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
 import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, startDirs } from './bash-git.js';
-import { treeEscape, type TreeDeps } from './tree-reach.js';
+import { treeEscape, type HiddenSkip, type TreeDeps, type TreeEscape } from './tree-reach.js';
+import { gitExcludeWhitelists, ignoreFileWhitelists, mayWriteIgnoreFile, outerIgnoreWhitelists, rgSkipsHidden } from './rg-hidden.js';
 import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
 import { PATH_RULE_TOOLS } from './rule-index.js';
@@ -54,7 +55,8 @@ import { parseRule } from './rule-parser.js';
 import type { PermissionRule, ReasonType } from './types.js';
 import { oneLine } from '../util/text.js';
 
-export type BashPermissionContext = Pick<ToolContext, 'permissions' | 'workspace' | 'session'>;
+/** childEnv: the environment commands run with (RIPGREP_CONFIG_PATH, XDG_CONFIG_HOME); the service's own when not given. */
+export type BashPermissionContext = Pick<ToolContext, 'permissions' | 'workspace' | 'session'> & { childEnv?: NodeJS.ProcessEnv };
 
 const compiled = new WeakMap<PermissionRule, CompiledBashRule>();
 
@@ -225,6 +227,13 @@ function grepNameFilter(argv: readonly Word[]): ((base: string) => boolean) | un
     for (let k = rules.length - 1; k >= 0; k--) if (rules[k]!.re.test(base)) return rules[k]!.include;
     return !rules[0]!.include;
   };
+}
+
+/** The tree's listing for a reader whose base-name filter (grep's --include) or skipping of hidden names (rg) is applied; listed again with every name when an ignore file may un-hide one. */
+function listTree(d: string, argv: readonly Word[], deps: TreeDeps, hidden: HiddenSkip | undefined): TreeEscape | undefined {
+  const names = grepNameFilter(argv) ?? true;
+  const listed = treeEscape(d, deps, names, hidden);
+  return hidden?.whitelist === undefined ? listed : treeEscape(d, deps, names);
 }
 
 /** What a path is now, following links. */
@@ -449,6 +458,12 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     deniedBelow: (dir) => q.pathRuleBelow('read', 'deny', [dir])?.raw,
     links: readLinks,
   };
+  // rg skips hidden names below its trees (rg-hidden.ts): so does their listing, where nothing can un-hide one.
+  const env = ctx.childEnv ?? process.env;
+  const rgHidden = (cmd: SimpleCommand): boolean =>
+    rgSkipsHidden(cmd, raw, env) && !uses.some((u) => u.kind === 'write' && mayWriteIgnoreFile(u.abs, u.uncertain)) && a.commands.every((c) => c === cmd || isReadOnlyCommand(c));
+  const hiddenSkip = (d: string): HiddenSkip | undefined =>
+    outerIgnoreWhitelists(d, ctx.workspace.home, env) ? undefined : { whitelists: (f, git) => (git ? gitExcludeWhitelists(f) : ignoreFileWhitelists(f)) };
   if (readDenyActive || serviceFiles) {
     for (const cmd of a.commands) {
       const argv = innermostOf(cmd).argv;
@@ -479,7 +494,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
         const kind = rule ? (a.commands.some((c) => c !== cmd && unmodelledProgram(innermostOf(c).argv)) ? 'missing' : fileKind(d)) : undefined;
         // A file holds nothing below it; the file itself was judged as a read.
         if (kind === 'file') continue;
-        const listed = kind === 'directory' ? treeEscape(d, treeDeps, grepNameFilter(argv) ?? true) : undefined;
+        const listed = kind === 'directory' ? listTree(d, argv, treeDeps, rgHidden(cmd) ? hiddenSkip(d) : undefined) : undefined;
         if (rule && (kind === 'missing' || (listed && ('unknown' in listed || listed.named)))) {
           return {
             behavior: 'ask',

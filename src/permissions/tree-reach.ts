@@ -19,6 +19,9 @@ import type { HardLinkCheck } from './hard-links.js';
 
 export const TREE_LIMIT = 50_000;
 
+/** Ignore files a reader that skips hidden names reads in each directory (rg-hidden.ts). */
+const IGNORE_NAMES: ReadonlySet<string> = new Set(['.gitignore', '.ignore', '.rgignore']);
+
 export interface TreeDeps {
   /** Where a path really leads. */
   canonical(p: string): string;
@@ -32,13 +35,24 @@ export interface TreeDeps {
 export type TreeEscape = { path: string; why: string; named?: true } | { unknown: true };
 
 /**
+ * A reader that skips names starting with `.` below its tree (rg, rg-hidden.ts): such entries are
+ * neither judged nor entered, unless an ignore file in the tree may whitelist one; then `whitelist`
+ * is set to it and the walk stops (the caller lists the tree again with every name).
+ */
+export interface HiddenSkip {
+  /** Whether this ignore file (or a repository's `.git`) may whitelist a name. */
+  whitelists(file: string, gitDir: boolean): boolean;
+  whitelist?: string;
+}
+
+/**
  * `names`: a Read deny rule may match something below the directory by its name (a pattern at any
  * depth, such as `.env`, below src): every entry is judged too, where it is listed and where it
  * really lies (`named` in the answer), so that a tree holding no such file (`grep -r TODO src`) is
  * read as any other. A function: only the files whose base name it accepts are read (grep's
  * `--include='*.ts'`).
  */
-export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base: string) => boolean) = false): TreeEscape | undefined {
+export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base: string) => boolean) = false, hidden?: HiddenSkip): TreeEscape | undefined {
   try {
     if (!fs.statSync(dir).isDirectory()) return undefined;
   } catch {
@@ -71,7 +85,17 @@ export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base:
     }
     budget -= entries.length;
     if (budget < 0) return { unknown: true };
+    if (hidden) {
+      for (const e of entries) {
+        const special = IGNORE_NAMES.has(e.name) ? 'file' : e.name === '.git' ? 'git' : undefined;
+        if (special && hidden.whitelists(path.join(cur.at, e.name), special === 'git')) {
+          hidden.whitelist = path.join(cur.at, e.name);
+          return undefined;
+        }
+      }
+    }
     for (const e of entries) {
+      if (hidden && e.name.startsWith('.')) continue;
       const p = path.join(cur.at, e.name);
       // A filter of base names (grep's --include/--exclude): only the files it lets through are read; a directory is entered whatever its name.
       const judged = names === true || (typeof names === 'function' && !e.isDirectory() && names(e.name));

@@ -13,7 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBashParser } from '../src/bash/parser.js';
 import { cleanupTmp, tmpDir } from './helpers.js';
 import { BYPASS, ruleEnv, type RuleEnv } from './helpers-bash.js';
@@ -24,6 +24,7 @@ beforeAll(async () => {
 const savedHome = process.env.HOME;
 afterEach(() => {
   process.env.HOME = savedHome;
+  vi.restoreAllMocks();
 });
 afterAll(cleanupTmp);
 
@@ -109,6 +110,20 @@ describe('rg over a tree holding a hidden denied file', () => {
     // A configuration file in the environment commands run with.
     const configured = project(BYPASS.defaultMode, { RIPGREP_CONFIG_PATH: '/etc/rg.conf' });
     expect(await configured.check('rg KEY')).toMatchObject({ behavior: 'ask', type: 'safety' });
+  });
+
+  it('judges a listed plain entry where its directory really lies, without resolving it again', async () => {
+    // rg's tree is now listed whole where it used to ask at the root's .env: every entry judged by name.
+    const env = project(BYPASS.defaultMode);
+    for (let d = 0; d < 20; d++) {
+      fs.mkdirSync(path.join(env.ws, 'src', `m${d}`));
+      for (let f = 0; f < 20; f++) fs.writeFileSync(path.join(env.ws, 'src', `m${d}`, `f${f}.ts`), '');
+    }
+    const lstat = vi.spyOn(fs, 'lstatSync');
+    const realpath = vi.spyOn(fs, 'realpathSync');
+    expect(await env.check('rg TODO')).toMatchObject({ behavior: 'allow' });
+    // 400 files, 21 directories: a lookup per directory, not per file (each file was resolved twice).
+    expect(lstat.mock.calls.length + realpath.mock.calls.length).toBeLessThan(200);
   });
 
   it('what the check stands against: rg reads a hidden file an ignore file or a glob whitelists', () => {

@@ -454,7 +454,8 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     // A link inside the tree through /proc/self (or a pid) leads, for the command, into its own
     // process (its working directory: `src/p` -> /proc/self/cwd), not into toolexec's: not known here.
     canonical: (p) => (throughProcDir(p) ? PROC_LINK_TARGET : ctx.workspace.canonical(p)),
-    readDenied: (abs) => abs === PROC_LINK_TARGET || q.isReadDenied(abs),
+    fold: (p) => ctx.workspace.fold(p),
+    readDenied: (abs, canonical) => abs === PROC_LINK_TARGET || q.isReadDenied(abs, canonical),
     deniedBelow: (dir) => q.pathRuleBelow('read', 'deny', [dir])?.raw,
     links: readLinks,
   };

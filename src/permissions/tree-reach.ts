@@ -25,8 +25,10 @@ const IGNORE_NAMES: ReadonlySet<string> = new Set(['.gitignore', '.ignore', '.rg
 export interface TreeDeps {
   /** Where a path really leads. */
   canonical(p: string): string;
-  /** A Read deny rule (or toolexec's own files) covers this path. */
-  readDenied(abs: string): boolean;
+  /** A real path as canonical() spells it (case folded where the file system folds it). */
+  fold(p: string): string;
+  /** A Read deny rule (or toolexec's own files) covers this path; `canonical`, where it really leads, when known. */
+  readDenied(abs: string, canonical?: string): boolean;
   /** The Read deny rule that may cover something at or below this directory. */
   deniedBelow(dir: string): string | undefined;
   links: HardLinkCheck;
@@ -99,7 +101,10 @@ export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base:
       const p = path.join(cur.at, e.name);
       // A filter of base names (grep's --include/--exclude): only the files it lets through are read; a directory is entered whatever its name.
       const judged = names === true || (typeof names === 'function' && !e.isDirectory() && names(e.name));
-      if (judged && (deps.readDenied(p) || deps.readDenied(path.join(cur.real, e.name)))) return { path: p, why: 'a file a Read deny rule covers', named: true };
+      // A plain entry of a directory whose real path is known really lies there: judged by both names without
+      // resolving either again (a 32,000-entry tree cost 66,000 stats a check that way).
+      const real = path.join(cur.real, e.name);
+      if (judged && (e.isSymbolicLink() ? deps.readDenied(p) || deps.readDenied(real) : deps.readDenied(p, deps.fold(real)))) return { path: p, why: 'a file a Read deny rule covers', named: true };
       if (e.isDirectory()) {
         const real = path.join(cur.real, e.name);
         walked.add(real);

@@ -57,7 +57,7 @@ describe('git -C ~/dir', () => {
       for (const c of ['git -C ~/proj add .env', 'git -C ~/proj commit -F .env', 'git -C ~/other/../proj add .env']) {
         expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'deny', type: 'rule' });
       }
-      for (const c of ['git -C ~nobody/x add .', 'git -C "$HOME/proj" add notes.txt']) {
+      for (const c of ['git -C ~nobody/x add .', 'git -C "$DIR/proj" add notes.txt']) {
         expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety' });
       }
       // A pattern is expanded and judged name by name: ~/proj's .env.

@@ -95,8 +95,6 @@ export const WALK_KEPT_LIMIT = 10 * WALK_LIMIT;
  */
 export class DeniedLinkWalk {
   private readonly listings = new Map<string, Listing>();
-  /** Directories listed anew (for tests and diagnostics: a count, not a timing). */
-  listed = 0;
 
   constructor(private readonly rules: readonly DenyRuleEntry[]) {}
 
@@ -178,7 +176,6 @@ export class DeniedLinkWalk {
       this.listings.delete(dir);
       return undefined;
     }
-    this.listed++;
     this.listedNow += entries.length;
     const listing: Listing = {
       dev: st.dev,

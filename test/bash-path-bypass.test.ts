@@ -229,7 +229,8 @@ describe('readers of whole trees', () => {
     const env = ruleEnv({ mode: 'bypassPermissions', deny: ['Read(/.env)'] });
     fs.mkdirSync(path.join(env.ws, 'src'));
     fs.writeFileSync(path.join(env.ws, '.env'), 'KEY=1\n');
-    for (const cmd of ['grep -r KEY .', 'grep -R KEY', 'rg KEY', 'rg KEY .', `rg KEY ${env.ws}`, 'cd src && rg KEY ..', 'cp -r . /tmp/copy', 'cp -a ./ src/backup']) {
+    // rg skips hidden names unless told otherwise (bash-rg-hidden.test.ts).
+    for (const cmd of ['grep -r KEY .', 'grep -R KEY', 'rg --hidden KEY', 'rg -uu KEY .', `rg -. KEY ${env.ws}`, 'cd src && rg --hidden KEY ..', 'cp -r . /tmp/copy', 'cp -a ./ src/backup']) {
       expect(await env.check(cmd), cmd).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'recursive read under a Read deny rule: Read(/.env)' });
     }
     // A tree the rule cannot reach is judged as before (a search of it is read-only; the others passthrough,
@@ -246,7 +247,8 @@ describe('readers of whole trees', () => {
     // Listed: nothing in src is named .env yet.
     expect(await env.check('rg KEY src')).toMatchObject({ behavior: 'allow', type: 'tool' });
     fs.writeFileSync(path.join(env.ws, 'src', 'sub', '.env'), 'KEY=1\n');
-    expect(await env.check('rg KEY src')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await env.check('rg --hidden KEY src')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await env.check('grep -r KEY src')).toMatchObject({ behavior: 'ask', type: 'safety' });
     expect(await ruleEnv({ mode: 'bypassPermissions' }).check('rg KEY src')).toMatchObject({ behavior: 'allow' });
   });
 

@@ -59,6 +59,40 @@ describe('variables a program runs as a command', () => {
     expect(await open.check("GIT_SSH_COMMAND='ssh -v' git fetch")).toMatchObject({ behavior: 'ask', type: 'tool' });
   });
 
+  it('HOME or XDG_CONFIG_HOME before a program that runs the project\'s own code is no reason to ask', async () => {
+    // npm runs package.json's scripts (and obeys the project's .npmrc), pytest conftest.py, make the Makefile:
+    // a user configuration the line points them at gives them nothing they lack.
+    const env = ruleEnv({ deny: ['Read(./.env)'], allow: ['Bash(git:*)', 'Bash(npm run:*)'], mode: BYPASS.defaultMode });
+    for (const c of [
+      'HOME=/tmp npm test',
+      'HOME=/tmp/h npm run build',
+      'XDG_CONFIG_HOME=/tmp/cfg npx prettier --check src',
+      'HOME=$PWD/.home pytest -q',
+      'HOME=/tmp make test',
+      'HOME=/tmp ./node_modules/.bin/vitest run',
+      'HOME=/tmp npm test && git status',
+    ]) {
+      expect(['allow', 'passthrough'], c).toContain((await env.check(c)).behavior);
+    }
+    // Before git, curl, less or anything else, through a wrapper or a shell, on a line that defines a
+    // function (which may take npm's name), or for the rest of the line, it asks as before.
+    for (const c of [
+      'HOME=h curl -s',
+      'HOME=h less README.md',
+      'HOME=h ls',
+      'HOME=h npm test $(HOME=h git leak)',
+      'HOME=h env git leak',
+      'HOME=h sudo npm test',
+      'HOME=h bash -c "git leak"',
+      'env HOME=h npm test',
+      'npm() { git leak; }; HOME=h npm',
+      'export HOME=h; npm test',
+      'HOME=h; npm test',
+    ]) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^too complex: /) });
+    }
+  });
+
   it('what the check stands against: git obeys configuration given through the environment', () => {
     const dir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'toolexec-pager-'));
     try {

@@ -79,7 +79,8 @@ describe('tree readers under a rule that may match inside by name', () => {
       // Below it, at any depth.
       fs.mkdirSync(path.join(env.ws, 'src', 'deep', 'er'), { recursive: true });
       fs.writeFileSync(path.join(env.ws, 'src', 'deep', 'er', '.env'), 'K=1\n');
-      for (const c of ['grep -r K src', 'rg K src', 'tar czf s.tgz src', 'cp -r src build/', 'grep -r K .', 'grep -r DB config']) await safety(c);
+      // rg skips hidden names unless told otherwise (bash-rg-hidden.test.ts).
+      for (const c of ['grep -r K src', 'rg -uu K src', 'tar czf s.tgz src', 'cp -r src build/', 'grep -r K .', 'grep -r DB config']) await safety(c);
       fs.rmSync(path.join(env.ws, 'src', 'deep'), { recursive: true });
       await expect(env.check('grep -r K src')).resolves.toMatchObject({ behavior: 'allow' });
       // A directory a rule covers, even empty.
@@ -109,6 +110,31 @@ describe('tree readers under a rule that may match inside by name', () => {
         await safety(c);
       }
     }
+  });
+
+  it("read a pnpm node_modules through its links to directories inside the tree by what lies there", async () => {
+    // node_modules/a → .pnpm/a@1/node_modules/a: the tree's own directory, walked and judged where it lies.
+    // Under ./.env (any depth) every such link asked, 'grep -rn TODO --include=*.ts .' included.
+    const env = ruleEnv({ allow: ALLOW, deny: DENY, mode: BYPASS.defaultMode });
+    project(env.ws);
+    fs.rmSync(path.join(env.ws, 'config'), { recursive: true });
+    const pkg = path.join(env.ws, 'node_modules', '.pnpm', 'a@1.0.0', 'node_modules', 'a');
+    fs.mkdirSync(pkg, { recursive: true });
+    fs.writeFileSync(path.join(pkg, 'index.ts'), '// TODO\n');
+    fs.symlinkSync('.pnpm/a@1.0.0/node_modules/a', path.join(env.ws, 'node_modules', 'a'));
+    for (const c of ["grep -rn TODO --include='*.ts' .", 'grep -Rn TODO node_modules', 'rg -L TODO node_modules']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'allow' });
+    }
+    // A denied file where the link leads is found there; a link to a directory outside the tree still asks.
+    fs.writeFileSync(path.join(pkg, '.env'), 'K=1\n');
+    for (const c of ['grep -Rn TODO node_modules', 'rg -L --hidden TODO node_modules']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    fs.rmSync(path.join(pkg, '.env'));
+    fs.mkdirSync(path.join(env.ws, 'config'));
+    fs.writeFileSync(path.join(env.ws, 'config', '.env'), 'DB=hunter3\n');
+    fs.symlinkSync('../../config', path.join(env.ws, 'node_modules', '.pnpm', 'cfg'));
+    expect(await env.check('grep -Rn DB node_modules')).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringContaining('recursive read through a link') });
   });
 
   it('asks for a tree larger than it lists', async () => {

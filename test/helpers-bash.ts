@@ -26,6 +26,8 @@ export interface RuleEnvOptions {
 export interface RuleEnv {
   ws: string;
   ctx: BashPermissionContext;
+  /** The rule index the checks use (kept between them, as the service keeps a session's). */
+  index: RuleIndex;
   check(command: string): Promise<PermissionResult>;
 }
 
@@ -45,7 +47,7 @@ export function ruleEnv(opts: RuleEnvOptions = {}): RuleEnv {
   const mode = opts.mode ?? 'default';
   const session = new Session({ id: 's', mode, cwd: workspace.root, todos: [], created_at: 0, updated_at: 0 }, () => {});
   const ctx: BashPermissionContext = { permissions: new SessionPermissionQuery(index, mode, workspace), workspace, session };
-  return { ws: workspace.root, ctx, check: (command) => checkBashPermission(command, ctx) };
+  return { ws: workspace.root, ctx, index, check: (command) => checkBashPermission(command, ctx) };
 }
 
 /** Whether a process exists and is not a zombie. */

@@ -24,7 +24,7 @@ import {
   SUBSCRIPT_CODE,
   unescapeBackticks,
 } from './grammar.js';
-import { CODE_VARIABLES, INTEGER_VARIABLES, isConstantArithmetic, isConstantSubscript, isProgramVariable, splitName } from './arith.js';
+import { CODE_VARIABLES, HOME_VARIABLES, INTEGER_VARIABLES, isConstantArithmetic, isConstantSubscript, isProgramVariable, PROJECT_CODE_RUNNERS, splitName } from './arith.js';
 import { literalWord, wordOf } from './words.js';
 import { unwrapStages } from './wrappers.js';
 
@@ -131,6 +131,7 @@ class Walker {
         }
         return;
       case 'function_definition': {
+        this.definesFunction = true;
         const body = node.childForFieldName('body');
         const own = this.redirectsOf(node.childrenForFieldName('redirect'), origin, next);
         if (body) this.statement(body, 'function', [...inherited, ...own.redirects], next);
@@ -267,8 +268,20 @@ class Walker {
     if (/^:?=/.test(rest)) this.assignedName(name, undefined);
   }
 
-  /** A variable a command sets by name. */
-  private assignedName(name: string, value: string | undefined): void {
+  /** A function is defined: it may take a program's name (`npm() { git x; }`), and run where the program was meant to. */
+  definesFunction = false;
+  /** HOME or XDG_CONFIG_HOME set for a PROJECT_CODE_RUNNERS program, which is no reason to ask unless a function may stand for it. */
+  homeOnRunner = false;
+
+  /** A HOME_VARIABLES name a command's own prefix sets (`HOME=/tmp npm test`): judged once its command name is known. */
+  private homePrefix: string | undefined;
+
+  /** A variable a command sets by name; `prefix`: before a command's name, for that command alone. */
+  private assignedName(name: string, value: string | undefined, prefix = false): void {
+    if (prefix && HOME_VARIABLES.has(name)) {
+      this.homePrefix ??= name;
+      return;
+    }
     if (CODE_VARIABLES.has(name)) this.complex(`${name} is given a value, from which bash runs code or decides what runs`);
     else if (isProgramVariable(name, value)) this.complex(`${name} is given a value, which a program it starts runs as a command or loads code or configuration from`);
     if (INTEGER_VARIABLES.has(name) && (value === undefined || !isConstantArithmetic(value))) {
@@ -300,7 +313,7 @@ class Walker {
     this.arithmetic(w.literal ? w.value : w.raw.replace(/"/g, ''), 'an arithmetic comparison');
   }
 
-  private assignment(node: Node, origin: CommandOrigin, level: number): Assignment {
+  private assignment(node: Node, origin: CommandOrigin, level: number, prefix = false): Assignment {
     const name = node.childForFieldName('name')?.text ?? '';
     const v = node.childForFieldName('value');
     // The name too: an array subscript is evaluated (`a[$(cmd)]=1`).
@@ -308,7 +321,7 @@ class Walker {
     const value = v ? wordOf(v) : literalWord('');
     if (value.literal && CODE_TEXT.test(value.value)) this.complex('a variable is given text that holds a command substitution');
     const base = splitName(name)?.name ?? name;
-    this.assignedName(base, value.literal && v?.type !== 'array' ? value.value : undefined);
+    this.assignedName(base, value.literal && v?.type !== 'array' ? value.value : undefined, prefix);
     return { name, value, raw: node.text };
   }
 
@@ -320,6 +333,9 @@ class Walker {
   }
 
   private command(node: Node, origin: CommandOrigin, inherited: Redirect[], level: number, extraArgs: Word[]): void {
+    // A substitution inside this command's words has prefixes of its own.
+    const outerHome = this.homePrefix;
+    this.homePrefix = undefined;
     const argv: Word[] = [];
     const assignments: Assignment[] = [];
     const own: Redirect[] = [];
@@ -333,7 +349,7 @@ class Walker {
       this.checkContinuation(prev, c);
       prev = c;
       if (c.type === 'variable_assignment') {
-        assignments.push(this.assignment(c, origin, level));
+        assignments.push(this.assignment(c, origin, level, true));
       } else if (field === 'name') {
         const w = wordOf(c);
         if (!w.literal || w.glob) this.complex(`the command name ${JSON.stringify(c.text.slice(0, 80))} is an expansion`);
@@ -360,6 +376,13 @@ class Walker {
       }
     }
     argv.push(...extraArgs);
+    const home = this.homePrefix;
+    this.homePrefix = outerHome;
+    if (home !== undefined) {
+      const name = argv[0];
+      if (name?.literal && !name.glob && PROJECT_CODE_RUNNERS.has(baseName(name))) this.homeOnRunner = true;
+      else this.complex(`${home} is given a value, which a program it starts runs as a command or loads code or configuration from`);
+    }
     const cmd: SimpleCommand = { argv, assignments, redirects: [...inherited, ...own], origin, text: node.text };
     this.push(cmd);
     this.special(cmd, level);
@@ -826,6 +849,30 @@ export function analyseTree(root: Node, src: string, depth: number, nested: Nest
   const lexical = lexicalDifference(root, src);
   if (lexical) w.complex(lexical);
   w.statement(root, 'top', [], 0);
+  if (w.homeOnRunner && w.definesFunction) w.complex('HOME or XDG_CONFIG_HOME is given to a command a function of the line may stand for');
   const commands = w.tooComplex === undefined ? w.commands : [...w.commands, ...roughCommands(src)];
-  return { commands, redirects: w.redirects, tooComplex: w.tooComplex };
+  return { commands, redirects: w.redirects, tooComplex: w.tooComplex, ...(w.tooComplex === undefined && isAndChain(root) ? { andChain: true as const } : {}) };
+}
+
+/** Whether the program is a single list whose every operator is `&&` (a subshell around it counts as it). */
+function isAndChain(root: Node): boolean {
+  const statements = root.namedChildren.filter((c) => c !== null && c.type !== 'comment');
+  if (statements.length !== 1) return false;
+  let node = statements[0]!;
+  while (node.type === 'subshell') {
+    const inner = node.namedChildren.filter((c) => c !== null && c.type !== 'comment');
+    if (inner.length !== 1) return false;
+    node = inner[0]!;
+  }
+  if (node.type !== 'list') return false;
+  const lists: Node[] = [node];
+  while (lists.length > 0) {
+    const l = lists.pop()!;
+    for (const c of l.children) {
+      if (!c) continue;
+      if (!c.isNamed && c.type !== '&&') return false;
+      if (c.type === 'list') lists.push(c);
+    }
+  }
+  return true;
 }

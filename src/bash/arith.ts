@@ -63,6 +63,28 @@ export const CODE_VARIABLES: ReadonlySet<string> = new Set([
 const PROGRAM_VARIABLE =
   /^(GIT_(PAGER|EDITOR|SEQUENCE_EDITOR|SSH|SSH_COMMAND|EXTERNAL_DIFF|ASKPASS|PROXY_COMMAND|EXEC_PATH|CONFIG|CONFIG_PARAMETERS|CONFIG_COUNT|CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_KEY_\d+|CONFIG_VALUE_\d+|DIR|COMMON_DIR|WORK_TREE|TEMPLATE_DIR|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES)|HOME|XDG_CONFIG_HOME|PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL|LESSOPEN|LESSCLOSE|LESSKEY|LESSKEYIN|SSH_ASKPASS|SUDO_ASKPASS|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PERL5OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|BROWSER)$/;
 
+/**
+ * Variables that say where programs find their user configuration: git's aliases, hooks and pager
+ * ($XDG_CONFIG_HOME/git/config, ordinary files the Write tool writes), curl's .curlrc (an upload of
+ * any file), less's lesskey (LESSOPEN), python's user site (.pth files run at startup), ssh's and
+ * docker's plugins, and more.
+ */
+export const HOME_VARIABLES: ReadonlySet<string> = new Set(['HOME', 'XDG_CONFIG_HOME']);
+
+/**
+ * Programs that run the project's own code by design, whatever their user configuration says:
+ * package scripts (npm, yarn, pnpm, which also obey the project's .npmrc or .yarnrc.yml),
+ * Makefiles, cargo's build scripts, test runners' configuration files, and interpreters (a script,
+ * or code given on the line, which bypassPermissions runs). A user configuration a line points
+ * them at (`HOME=/tmp npm test`) gives them nothing they lack, so it is no reason to ask; for git,
+ * curl, less and the rest, which run no code of the project's, it is (README, "What it does not do":
+ * what a program's own code opens is beyond any check).
+ */
+export const PROJECT_CODE_RUNNERS: ReadonlySet<string> = new Set([
+  'npm', 'npx', 'pnpm', 'pnpx', 'yarn', 'node', 'bun', 'bunx', 'deno', 'tsx', 'ts-node', 'jest', 'vitest', 'mocha',
+  'python', 'python3', 'pytest', 'tox', 'nox', 'make', 'gmake', 'cargo', 'ruby', 'rake', 'bundle', 'rspec', 'perl', 'php', 'composer',
+]);
+
 /** Pagers and editors that read and run nothing (`GIT_EDITOR=true git rebase --continue`, `GIT_PAGER=cat`). */
 const INERT_PROGRAM = new Set(['', 'cat', 'true', 'false', ':', 'less', 'less -R', 'less -FRX', 'more']);
 const PAGER_OR_EDITOR = /^(GIT_(PAGER|EDITOR|SEQUENCE_EDITOR)|PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL)$/;

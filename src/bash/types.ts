@@ -81,4 +81,9 @@ export interface BashAnalysis {
   redirects: Redirect[];
   /** Why the command cannot be modelled safely; undefined when it can. */
   tooComplex: string | undefined;
+  /**
+   * The line is one list joined by `&&` alone (`cd src && grep -rn TODO .`, in a subshell or not):
+   * its first simple command runs first, and every other only once it succeeded.
+   */
+  andChain?: true;
 }

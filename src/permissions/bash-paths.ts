@@ -47,6 +47,13 @@ export interface PathUse {
 
 export interface Cwds {
   dirs: string[];
+  /** The home directory a leading `~` stands for. */
+  home?: string;
+  /**
+   * Where the line's first command, a `cd`, runs, when every other runs only once it succeeded
+   * (`cd src && grep -rn TODO .`): `dirs` is then the cd's target alone.
+   */
+  before?: string[];
   unknown: boolean;
   cdCount: number;
 }
@@ -274,7 +281,7 @@ export function expandGlob(pattern: string): string[] | undefined {
 }
 
 export function workingDirs(a: BashAnalysis, sessionCwd: string, home: string): Cwds {
-  const out: Cwds = { dirs: [sessionCwd], unknown: false, cdCount: 0 };
+  const out: Cwds = { dirs: [sessionCwd], home, unknown: false, cdCount: 0 };
   for (const cmd of a.commands) {
     const { argv, relocated } = innermostOf(cmd);
     const name = commandName(argv);
@@ -294,6 +301,18 @@ export function workingDirs(a: BashAnalysis, sessionCwd: string, home: string): 
     }
   }
   out.dirs = [...new Set(out.dirs)];
+  // `cd DIR && …`: the rest runs in DIR or not at all; one cd, the line's first command, with nothing but DIR.
+  const first = a.commands[0];
+  if (a.andChain && out.cdCount === 1 && !out.unknown && first && first.origin === 'top' && first.assignments.length === 0 && first.redirects.length === 0) {
+    const [name, dir, ...rest] = first.argv;
+    if (name?.literal && name.value === 'cd' && dir?.literal && !dir.glob && !dir.tilde && !dir.value.startsWith('-') && rest.length === 0) {
+      const target = resolveWord(dir, sessionCwd);
+      if (target && target.length > 0) {
+        out.before = [sessionCwd];
+        out.dirs = [...new Set(target)];
+      }
+    }
+  }
   return out;
 }
 
@@ -651,14 +670,14 @@ function ownRedirects(a: BashAnalysis, cmd: SimpleCommand): ReadonlySet<unknown>
  * commands and for git without those options; `unknown` when one of them is
  * an expansion.
  */
-function gitNameBases(argv: readonly Word[], dirs: readonly string[]): { dirs: string[]; unknown: boolean } | undefined {
+function gitNameBases(argv: readonly Word[], dirs: readonly string[], home: string | undefined): { dirs: string[]; unknown: boolean } | undefined {
   if (commandName(argv) !== 'git') return undefined;
   const g = parseGitGlobals(argv);
   if (g.chdirs.length === 0 && !g.options.some((o) => o.name === '--work-tree')) return undefined;
   const out = new Set<string>();
   let unknown = false;
   for (const d of dirs) {
-    const where = gitWhere(g, d);
+    const where = gitWhere(g, d, home);
     out.add(where.run);
     if (where.workTree !== undefined) out.add(where.workTree);
     unknown ||= where.unknown;
@@ -718,9 +737,10 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     const argv = stages[stages.length - 1]!;
     const p = commandPaths(cmd);
     // git opens the names it is given from where its -C options lead (pathspecs from its --work-tree's top, too).
-    const named = gitNameBases(argv, cwds.dirs);
+    const named = gitNameBases(argv, cwds.dirs, cwds.home);
     const relocated = p.relocated || (named?.unknown ?? false);
-    const bases = named?.dirs;
+    // The cd of `cd DIR && …` names DIR from where the line starts.
+    const bases = named?.dirs ?? (cwds.before !== undefined && cmd === a.commands[0] ? cwds.before : undefined);
     const fallback = cmd.origin === 'fallback';
     const first = uses.length;
     for (const w of p.reads) add(w, 'read', { fallback, relocated, opaque: p.opaque.includes(w), bases });

@@ -46,7 +46,9 @@ import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js'
 import { commandPaths, containerMounts, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
 import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, startDirs } from './bash-git.js';
-import { treeEscape, type TreeDeps } from './tree-reach.js';
+import { treeEscape, type HiddenSkip, type TreeDeps, type TreeEscape } from './tree-reach.js';
+import { withHomeExpanded } from './home-words.js';
+import { gitExcludeWhitelists, ignoreFileWhitelists, mayWriteIgnoreFile, outerIgnoreWhitelists, rgSkipsHidden } from './rg-hidden.js';
 import { hardLinkResult, protectedChangeReason, protectedPathReason, serviceFileMessage } from './filesystem.js';
 import { messages } from './messages.js';
 import { PATH_RULE_TOOLS } from './rule-index.js';
@@ -54,7 +56,8 @@ import { parseRule } from './rule-parser.js';
 import type { PermissionRule, ReasonType } from './types.js';
 import { oneLine } from '../util/text.js';
 
-export type BashPermissionContext = Pick<ToolContext, 'permissions' | 'workspace' | 'session'>;
+/** childEnv: the environment commands run with (RIPGREP_CONFIG_PATH, XDG_CONFIG_HOME); the service's own when not given. */
+export type BashPermissionContext = Pick<ToolContext, 'permissions' | 'workspace' | 'session'> & { childEnv?: NodeJS.ProcessEnv };
 
 const compiled = new WeakMap<PermissionRule, CompiledBashRule>();
 
@@ -245,6 +248,13 @@ function mayBePosix(a: BashAnalysis): boolean {
   });
 }
 
+/** The tree's listing for a reader whose base-name filter (grep's --include) or skipping of hidden names (rg) is applied; listed again with every name when an ignore file may un-hide one. */
+function listTree(d: string, argv: readonly Word[], a: BashAnalysis, deps: TreeDeps, hidden: HiddenSkip | undefined): TreeEscape | undefined {
+  const names = grepNameFilter(argv, a) ?? true;
+  const listed = treeEscape(d, deps, names, hidden);
+  return hidden?.whitelist === undefined ? listed : treeEscape(d, deps, names);
+}
+
 /** What a path is now, following links. */
 function fileKind(p: string): 'directory' | 'file' | 'missing' {
   try {
@@ -254,8 +264,12 @@ function fileKind(p: string): 'directory' | 'file' | 'missing' {
   }
 }
 
-/** The decision for an analysed command. */
-export function decideBashPermission(command: string, a: BashAnalysis, ctx: BashPermissionContext): PermissionResult {
+/**
+ * The decision for an analysed command. `j`: the analysis its files are judged by, where `$HOME/x`
+ * is the home directory's (home-words.ts); rules and the read-only allowance see the command as
+ * written (`echo $HOME` is not read-only, as in Claude Code).
+ */
+export function decideBashPermission(command: string, a: BashAnalysis, ctx: BashPermissionContext, j: BashAnalysis = a): PermissionResult {
   const q = ctx.permissions;
   const denyRules = q.contentRules('Bash', 'deny');
   const askRules = q.contentRules('Bash', 'ask');
@@ -273,8 +287,8 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   }
 
   // 2. Files read or written that Read or Edit deny rules cover, in any spelling.
-  const cwds = workingDirs(a, ctx.session.cwd, ctx.workspace.home);
-  const uses = pathUses(a, cwds);
+  const cwds = workingDirs(j, ctx.session.cwd, ctx.workspace.home);
+  const uses = pathUses(j, cwds);
   const spellings = spellingsOf(ctx);
   const serviceFiles = ctx.workspace.hasServiceFiles;
   let linkUnknown: PermissionResult | undefined;
@@ -305,7 +319,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
 
   // 2b. Configuration files git prints values from (`git config -l`, `git remote -v`).
   if (isReadDenyActive(ctx)) {
-    for (const cmd of a.commands) {
+    for (const cmd of j.commands) {
       for (const dir of startDirs(cmd, cwds.dirs, ctx.workspace.home) ?? []) {
         for (const file of gitConfigReads(innermostOf(cmd).argv, dir, ctx.workspace.home)) {
           const rule = q.pathRule('read', 'deny', spellings(file));
@@ -334,7 +348,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
 
   // 4. A file with several names, one of which may be a denied file (bypass-immune); writes to protected files.
   if (linkUnknown) return linkUnknown;
-  for (const cmd of a.commands) {
+  for (const cmd of j.commands) {
     // git obeys a `-c KEY=VALUE` at once: a key that runs a program or reads a file is code or a read no rule sees.
     const runs = gitRunsGivenCommand(innermostOf(cmd).argv);
     if (runs !== undefined) {
@@ -354,7 +368,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     const starts = startDirs(cmd, cwds.dirs, ctx.workspace.home);
     const elsewhere = cwds.cdCount > 0 || starts === undefined || starts.some((d) => !cwds.dirs.includes(d));
     const pointed = gitNamesDirectory(innermostOf(cmd).argv) || (elsewhere && commandName(innermostOf(cmd).argv) === 'git');
-    if (pointed && a.commands.some((c) => c !== cmd && plantsFiles(innermostOf(c).argv))) {
+    if (pointed && j.commands.some((c) => c !== cmd && plantsFiles(innermostOf(c).argv))) {
       const why = 'git would obey the configuration of a directory another command of the line writes files into (its config, hooks and aliases can run a program)';
       return { behavior: 'ask', message: `Bash wants to run git on another repository directory: ${why}; it needs approval.`, type: 'safety', detail: why };
     }
@@ -377,7 +391,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       }
     }
   }
-  for (const cmd of a.commands) {
+  for (const cmd of j.commands) {
     for (const dir of startDirs(cmd, cwds.dirs, ctx.workspace.home) ?? cwds.dirs) {
       const file = gitConfigWrite(innermostOf(cmd).argv, dir, ctx.workspace.home);
       let why = file === undefined ? undefined : spellings(file).map((p) => protectedChangeReason(p, ctx.workspace)).find((x) => x !== undefined);
@@ -443,7 +457,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   // 6a. git printing what it stores (`git show HEAD:.env`, `git log -p`, `git grep`):
   // tracked files' contents, whose paths no Read deny rule can be checked against.
   if (readDenyActive) {
-    for (const cmd of a.commands) {
+    for (const cmd of j.commands) {
       const moves = gitMovesStoredContent(innermostOf(cmd).argv);
       if (moves) {
         return { behavior: 'ask', message: `This Bash command (${moves}) moves contents git stores past Read deny rules; it needs approval.`, type: 'safety', detail: moves };
@@ -463,12 +477,19 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     // A link inside the tree through /proc/self (or a pid) leads, for the command, into its own
     // process (its working directory: `src/p` -> /proc/self/cwd), not into toolexec's: not known here.
     canonical: (p) => (throughProcDir(p) ? PROC_LINK_TARGET : ctx.workspace.canonical(p)),
-    readDenied: (abs) => abs === PROC_LINK_TARGET || q.isReadDenied(abs),
+    fold: (p) => ctx.workspace.fold(p),
+    readDenied: (abs, canonical) => abs === PROC_LINK_TARGET || q.isReadDenied(abs, canonical),
     deniedBelow: (dir) => q.pathRuleBelow('read', 'deny', [dir])?.raw,
     links: readLinks,
   };
+  // rg skips hidden names below its trees (rg-hidden.ts): so does their listing, where nothing can un-hide one.
+  const env = ctx.childEnv ?? process.env;
+  const rgHidden = (cmd: SimpleCommand): boolean =>
+    rgSkipsHidden(cmd, raw, env) && !uses.some((u) => u.kind === 'write' && mayWriteIgnoreFile(u.abs, u.uncertain)) && j.commands.every((c) => c === cmd || isReadOnlyCommand(c));
+  const hiddenSkip = (d: string): HiddenSkip | undefined =>
+    outerIgnoreWhitelists(d, ctx.workspace.home, env) ? undefined : { whitelists: (f, git) => (git ? gitExcludeWhitelists(f) : ignoreFileWhitelists(f)) };
   if (readDenyActive || serviceFiles) {
-    for (const cmd of a.commands) {
+    for (const cmd of j.commands) {
       const argv = innermostOf(cmd).argv;
       const p = commandPaths(cmd);
       // A directory mounted into a container (`docker run -v "$PWD":/w`): whatever runs there may read every file below it.
@@ -498,10 +519,10 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
         // only when something in it is denied (or it is too large to list). One that is not there yet,
         // or in a line where a program no table models runs too (`rename config src/cfg config && grep -r
         // DB src` moves config/.env in before grep reads), asks: the listing is of the tree before the line.
-        const kind = rule ? (a.commands.some((c) => c !== cmd && unmodelledProgram(innermostOf(c).argv)) ? 'missing' : fileKind(d)) : undefined;
+        const kind = rule ? (j.commands.some((c) => c !== cmd && unmodelledProgram(innermostOf(c).argv)) ? 'missing' : fileKind(d)) : undefined;
         // A file holds nothing below it; the file itself was judged as a read.
         if (kind === 'file') continue;
-        const listed = kind === 'directory' ? treeEscape(d, treeDeps, grepNameFilter(argv, a) ?? true) : undefined;
+        const listed = kind === 'directory' ? listTree(d, argv, a, treeDeps, rgHidden(cmd) ? hiddenSkip(d) : undefined) : undefined;
         if (rule && (kind === 'missing' || (listed && ('unknown' in listed || listed.named)))) {
           return {
             behavior: 'ask',
@@ -527,7 +548,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
 
   // 7. bash's network redirections (`> /dev/tcp/HOST/PORT`, `< /dev/udp/…`) open a connection, not a
   // file: never an edit an Edit allow rule or acceptEdits grants. As for curl, bypassPermissions lets it through.
-  const net = a.redirects.find((r) => r.target !== undefined && r.target.literal && NETWORK_REDIRECT.test(r.target.value));
+  const net = j.redirects.find((r) => r.target !== undefined && r.target.literal && NETWORK_REDIRECT.test(r.target.value));
   if (net) {
     const shown = short(net.target!.value, 80);
     return {
@@ -557,7 +578,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   if (cwds.cdCount > 1) {
     return { behavior: 'ask', message: 'This Bash command changes directory more than once; it needs approval.', type: 'tool', detail: 'more than one cd' };
   }
-  if (cwds.cdCount === 1 && a.commands.some((c) => commandName(innermostOf(c).argv) === 'git')) {
+  if (cwds.cdCount === 1 && j.commands.some((c) => commandName(innermostOf(c).argv) === 'git')) {
     return { behavior: 'ask', message: 'This Bash command combines cd with git; it needs approval.', type: 'tool', detail: 'cd with git' };
   }
 
@@ -606,7 +627,9 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
 }
 
 export async function checkBashPermission(command: string, ctx: BashPermissionContext): Promise<PermissionResult> {
-  return decideBashPermission(command, await analyseBash(command), ctx);
+  // `$HOME/x` as the home directory commands run with (home-words.ts).
+  const a = await analyseBash(command);
+  return decideBashPermission(command, a, ctx, withHomeExpanded(a, (ctx.childEnv ?? process.env).HOME));
 }
 
 /**

@@ -9,16 +9,17 @@
  * and only while deny rules of the kind exist: one stat, which is all an
  * everyday file costs. For such a file, the denied files that have several
  * links themselves (only those can have another name) are collected once per
- * checker (one decision, one search): found below each rule's fixed prefix
+ * checker (one decision, one search), by a walk kept between checks
+ * (DeniedLinkWalk): found below each rule's fixed prefix
  * (`./.env` is one stat; a bare `.env` walks the working directory;
  * `~/.ssh/**` walks ~/.ssh), with directory entries listed without a stat
  * each and only a name a rule covers stat'ed. A directory is entered only
  * when something a rule covers may lie in it: a rule without `**` below its
  * prefix covers names at a fixed depth (`./.env.*` lists the working
  * directory alone, not node_modules below it, whose pnpm files all have
- * several names). The walk stops after WALK_LIMIT
- * entries: past it, whether a file is a denied one cannot be known (the
- * caller asks, or hides the file).
+ * several names). A check lists at most WALK_LIMIT entries anew: past it,
+ * whether a file is a denied one cannot be known (the caller asks, or hides
+ * the file), and the next check goes on from there.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -62,56 +63,150 @@ function linkedFile(abs: string): fs.Stats | undefined {
 
 type Found = { rule: PermissionRule; other: string };
 
-/** The denied files with several links, by `dev:ino`; undefined when the walk was cut short. */
-function deniedLinkedFiles(rules: readonly DenyRuleEntry[]): Map<string, Found> | undefined {
-  const out = new Map<string, Found>();
-  const covering = (p: string): PermissionRule | undefined => rules.find((r) => r.matches(p))?.rule;
-  // A directory may hold a covered file when some rule says so (a rule that cannot tell: every directory).
-  const enter = (dir: string): boolean => rules.some((r) => r.enters?.(dir) ?? true);
-  const note = (p: string, rule: PermissionRule): void => {
-    const st = linkedFile(p);
-    if (st) out.set(`${st.dev}:${st.ino}`, { rule, other: p });
-  };
-  // Each prefix once, and none below another one walked (`.env` and `./secrets/**` both start in the working directory).
-  const prefixes = [...new Set(rules.map((r) => r.prefix))].sort((a, b) => a.length - b.length);
-  const roots = prefixes.filter((p, i) => !prefixes.slice(0, i).some((q) => q === '/' || p.startsWith(`${q}/`)));
-  let budget = WALK_LIMIT;
-  for (const root of roots) {
-    let st: fs.Stats;
-    try {
-      st = fs.lstatSync(root);
-    } catch {
-      continue;
-    }
-    if (!st.isDirectory()) {
-      const rule = covering(root);
-      if (rule) note(root, rule);
-      continue;
-    }
-    // Breadth first, symlinks not followed: a file reached through one is also where it really lies.
-    const queue = [root];
-    for (let at = 0; at < queue.length; at++) {
-      let entries: fs.Dirent[];
+/** A directory as last listed: what identifies its state, the directories entered below it, the covered files in it. */
+interface Listing {
+  dev: bigint;
+  ino: bigint;
+  mtimeNs: bigint;
+  /** Listed within MODIFIED_LATELY_MS of its last change: a change in the same clock tick would not move mtime, so it is listed again. */
+  settled: boolean;
+  entries: number;
+  subdirs: string[];
+  covered: Array<{ path: string; rule: PermissionRule }>;
+}
+
+/** How close to a directory's mtime a listing is not trusted to have seen every change (coarse file-system clocks). */
+const MODIFIED_LATELY_MS = 1_000;
+
+/**
+ * Entries the walk keeps listings of, at most: what a tree past it holds cannot be known (the caller
+ * asks). WALK_LIMIT bounds what one check lists anew; a larger tree is listed over several checks.
+ */
+export const WALK_KEPT_LIMIT = 10 * WALK_LIMIT;
+
+/**
+ * The walk for the denied files with several links, kept between checks (one per rule index and kind,
+ * permissions/rule-index.ts): a directory is listed again only when it changed (its identity or mtime)
+ * or was listed too soon after a change; every other is one lstat. A denied file gains a name elsewhere
+ * without its directory changing (`ln .env /tmp/x`), so each covered file is stat'ed on every check
+ * (there are few). Since `./.env` matches at any depth (as in Claude Code), the walk covers the whole
+ * working directory: listing a 35,000-entry pnpm project on every Read of a dependency's file cost
+ * 3,800 directory listings a check and, past WALK_LIMIT, made every such Read a safety ask.
+ */
+export class DeniedLinkWalk {
+  private readonly listings = new Map<string, Listing>();
+
+  constructor(private readonly rules: readonly DenyRuleEntry[]) {}
+
+  /** The denied files with several links, by `dev:ino`; undefined when the walk was cut short. */
+  find(): Map<string, Found> | undefined {
+    const rules = this.rules;
+    const out = new Map<string, Found>();
+    const note = (p: string, rule: PermissionRule): void => {
+      const st = linkedFile(p);
+      if (st) out.set(`${st.dev}:${st.ino}`, { rule, other: p });
+    };
+    // Each prefix once, and none below another one walked (`.env` and `./secrets/**` both start in the working directory).
+    const prefixes = [...new Set(rules.map((r) => r.prefix))].sort((a, b) => a.length - b.length);
+    const roots = prefixes.filter((p, i) => !prefixes.slice(0, i).some((q) => q === '/' || p.startsWith(`${q}/`)));
+    this.listedNow = 0;
+    let kept = 0;
+    const seen = new Set<string>();
+    let complete = true;
+    for (const root of roots) {
+      let st: fs.Stats;
       try {
-        entries = fs.readdirSync(queue[at]!, { withFileTypes: true });
+        st = fs.lstatSync(root);
       } catch {
         continue;
       }
-      budget -= entries.length;
-      if (budget < 0) return undefined;
-      for (const e of entries) {
-        const p = path.join(queue[at]!, e.name);
-        if (e.isDirectory()) {
-          if (enter(p)) queue.push(p);
+      if (!st.isDirectory()) {
+        const rule = this.covering(root);
+        if (rule) note(root, rule);
+        continue;
+      }
+      // Breadth first, symlinks not followed: a file reached through one is also where it really lies.
+      const queue = [root];
+      for (let at = 0; at < queue.length; at++) {
+        const dir = queue[at]!;
+        const listing = this.listing(dir);
+        if (listing === undefined) continue;
+        if (listing === 'cut') {
+          complete = false;
+          break;
         }
-        else if (e.isFile()) {
-          const rule = covering(p);
-          if (rule) note(p, rule);
-        }
+        seen.add(dir);
+        kept += listing.entries;
+        if (kept > WALK_KEPT_LIMIT) return undefined;
+        for (const c of listing.covered) note(c.path, c.rule);
+        for (const d of listing.subdirs) queue.push(d);
+      }
+      if (!complete) break;
+    }
+    if (!complete) return undefined;
+    // Directories gone (or no longer below a root): their listings go too.
+    for (const d of this.listings.keys()) if (!seen.has(d)) this.listings.delete(d);
+    return out;
+  }
+
+  /** Entries listed anew by the check under way. */
+  private listedNow = 0;
+
+  /**
+   * The directory's listing, kept or made now; undefined when it cannot be listed; 'cut' once this
+   * check has listed WALK_LIMIT entries anew (what it listed is kept: the next check goes on from there).
+   */
+  private listing(dir: string): Listing | undefined | 'cut' {
+    let st: fs.BigIntStats | undefined;
+    try {
+      st = fs.lstatSync(dir, { bigint: true });
+    } catch {
+      st = undefined;
+    }
+    if (!st?.isDirectory()) {
+      this.listings.delete(dir);
+      return undefined;
+    }
+    const kept = this.listings.get(dir);
+    if (kept && kept.settled && kept.dev === st.dev && kept.ino === st.ino && kept.mtimeNs === st.mtimeNs) return kept;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      this.listings.delete(dir);
+      return undefined;
+    }
+    this.listedNow += entries.length;
+    const listing: Listing = {
+      dev: st.dev,
+      ino: st.ino,
+      mtimeNs: st.mtimeNs,
+      settled: Date.now() - Number(st.mtimeNs / 1_000_000n) > MODIFIED_LATELY_MS,
+      entries: entries.length,
+      subdirs: [],
+      covered: [],
+    };
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (this.enters(p)) listing.subdirs.push(p);
+      } else if (e.isFile()) {
+        const rule = this.covering(p);
+        if (rule) listing.covered.push({ path: p, rule });
       }
     }
+    this.listings.set(dir, listing);
+    return this.listedNow > WALK_LIMIT ? 'cut' : listing;
   }
-  return out;
+
+  private covering(p: string): PermissionRule | undefined {
+    return this.rules.find((r) => r.matches(p))?.rule;
+  }
+
+  /** A directory may hold a covered file when some rule says so (a rule that cannot tell: every directory). */
+  private enters(dir: string): boolean {
+    return this.rules.some((r) => r.enters?.(dir) ?? true);
+  }
 }
 
 /**
@@ -124,9 +219,9 @@ function deniedLinkedFiles(rules: readonly DenyRuleEntry[]): Map<string, Found> 
  */
 export type HardLinkCheck = ((abs: string) => HardLinkVerdict | undefined) & { anyLinked(): boolean };
 
-export function hardLinkChecker(rules: readonly DenyRuleEntry[]): HardLinkCheck {
+export function hardLinkChecker(rules: readonly DenyRuleEntry[], walk: DeniedLinkWalk = new DeniedLinkWalk(rules)): HardLinkCheck {
   let ids: Map<string, Found> | undefined | null = null;
-  const found = (): Map<string, Found> | undefined => (ids === null ? (ids = deniedLinkedFiles(rules)) : ids);
+  const found = (): Map<string, Found> | undefined => (ids === null ? (ids = walk.find()) : ids);
   const check = (abs: string): HardLinkVerdict | undefined => {
     if (rules.length === 0) return undefined;
     const st = linkedFile(abs);

@@ -38,10 +38,10 @@ export class SessionPermissionQuery implements PermissionQuery {
 
   hardLinkChecker(kind: PathKind): HardLinkCheck {
     if (!this.rules.hasPathRules(kind, 'deny')) return NO_LINKS;
-    return hardLinkChecker(this.rules.pathRuleList(kind, 'deny'));
+    return hardLinkChecker(this.rules.pathRuleList(kind, 'deny'), this.rules.linkWalk(kind));
   }
 
-  isReadDenied(absPath: string): boolean {
+  isReadDenied(absPath: string, known?: string): boolean {
     if (this.readDeniedWhole) return true;
     // A process's environment (Grep's walk of /proc/self): toolexec's own holds its tokens.
     if (isProcessEnvironment(absPath)) return true;
@@ -49,7 +49,7 @@ export class SessionPermissionQuery implements PermissionQuery {
     // Glob judges a symlink where it leads (tools/glob.ts).
     if (this.workspace.serviceFileReason(absPath) !== undefined) return true;
     if (!this.readDenyRules) return false;
-    const canonical = this.workspace.canonical(absPath);
+    const canonical = known ?? this.workspace.canonical(absPath);
     if (canonical !== absPath && this.workspace.serviceFileReason(canonical) !== undefined) return true;
     return this.rules.pathRule('read', 'deny', canonical === absPath ? [absPath] : [canonical, absPath]) !== undefined;
   }

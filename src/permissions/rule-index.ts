@@ -10,6 +10,7 @@ import type { Behavior, PermissionRule, RuleSource } from './types.js';
 import { parseRule } from './rule-parser.js';
 import picomatch from 'picomatch';
 import { compileDirFilter, compilePathRule, specifierToGlob, type PathBase, type PathMatcher } from './path-rules.js';
+import { DeniedLinkWalk } from './hard-links.js';
 
 /** Tools whose rules are path rules, by kind: Edit rules also cover Write and NotebookEdit. */
 export const PATH_RULE_TOOLS = { read: ['Read'], edit: ['Edit', 'Write', 'NotebookEdit'] } as const;
@@ -76,6 +77,7 @@ export class RuleIndex {
   private readonly content: Record<Behavior, Map<string, PermissionRule[]>>;
   readonly rules: readonly PermissionRule[];
   private readonly pathMatchers = new Map<PermissionRule, PathMatcher>();
+  private readonly linkWalks = new Map<PathKind, DeniedLinkWalk>();
   private readonly pathPrefixes = new Map<PermissionRule, string>();
   private readonly dirFilters = new Map<PermissionRule, PathMatcher>();
 
@@ -196,6 +198,19 @@ export class RuleIndex {
       }
     }
     return undefined;
+  }
+
+  /**
+   * The walk for the denied files with several links (hard-links.ts), kept with the index so that a
+   * directory unchanged since the last check is not listed again.
+   */
+  linkWalk(kind: PathKind): DeniedLinkWalk {
+    let w = this.linkWalks.get(kind);
+    if (!w) {
+      w = new DeniedLinkWalk(this.pathRuleList(kind, 'deny'));
+      this.linkWalks.set(kind, w);
+    }
+    return w;
   }
 
   /** Whether any path rule of this kind and behaviour exists (a fast path for Glob and Grep). */

@@ -19,11 +19,16 @@ import type { HardLinkCheck } from './hard-links.js';
 
 export const TREE_LIMIT = 50_000;
 
+/** Ignore files a reader that skips hidden names reads in each directory (rg-hidden.ts). */
+const IGNORE_NAMES: ReadonlySet<string> = new Set(['.gitignore', '.ignore', '.rgignore']);
+
 export interface TreeDeps {
   /** Where a path really leads. */
   canonical(p: string): string;
-  /** A Read deny rule (or toolexec's own files) covers this path. */
-  readDenied(abs: string): boolean;
+  /** A real path as canonical() spells it (case folded where the file system folds it). */
+  fold(p: string): string;
+  /** A Read deny rule (or toolexec's own files) covers this path; `canonical`, where it really leads, when known. */
+  readDenied(abs: string, canonical?: string): boolean;
   /** The Read deny rule that may cover something at or below this directory. */
   deniedBelow(dir: string): string | undefined;
   links: HardLinkCheck;
@@ -32,13 +37,24 @@ export interface TreeDeps {
 export type TreeEscape = { path: string; why: string; named?: true } | { unknown: true };
 
 /**
+ * A reader that skips names starting with `.` below its tree (rg, rg-hidden.ts): such entries are
+ * neither judged nor entered, unless an ignore file in the tree may whitelist one; then `whitelist`
+ * is set to it and the walk stops (the caller lists the tree again with every name).
+ */
+export interface HiddenSkip {
+  /** Whether this ignore file (or a repository's `.git`) may whitelist a name. */
+  whitelists(file: string, gitDir: boolean): boolean;
+  whitelist?: string;
+}
+
+/**
  * `names`: a Read deny rule may match something below the directory by its name (a pattern at any
  * depth, such as `.env`, below src): every entry is judged too, where it is listed and where it
  * really lies (`named` in the answer), so that a tree holding no such file (`grep -r TODO src`) is
  * read as any other. A function: only the files whose base name it accepts are read (grep's
  * `--include='*.ts'`).
  */
-export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base: string) => boolean) = false): TreeEscape | undefined {
+export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base: string) => boolean) = false, hidden?: HiddenSkip): TreeEscape | undefined {
   try {
     if (!fs.statSync(dir).isDirectory()) return undefined;
   } catch {
@@ -71,11 +87,24 @@ export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base:
     }
     budget -= entries.length;
     if (budget < 0) return { unknown: true };
+    if (hidden) {
+      for (const e of entries) {
+        const special = IGNORE_NAMES.has(e.name) ? 'file' : e.name === '.git' ? 'git' : undefined;
+        if (special && hidden.whitelists(path.join(cur.at, e.name), special === 'git')) {
+          hidden.whitelist = path.join(cur.at, e.name);
+          return undefined;
+        }
+      }
+    }
     for (const e of entries) {
+      if (hidden && e.name.startsWith('.')) continue;
       const p = path.join(cur.at, e.name);
       // A filter of base names (grep's --include/--exclude): only the files it lets through are read; a directory is entered whatever its name.
       const judged = names === true || (typeof names === 'function' && !e.isDirectory() && names(e.name));
-      if (judged && (deps.readDenied(p) || deps.readDenied(path.join(cur.real, e.name)))) return { path: p, why: 'a file a Read deny rule covers', named: true };
+      // A plain entry of a directory whose real path is known really lies there: judged by both names without
+      // resolving either again (a 32,000-entry tree cost 66,000 stats a check that way).
+      const real = path.join(cur.real, e.name);
+      if (judged && (e.isSymbolicLink() ? deps.readDenied(p) || deps.readDenied(real) : deps.readDenied(p, deps.fold(real)))) return { path: p, why: 'a file a Read deny rule covers', named: true };
       if (e.isDirectory()) {
         const real = path.join(cur.real, e.name);
         walked.add(real);
@@ -93,10 +122,15 @@ export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base:
           continue;
         }
         if (st.isDirectory()) {
-          const rule = deps.deniedBelow(target);
+          const inside = top === '/' || target.startsWith(`${top}/`);
+          // A directory inside the tree is walked where it lies, and while names are judged every entry
+          // there is (through the link, its base names are the same): a rule that may match below it by
+          // name (`.env` at any depth, below pnpm's node_modules/x → .pnpm/x@1/node_modules/x) asks only
+          // for what is there. Outside the tree, or with names not judged, it asks.
+          const rule = inside && names !== false ? undefined : deps.deniedBelow(target);
           if (rule) return { path: p, why: `a symbolic link to ${target}, where the rule ${rule} denies files` };
           if (walked.has(target)) continue;
-          if (top === '/' || target.startsWith(`${top}/`)) later.push(target);
+          if (inside) later.push(target);
           else {
             walked.add(target);
             queue.push({ at: target, real: target });

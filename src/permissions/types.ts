@@ -75,8 +75,12 @@ export interface PermissionQuery {
   pathRule(kind: 'read' | 'edit', behavior: Behavior, paths: readonly string[]): PermissionRule | undefined;
   /** The first such rule that may match something at or below one of these directories. */
   pathRuleBelow(kind: 'read' | 'edit', behavior: Behavior, dirs: readonly string[]): PermissionRule | undefined;
-  /** Whether a Read deny rule (or a whole-tool Read deny) covers this absolute path, or it is one of toolexec's own files. */
-  isReadDenied(absPath: string): boolean;
+  /**
+   * Whether a Read deny rule (or a whole-tool Read deny) covers this absolute path, or it is one of
+   * toolexec's own files. `canonical`: where it really leads, when the caller knows it already (a
+   * directory listing's plain entry), which spares resolving it again.
+   */
+  isReadDenied(absPath: string, canonical?: string): boolean;
   /**
    * A check of real paths against the deny rules of this kind by identity
    * (permissions/hard-links.ts): the denied file a path is a hard link to, or

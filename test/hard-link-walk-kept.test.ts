@@ -1,0 +1,126 @@
+/**
+ * The walk for the denied files with several names is kept between checks.
+ * Since `Read(./.env)` matches `.env` at any depth, every check that met a
+ * file with several names (a pnpm dependency's file, hard linked from the
+ * store) listed the whole working directory again: 3,800 directory listings
+ * a check in a 35,000-entry pnpm project, and past 20,000 entries every Read
+ * or `cat` of such a file was a safety ask, in bypassPermissions too. Now a
+ * directory is listed again only when it changed; what a check could not
+ * list in time the next one goes on with. Counted in directory reads (the
+ * real fs.readdirSync, spied on and called through), not in time. Each fix's
+ * hostile side: a denied file that gains a name outside every listed
+ * directory, in a listed directory, or in the same clock tick as the listing
+ * is still found.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { initBashParser } from '../src/bash/parser.js';
+import { WALK_LIMIT } from '../src/permissions/hard-links.js';
+import { cleanupTmp, tmpDir } from './helpers.js';
+import { ruleEnv } from './helpers-bash.js';
+
+beforeAll(async () => {
+  await initBashParser();
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+afterAll(cleanupTmp);
+
+const HOUR_AGO = new Date(Date.now() - 3_600_000);
+
+/** `.env`, `y`/`y2` two names of an ordinary file, and `pkg/d0`…`pkg/d39` with a file each; every directory last changed an hour ago. */
+function plant(ws: string): string[] {
+  fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
+  fs.writeFileSync(path.join(ws, 'y'), 'plain\n');
+  fs.linkSync(path.join(ws, 'y'), path.join(ws, 'y2'));
+  const dirs = [ws, path.join(ws, 'pkg')];
+  for (let i = 0; i < 40; i++) {
+    const d = path.join(ws, 'pkg', `d${i}`);
+    fs.mkdirSync(d, { recursive: true });
+    fs.writeFileSync(path.join(d, 'index.js'), '');
+    dirs.push(d);
+  }
+  for (const d of dirs) fs.utimesSync(d, HOUR_AGO, HOUR_AGO);
+  return dirs;
+}
+
+/** Directory reads from now on (the real fs.readdirSync, called through). */
+function countListings(): { readonly n: number; of(dir: string): number } {
+  const spy = vi.spyOn(fs, 'readdirSync');
+  return {
+    get n() {
+      return spy.mock.calls.length;
+    },
+    of: (dir) => spy.mock.calls.filter((c) => c[0] === dir).length,
+  };
+}
+
+describe('the walk for denied files with several names, kept between checks', () => {
+  it('lists a directory again only when it changed', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], mode: 'bypassPermissions' });
+    const dirs = plant(env.ws);
+    const listings = countListings();
+    expect(await env.check('cat y')).toMatchObject({ behavior: 'allow' });
+    const first = listings.n;
+    expect(first).toBeGreaterThanOrEqual(dirs.length);
+    expect(await env.check('cat y2')).toMatchObject({ behavior: 'allow' });
+    expect(await env.check('cat y')).toMatchObject({ behavior: 'allow' });
+    expect(listings.n).toBe(first);
+    // A file added to one directory: that directory alone is listed again.
+    fs.writeFileSync(path.join(env.ws, 'pkg', 'd7', 'more.js'), '');
+    expect(await env.check('cat y')).toMatchObject({ behavior: 'allow' });
+    expect(listings.n).toBe(first + 1);
+  });
+
+  it('still finds a denied file that gains a name outside every directory it listed, or in one of them', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], mode: 'bypassPermissions' });
+    plant(env.ws);
+    expect(await env.check('cat y')).toMatchObject({ behavior: 'allow' });
+    // No listed directory changes: .env's link count does.
+    const outside = tmpDir('toolexec-walk-outside-');
+    fs.linkSync(path.join(env.ws, '.env'), path.join(outside, 'x'));
+    expect(await env.check(`cat ${path.join(outside, 'x')}`)).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
+    // A second denied file, linked from a directory listed an hour after its last change.
+    const inner = path.join(env.ws, 'pkg', 'd3', '.env');
+    fs.writeFileSync(inner, 'B=2\n');
+    fs.linkSync(inner, path.join(env.ws, 'pkg', 'd9', 'z'));
+    expect(await env.check('cat pkg/d9/z')).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
+    // A denied name given to a file that had several already: only the directory's listing shows it.
+    fs.linkSync(path.join(env.ws, 'y'), path.join(env.ws, 'pkg', 'd5', '.env'));
+    expect(await env.check('cat y2')).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
+  });
+
+  it('lists again a directory listed in the clock tick of its last change', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], mode: 'bypassPermissions' });
+    plant(env.ws);
+    const fresh = path.join(env.ws, 'fresh');
+    fs.mkdirSync(fresh);
+    const now = new Date();
+    fs.utimesSync(fresh, now, now);
+    expect(await env.check('cat y')).toMatchObject({ behavior: 'allow' });
+    // A denied name given to a file that had several already (no denied file's link count moves),
+    // in a change a coarse file-system clock leaves at the same mtime.
+    fs.linkSync(path.join(env.ws, 'y'), path.join(fresh, '.env'));
+    fs.utimesSync(fresh, now, now);
+    expect(await env.check('cat y2')).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
+  });
+
+  it('goes on from where a check past WALK_LIMIT stopped, and asks no more once it is through', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], mode: 'bypassPermissions' });
+    plant(env.ws);
+    const many = path.join(env.ws, 'many');
+    fs.mkdirSync(many);
+    for (let i = 0; i < WALK_LIMIT; i++) fs.writeFileSync(path.join(many, String(i)), '');
+    fs.mkdirSync(path.join(many, 'sub'));
+    fs.linkSync(path.join(env.ws, '.env'), path.join(many, 'sub', 'x'));
+    for (const d of [env.ws, many, path.join(many, 'sub')]) fs.utimesSync(d, HOUR_AGO, HOUR_AGO);
+    expect(await env.check('cat y')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    const listings = countListings();
+    expect(await env.check('cat y')).toMatchObject({ behavior: 'allow' });
+    expect(await env.check('cat many/sub/x')).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
+    // The 20,000-entry directory was listed once, by the first check.
+    expect(listings.of(many)).toBe(0);
+  });
+});

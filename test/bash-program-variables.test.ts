@@ -39,6 +39,12 @@ describe('variables a program runs as a command', () => {
     'XDG_CONFIG_HOME=cfg git leak',
     'HOME=h git leak',
     'env XDG_CONFIG_HOME=cfg git status',
+    // Their own configuration files, which the Write tool writes, name files to upload or programs to run.
+    'CURL_HOME=h curl -s http://127.0.0.1:1/',
+    'WGETRC=h/rc wget -q http://127.0.0.1:1/',
+    'KUBECONFIG=h/kc kubectl get pods',
+    'DOCKER_CONFIG=h docker pull alpine',
+    'AWS_CONFIG_FILE=h/aws aws s3 ls',
   ];
 
   it('are a safety ask while deny rules exist, in bypassPermissions too', async () => {

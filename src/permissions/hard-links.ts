@@ -51,15 +51,16 @@ export type HardLinkVerdict =
   /** The walk was cut short: the file may be a denied one. */
   | { unknown: true };
 
-/** Whether `abs` is a regular file with other names, and its identity. */
-function linkedFile(abs: string): fs.Stats | undefined {
+/** Whether `p` is (still) the file `st` describes. */
+function sameFile(p: string, st: fs.Stats): boolean {
   try {
-    const st = fs.statSync(abs);
-    return st.isFile() && st.nlink > 1 ? st : undefined;
+    const o = fs.statSync(p);
+    return o.dev === st.dev && o.ino === st.ino;
   } catch {
-    return undefined;
+    return false;
   }
 }
+
 
 type Found = { rule: PermissionRule; other: string };
 
@@ -78,6 +79,9 @@ interface Listing {
 /** How close to a directory's mtime a listing is not trusted to have seen every change (coarse file-system clocks). */
 const MODIFIED_LATELY_MS = 1_000;
 
+/** Denied files remembered by identity (DeniedLinkWalk.was), at most. */
+const WAS_LIMIT = 10_000;
+
 /**
  * Entries the walk keeps listings of, at most: what a tree past it holds cannot be known (the caller
  * asks). WALK_LIMIT bounds what one check lists anew; a larger tree is listed over several checks.
@@ -95,6 +99,18 @@ export const WALK_KEPT_LIMIT = 10 * WALK_LIMIT;
  */
 export class DeniedLinkWalk {
   private readonly listings = new Map<string, Listing>();
+  /**
+   * Every denied file a walk has met, by `dev:ino`, kept after it loses the name: a file given a
+   * second name and then replaced under its denied one (a tar member `x` linked to `.env`, then a
+   * member `.env`, in one extraction) has a single name again, no rule covers it, and the link count
+   * no longer shows it. A file met here is still that file (an inode reused after a delete aside).
+   */
+  private readonly was = new Map<string, Found>();
+
+  /** The denied file `id` (`dev:ino`) was met as, by any walk so far. */
+  formerly(id: string): Found | undefined {
+    return this.was.get(id);
+  }
 
   constructor(private readonly rules: readonly DenyRuleEntry[]) {}
 
@@ -103,8 +119,16 @@ export class DeniedLinkWalk {
     const rules = this.rules;
     const out = new Map<string, Found>();
     const note = (p: string, rule: PermissionRule): void => {
-      const st = linkedFile(p);
-      if (st) out.set(`${st.dev}:${st.ino}`, { rule, other: p });
+      let st: fs.Stats;
+      try {
+        st = fs.statSync(p);
+      } catch {
+        return;
+      }
+      if (!st.isFile()) return;
+      const id = `${st.dev}:${st.ino}`;
+      if (this.was.size < WAS_LIMIT || this.was.has(id)) this.was.set(id, { rule, other: p });
+      if (st.nlink > 1) out.set(id, { rule, other: p });
     };
     // Each prefix once, and none below another one walked (`.env` and `./secrets/**` both start in the working directory).
     const prefixes = [...new Set(rules.map((r) => r.prefix))].sort((a, b) => a.length - b.length);
@@ -217,19 +241,37 @@ export class DeniedLinkWalk {
  * `anyLinked()`, which says whether any denied file has several names, or
  * whether that could not be settled: when none has, no other file needs a stat).
  */
-export type HardLinkCheck = ((abs: string) => HardLinkVerdict | undefined) & { anyLinked(): boolean };
+export type HardLinkCheck = ((abs: string) => HardLinkVerdict | undefined) & {
+  anyLinked(): boolean;
+  /** Walks now, so that the denied files are known by identity before a command that may rename or link them runs. */
+  meet(): void;
+};
 
 export function hardLinkChecker(rules: readonly DenyRuleEntry[], walk: DeniedLinkWalk = new DeniedLinkWalk(rules)): HardLinkCheck {
   let ids: Map<string, Found> | undefined | null = null;
   const found = (): Map<string, Found> | undefined => (ids === null ? (ids = walk.find()) : ids);
   const check = (abs: string): HardLinkVerdict | undefined => {
     if (rules.length === 0) return undefined;
-    const st = linkedFile(abs);
-    if (!st) return undefined;
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(abs);
+    } catch {
+      return undefined;
+    }
+    if (!st.isFile()) return undefined;
+    // A denied file met before that has since lost its denied name, whatever its link count now.
+    const was = walk.formerly(`${st.dev}:${st.ino}`);
+    if (was && was.other !== abs && !sameFile(was.other, st)) return was;
+    if (st.nlink < 2) return undefined;
     const known = found();
     if (known === undefined) return { unknown: true };
     const hit = known.get(`${st.dev}:${st.ino}`);
     return hit && hit.other !== abs ? hit : undefined;
   };
-  return Object.assign(check, { anyLinked: () => rules.length > 0 && (found()?.size ?? 1) > 0 });
+  return Object.assign(check, {
+    anyLinked: () => rules.length > 0 && (found()?.size ?? 1) > 0,
+    meet: () => {
+      if (rules.length > 0) found();
+    },
+  });
 }

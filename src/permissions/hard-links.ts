@@ -69,6 +69,8 @@ interface Listing {
   dev: bigint;
   ino: bigint;
   mtimeNs: bigint;
+  /** The inode's change time: `touch -d`/`touch -r` set mtime back after an entry is added, never ctime. */
+  ctimeNs: bigint;
   /** Listed within MODIFIED_LATELY_MS of its last change: a change in the same clock tick would not move mtime, so it is listed again. */
   settled: boolean;
   entries: number;
@@ -76,7 +78,7 @@ interface Listing {
   covered: Array<{ path: string; rule: PermissionRule }>;
 }
 
-/** How close to a directory's mtime a listing is not trusted to have seen every change (coarse file-system clocks). */
+/** How close to a directory's last change (ctime) a listing is not trusted to have seen every change (coarse file-system clocks). */
 const MODIFIED_LATELY_MS = 1_000;
 
 /** Denied files remembered by identity (DeniedLinkWalk.was), at most. */
@@ -90,7 +92,7 @@ export const WALK_KEPT_LIMIT = 10 * WALK_LIMIT;
 
 /**
  * The walk for the denied files with several links, kept between checks (one per rule index and kind,
- * permissions/rule-index.ts): a directory is listed again only when it changed (its identity or mtime)
+ * permissions/rule-index.ts): a directory is listed again only when it changed (its identity, mtime or ctime)
  * or was listed too soon after a change; every other is one lstat. A denied file gains a name elsewhere
  * without its directory changing (`ln .env /tmp/x`), so each covered file is stat'ed on every check
  * (there are few). Since `./.env` matches at any depth (as in Claude Code), the walk covers the whole
@@ -192,7 +194,7 @@ export class DeniedLinkWalk {
       return undefined;
     }
     const kept = this.listings.get(dir);
-    if (kept && kept.settled && kept.dev === st.dev && kept.ino === st.ino && kept.mtimeNs === st.mtimeNs) return kept;
+    if (kept && kept.settled && kept.dev === st.dev && kept.ino === st.ino && kept.mtimeNs === st.mtimeNs && kept.ctimeNs === st.ctimeNs) return kept;
     let entries: fs.Dirent[];
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -205,7 +207,8 @@ export class DeniedLinkWalk {
       dev: st.dev,
       ino: st.ino,
       mtimeNs: st.mtimeNs,
-      settled: Date.now() - Number(st.mtimeNs / 1_000_000n) > MODIFIED_LATELY_MS,
+      ctimeNs: st.ctimeNs,
+      settled: Date.now() - Number((st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs) / 1_000_000n) > MODIFIED_LATELY_MS,
       entries: entries.length,
       subdirs: [],
       covered: [],

@@ -42,12 +42,12 @@ function header(name: string, type: '0' | '1', size: number, linkname = ''): Buf
   return b;
 }
 
-/** An archive: `N` a hard link to `.env`, then a regular `.env`. */
-function linkThenReplace(): Buffer {
+/** An archive: `N` (or `d/N`) a hard link to `.env`, then a regular `.env`. */
+function linkThenReplace(name = 'N'): Buffer {
   const data = Buffer.from('PLAIN=1\n');
   const body = Buffer.alloc(512);
   data.copy(body);
-  return Buffer.concat([header('N', '1', 0, '.env'), header('.env', '0', data.length), body, Buffer.alloc(1024)]);
+  return Buffer.concat([header(name, '1', 0, '.env'), header('.env', '0', data.length), body, Buffer.alloc(1024)]);
 }
 
 describe('a denied file replaced under its denied name after gaining another', () => {
@@ -69,4 +69,17 @@ describe('a denied file replaced under its denied name after gaining another', (
       expect(await env.check('cat other')).toMatchObject({ behavior: 'allow' });
     });
   }
+
+  it('is found in a tree read that holds it (grep -r), where no denied file has several names any more', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], allow: ['Bash(tar:*)', 'Bash(grep:*)'], mode: 'default' });
+    fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');
+    fs.mkdirSync(path.join(env.ws, 'd'));
+    fs.writeFileSync(path.join(env.ws, 'd', 'a.txt'), 'hello\n');
+    fs.writeFileSync(path.join(env.ws, 'a.tar'), linkThenReplace('d/N'));
+    expect(await env.check('grep -rn SECRET d')).toMatchObject({ behavior: 'allow' });
+    expect(await env.check('tar -xf a.tar')).toMatchObject({ behavior: 'allow' });
+    execFileSync('tar', ['-xf', 'a.tar'], { cwd: env.ws });
+    expect(execFileSync('grep', ['-rn', 'SECRET', 'd'], { cwd: env.ws, encoding: 'utf8' })).toContain('hunter2');
+    expect(await env.check('grep -rn SECRET d')).toMatchObject({ behavior: 'ask', type: 'safety' });
+  });
 });

@@ -82,7 +82,7 @@ interface Listing {
 const MODIFIED_LATELY_MS = 1_000;
 
 /** Denied files remembered by identity (DeniedLinkWalk.was), at most. */
-const WAS_LIMIT = 10_000;
+const WAS_LIMIT = 1_000;
 
 /**
  * Entries the walk keeps listings of, at most: what a tree past it holds cannot be known (the caller
@@ -112,6 +112,19 @@ export class DeniedLinkWalk {
   /** The denied file `id` (`dev:ino`) was met as, by any walk so far. */
   formerly(id: string): Found | undefined {
     return this.was.get(id);
+  }
+
+  /** Whether a denied file met so far no longer lies where it was met (it may have another name now). */
+  displaced(): boolean {
+    for (const [id, f] of this.was) {
+      try {
+        const st = fs.statSync(f.other);
+        if (`${st.dev}:${st.ino}` !== id) return true;
+      } catch {
+        return true;
+      }
+    }
+    return false;
   }
 
   constructor(private readonly rules: readonly DenyRuleEntry[]) {}
@@ -272,7 +285,7 @@ export function hardLinkChecker(rules: readonly DenyRuleEntry[], walk: DeniedLin
     return hit && hit.other !== abs ? hit : undefined;
   };
   return Object.assign(check, {
-    anyLinked: () => rules.length > 0 && (found()?.size ?? 1) > 0,
+    anyLinked: () => rules.length > 0 && ((found()?.size ?? 1) > 0 || walk.displaced()),
     meet: () => {
       if (rules.length > 0) found();
     },

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp } from './helpers.js';
+import { cleanupTmp, execute, makeApp, textOf, use } from './helpers.js';
 import { ruleEnv } from './helpers-bash.js';
 
 beforeAll(async () => {
@@ -81,5 +81,27 @@ describe('a denied file replaced under its denied name after gaining another', (
     execFileSync('tar', ['-xf', 'a.tar'], { cwd: env.ws });
     expect(execFileSync('grep', ['-rn', 'SECRET', 'd'], { cwd: env.ws, encoding: 'utf8' })).toContain('hunter2');
     expect(await env.check('grep -rn SECRET d')).toMatchObject({ behavior: 'ask', type: 'safety' });
+  });
+
+  it('through the service: each call a separate POST, as a model makes them', async () => {
+    const t = await makeApp({ permissions: { deny: ['Read(./.env)'], allow: ['Bash(tar:*)'], headless: 'deny' } });
+    try {
+      fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
+      fs.writeFileSync(path.join(t.workspace, 'a.tar'), linkThenReplace());
+      const run = async (command: string) => (await execute(t.app, { session_id: 'm', tool_uses: [use('Bash', { command })] })).body;
+      const x = await run('tar -xf a.tar');
+      expect(x.executions[0]!.status).toBe('succeeded');
+      expect(fs.readFileSync(path.join(t.workspace, 'N'), 'utf8')).toBe('SECRET=hunter2\n');
+      const cat = await run('cat N');
+      expect(cat.executions[0]!.decision).toMatchObject({ behavior: 'deny' });
+      expect(textOf(cat.tool_results[0]!.content)).not.toContain('hunter2');
+      const read = await execute(t.app, { session_id: 'm', tool_uses: [use('Read', { file_path: path.join(t.workspace, 'N') })] });
+      expect(read.body.executions[0]!.decision).toMatchObject({ behavior: 'deny' });
+      expect(textOf(read.body.tool_results[0]!.content)).not.toContain('hunter2');
+      const grep = await execute(t.app, { session_id: 'm', tool_uses: [use('Grep', { pattern: 'SECRET', output_mode: 'content' })] });
+      expect(textOf(grep.body.tool_results[0]!.content)).not.toContain('hunter2');
+    } finally {
+      await t.close();
+    }
   });
 });

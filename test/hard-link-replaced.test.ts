@@ -104,4 +104,22 @@ describe('a denied file replaced under its denied name after gaining another', (
       await t.close();
     }
   });
+
+  it('through the service, when a rule added after the extraction makes the session a new rule index', async () => {
+    const t = await makeApp({ permissions: { deny: ['Read(./.env)'], allow: ['Bash(tar:*)'], headless: 'deny' } });
+    try {
+      fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
+      fs.writeFileSync(path.join(t.workspace, 'a.tar'), linkThenReplace());
+      const run = async (command: string) => (await execute(t.app, { session_id: 'r', tool_uses: [use('Bash', { command })] })).body;
+      expect((await run('tar -xf a.tar')).executions[0]!.status).toBe('succeeded');
+      // An approval's "always" (here added directly): every index is made anew, and its walk never met N as .env.
+      const rule = await t.app.inject({ method: 'POST', url: '/permissions/rules', payload: { behavior: 'allow', rule: 'Bash(make:*)', scope: 'always' } });
+      expect(rule.statusCode).toBeLessThan(300);
+      const cat = await run('cat N');
+      expect(cat.executions[0]!.decision).toMatchObject({ behavior: 'deny' });
+      expect(textOf(cat.tool_results[0]!.content)).not.toContain('hunter2');
+    } finally {
+      await t.close();
+    }
+  });
 });

@@ -81,8 +81,20 @@ interface Listing {
 /** How close to a directory's last change (ctime) a listing is not trusted to have seen every change (coarse file-system clocks). */
 const MODIFIED_LATELY_MS = 1_000;
 
-/** Denied files remembered by identity (DeniedLinkWalk.was), at most. */
-const WAS_LIMIT = 1_000;
+/**
+ * Every denied file a walk has met, by `dev:ino`, kept after it loses the name: a file given a second
+ * name and then replaced under its denied one (a tar member `x` linked to `.env`, then a member `.env`,
+ * in one extraction) has a single name again, no rule covers it, and the link count no longer shows it.
+ * A file met here is still that file: an inode reused after a delete has another birth time (where the
+ * file system keeps one; elsewhere it reads as the file met). Shared by the walks of
+ * every rule index: an index is made anew when a rule is added (an approval's "always"), and a walk of
+ * the new one never met a file that had already lost its denied name. Judged by the rules of the walk
+ * that asks (a name no rule of it covers any more is no denied file).
+ */
+const MET = new Map<string, Found & { born: number }>();
+
+/** Denied files remembered by identity (MET), at most; the walk meets the working directory's top first. */
+const MET_LIMIT = 10_000;
 
 /**
  * Entries the walk keeps listings of, at most: what a tree past it holds cannot be known (the caller
@@ -101,22 +113,19 @@ export const WALK_KEPT_LIMIT = 10 * WALK_LIMIT;
  */
 export class DeniedLinkWalk {
   private readonly listings = new Map<string, Listing>();
-  /**
-   * Every denied file a walk has met, by `dev:ino`, kept after it loses the name: a file given a
-   * second name and then replaced under its denied one (a tar member `x` linked to `.env`, then a
-   * member `.env`, in one extraction) has a single name again, no rule covers it, and the link count
-   * no longer shows it. A file met here is still that file (an inode reused after a delete aside).
-   */
-  private readonly was = new Map<string, Found>();
-
-  /** The denied file `id` (`dev:ino`) was met as, by any walk so far. */
-  formerly(id: string): Found | undefined {
-    return this.was.get(id);
+  /** The denied file the file `st` describes was met as, by any walk so far, if one of these rules still covers that name. */
+  formerly(st: fs.Stats): Found | undefined {
+    const f = MET.get(`${st.dev}:${st.ino}`);
+    // An inode reused after a delete is born anew (where the file system records birth: 0 where not).
+    if (f === undefined || f.born !== st.birthtimeMs) return undefined;
+    const rule = this.covering(f.other);
+    return rule ? { rule, other: f.other } : undefined;
   }
 
   /** Whether a denied file met so far no longer lies where it was met (it may have another name now). */
   displaced(): boolean {
-    for (const [id, f] of this.was) {
+    for (const [id, f] of MET) {
+      if (!this.covering(f.other)) continue;
       try {
         const st = fs.statSync(f.other);
         if (`${st.dev}:${st.ino}` !== id) return true;
@@ -142,7 +151,7 @@ export class DeniedLinkWalk {
       }
       if (!st.isFile()) return;
       const id = `${st.dev}:${st.ino}`;
-      if (this.was.size < WAS_LIMIT || this.was.has(id)) this.was.set(id, { rule, other: p });
+      if (MET.size < MET_LIMIT || MET.has(id)) MET.set(id, { rule, other: p, born: st.birthtimeMs });
       if (st.nlink > 1) out.set(id, { rule, other: p });
     };
     // Each prefix once, and none below another one walked (`.env` and `./secrets/**` both start in the working directory).
@@ -276,7 +285,7 @@ export function hardLinkChecker(rules: readonly DenyRuleEntry[], walk: DeniedLin
     }
     if (!st.isFile()) return undefined;
     // A denied file met before that has since lost its denied name, whatever its link count now.
-    const was = walk.formerly(`${st.dev}:${st.ino}`);
+    const was = walk.formerly(st);
     if (was && was.other !== abs && !sameFile(was.other, st)) return was;
     if (st.nlink < 2) return undefined;
     const known = found();

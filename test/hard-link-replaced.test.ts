@@ -122,4 +122,15 @@ describe('a denied file replaced under its denied name after gaining another', (
       await t.close();
     }
   });
+
+  it('is met before a container client copies a tar stream in (docker cp), the link and replacement made here by hand', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], allow: ['Bash(docker:*)'], mode: 'default' });
+    fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');
+    expect(await env.check('docker cp c:/out/. .')).toMatchObject({ behavior: 'allow' });
+    // What docker's untar does with a member N linked to .env, then a member .env.
+    fs.linkSync(path.join(env.ws, '.env'), path.join(env.ws, 'N'));
+    fs.unlinkSync(path.join(env.ws, '.env'));
+    fs.writeFileSync(path.join(env.ws, '.env'), 'PLAIN=1\n');
+    expect(await env.check('cat N')).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
+  });
 });

@@ -64,9 +64,13 @@ const compiled = new WeakMap<PermissionRule, CompiledBashRule>();
 /**
  * Programs that may make hard links to files they are not given by name: archive extractors, whose
  * members link to any path (`tar -xf a.tar` with a member `x` linked to `.env`, then a member `.env`
- * leaves the denied file under `x` alone), and rsync's --link-dest, -H.
+ * leaves the denied file under `x` alone), rsync's --link-dest and -H, and container clients' cp.
  */
-const UNSEEN_LINKERS = new Set(['tar', 'gtar', 'bsdtar', 'cpio', 'pax', 'rsync', 'ar', 'star', 'unsquashfs', '7z', '7za', '7zz']);
+const UNSEEN_LINKERS = new Set([
+  ...['tar', 'gtar', 'bsdtar', 'cpio', 'bsdcpio', 'pax', 'rsync', 'ar', 'star', 'unsquashfs', '7z', '7za', '7zz'],
+  // `docker cp c:/x/. .` unpacks the container's tar stream, hard links included, into the directory.
+  ...['docker', 'podman', 'nerdctl', 'kubectl'],
+]);
 
 function matcherOf(rule: PermissionRule): CompiledBashRule {
   let m = compiled.get(rule);

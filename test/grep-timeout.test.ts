@@ -37,7 +37,7 @@ function context(root: string, signal: AbortSignal): ToolContext {
     createOutput: () => out,
     childEnv: process.env,
     config: defaultConfig(),
-    permissions: { mode: 'default', contentRules: () => [], pathRule: () => undefined, pathRuleBelow: () => undefined, isReadDenied: () => false, hardLinkChecker: () => Object.assign(() => undefined, { anyLinked: () => false }) },
+    permissions: { mode: 'default', contentRules: () => [], pathRule: () => undefined, pathRuleBelow: () => undefined, isReadDenied: () => false, hardLinkChecker: () => Object.assign(() => undefined, { anyLinked: () => false, meet: () => undefined }) },
     session: { id: 's', mode: 'default', cwd: root, todos: [], touch: () => {} } as unknown as ToolContext['session'],
   };
   return ctx as ToolContext;

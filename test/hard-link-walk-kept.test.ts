@@ -12,6 +12,7 @@
  * directory, in a listed directory, or in the same clock tick as the listing
  * is still found.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -30,8 +31,14 @@ afterAll(cleanupTmp);
 
 const HOUR_AGO = new Date(Date.now() - 3_600_000);
 
-/** `.env`, `y`/`y2` two names of an ordinary file, and `pkg/d0`…`pkg/d39` with a file each; every directory last changed an hour ago. */
-function plant(ws: string): string[] {
+/**
+ * Past the second within which a directory's listing is not trusted: setting mtime back an hour moves
+ * ctime to now, and the walk goes by ctime too (`touch -r` sets mtime back, never ctime).
+ */
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 1_100));
+
+/** `.env`, `y`/`y2` two names of an ordinary file, and `pkg/d0`…`pkg/d39` with a file each; every directory last modified an hour ago and changed over a second ago. */
+async function plant(ws: string): Promise<string[]> {
   fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
   fs.writeFileSync(path.join(ws, 'y'), 'plain\n');
   fs.linkSync(path.join(ws, 'y'), path.join(ws, 'y2'));
@@ -43,6 +50,7 @@ function plant(ws: string): string[] {
     dirs.push(d);
   }
   for (const d of dirs) fs.utimesSync(d, HOUR_AGO, HOUR_AGO);
+  await settle();
   return dirs;
 }
 
@@ -60,7 +68,7 @@ function countListings(): { readonly n: number; of(dir: string): number } {
 describe('the walk for denied files with several names, kept between checks', () => {
   it('lists a directory again only when it changed', async () => {
     const env = ruleEnv({ deny: ['Read(./.env)'], mode: 'bypassPermissions' });
-    const dirs = plant(env.ws);
+    const dirs = await plant(env.ws);
     const listings = countListings();
     expect(await env.check('cat y')).toMatchObject({ behavior: 'allow' });
     const first = listings.n;
@@ -76,7 +84,7 @@ describe('the walk for denied files with several names, kept between checks', ()
 
   it('still finds a denied file that gains a name outside every directory it listed, or in one of them', async () => {
     const env = ruleEnv({ deny: ['Read(./.env)'], mode: 'bypassPermissions' });
-    plant(env.ws);
+    await plant(env.ws);
     expect(await env.check('cat y')).toMatchObject({ behavior: 'allow' });
     // No listed directory changes: .env's link count does.
     const outside = tmpDir('toolexec-walk-outside-');
@@ -92,9 +100,22 @@ describe('the walk for denied files with several names, kept between checks', ()
     expect(await env.check('cat y2')).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
   });
 
+  it('lists again a directory whose mtime was set back after a name was added (touch -r)', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], allow: ['Bash(touch:*)', 'Bash(ln:*)'], mode: 'acceptEdits' });
+    await plant(env.ws);
+    expect(await env.check('cat y')).toMatchObject({ behavior: 'allow' });
+    const d5 = path.join(env.ws, 'pkg', 'd5');
+    const before = fs.statSync(d5).mtimeMs;
+    // A denied name given to a file that had several already, then the directory's mtime put back, by the real touch.
+    const ref = path.join(tmpDir('toolexec-walk-ref-'), 'ref');
+    execFileSync('sh', ['-c', `touch -r pkg/d5 ${ref} && ln y pkg/d5/.env && touch -r ${ref} pkg/d5`], { cwd: env.ws });
+    expect(fs.statSync(d5).mtimeMs).toBe(before);
+    expect(await env.check('cat y2')).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
+  });
+
   it('lists again a directory listed in the clock tick of its last change', async () => {
     const env = ruleEnv({ deny: ['Read(./.env)'], mode: 'bypassPermissions' });
-    plant(env.ws);
+    await plant(env.ws);
     const fresh = path.join(env.ws, 'fresh');
     fs.mkdirSync(fresh);
     const now = new Date();
@@ -109,13 +130,14 @@ describe('the walk for denied files with several names, kept between checks', ()
 
   it('goes on from where a check past WALK_LIMIT stopped, and asks no more once it is through', async () => {
     const env = ruleEnv({ deny: ['Read(./.env)'], mode: 'bypassPermissions' });
-    plant(env.ws);
+    await plant(env.ws);
     const many = path.join(env.ws, 'many');
     fs.mkdirSync(many);
     for (let i = 0; i < WALK_LIMIT; i++) fs.writeFileSync(path.join(many, String(i)), '');
     fs.mkdirSync(path.join(many, 'sub'));
     fs.linkSync(path.join(env.ws, '.env'), path.join(many, 'sub', 'x'));
     for (const d of [env.ws, many, path.join(many, 'sub')]) fs.utimesSync(d, HOUR_AGO, HOUR_AGO);
+    await settle();
     expect(await env.check('cat y')).toMatchObject({ behavior: 'ask', type: 'safety' });
     const listings = countListings();
     expect(await env.check('cat y')).toMatchObject({ behavior: 'allow' });

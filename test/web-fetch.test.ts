@@ -296,7 +296,7 @@ describe('WebFetch(domain:…) rules', () => {
     pathRule: () => undefined,
     pathRuleBelow: () => undefined,
     isReadDenied: () => false,
-    hardLinkChecker: () => Object.assign(() => undefined, { anyLinked: () => false }),
+    hardLinkChecker: () => Object.assign(() => undefined, { anyLinked: () => false, meet: () => undefined }),
   };
   const ctx = { permissions } as unknown as ToolContext;
   const decide = async (url: string) => webFetchTool.checkPermissions({ url, prompt: 'p' }, ctx);

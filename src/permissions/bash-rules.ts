@@ -61,6 +61,17 @@ export type BashPermissionContext = Pick<ToolContext, 'permissions' | 'workspace
 
 const compiled = new WeakMap<PermissionRule, CompiledBashRule>();
 
+/**
+ * Programs that may make hard links to files they are not given by name: archive extractors, whose
+ * members link to any path (`tar -xf a.tar` with a member `x` linked to `.env`, then a member `.env`
+ * leaves the denied file under `x` alone), rsync's --link-dest and -H, and container clients' cp.
+ */
+const UNSEEN_LINKERS = new Set([
+  ...['tar', 'gtar', 'bsdtar', 'cpio', 'bsdcpio', 'pax', 'rsync', 'ar', 'star', 'unsquashfs', '7z', '7za', '7zz'],
+  // `docker cp c:/x/. .` unpacks the container's tar stream, hard links included, into the directory.
+  ...['docker', 'podman', 'nerdctl', 'kubectl'],
+]);
+
 function matcherOf(rule: PermissionRule): CompiledBashRule {
   let m = compiled.get(rule);
   if (!m) {
@@ -294,6 +305,12 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   let linkUnknown: PermissionResult | undefined;
   const readLinks = q.hardLinkChecker('read');
   const editLinks = q.hardLinkChecker('edit');
+  // A command that may give a denied file another name unseen (an archive's hard link member, then one
+  // replacing the denied name): its denied files are met by identity now, before it runs.
+  if (j.commands.some((c) => UNSEEN_LINKERS.has(commandName(innermostOf(c).argv) ?? ''))) {
+    readLinks.meet();
+    editLinks.meet();
+  }
   for (const u of uses) {
     for (const abs of u.abs) {
       const all = spellings(abs);

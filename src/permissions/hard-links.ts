@@ -51,15 +51,16 @@ export type HardLinkVerdict =
   /** The walk was cut short: the file may be a denied one. */
   | { unknown: true };
 
-/** Whether `abs` is a regular file with other names, and its identity. */
-function linkedFile(abs: string): fs.Stats | undefined {
+/** Whether `p` is (still) the file `st` describes. */
+function sameFile(p: string, st: fs.Stats): boolean {
   try {
-    const st = fs.statSync(abs);
-    return st.isFile() && st.nlink > 1 ? st : undefined;
+    const o = fs.statSync(p);
+    return o.dev === st.dev && o.ino === st.ino;
   } catch {
-    return undefined;
+    return false;
   }
 }
+
 
 type Found = { rule: PermissionRule; other: string };
 
@@ -68,6 +69,8 @@ interface Listing {
   dev: bigint;
   ino: bigint;
   mtimeNs: bigint;
+  /** The inode's change time: `touch -d`/`touch -r` set mtime back after an entry is added, never ctime. */
+  ctimeNs: bigint;
   /** Listed within MODIFIED_LATELY_MS of its last change: a change in the same clock tick would not move mtime, so it is listed again. */
   settled: boolean;
   entries: number;
@@ -75,8 +78,23 @@ interface Listing {
   covered: Array<{ path: string; rule: PermissionRule }>;
 }
 
-/** How close to a directory's mtime a listing is not trusted to have seen every change (coarse file-system clocks). */
+/** How close to a directory's last change (ctime) a listing is not trusted to have seen every change (coarse file-system clocks). */
 const MODIFIED_LATELY_MS = 1_000;
+
+/**
+ * Every denied file a walk has met, by `dev:ino`, kept after it loses the name: a file given a second
+ * name and then replaced under its denied one (a tar member `x` linked to `.env`, then a member `.env`,
+ * in one extraction) has a single name again, no rule covers it, and the link count no longer shows it.
+ * A file met here is still that file: an inode reused after a delete has another birth time (where the
+ * file system keeps one; elsewhere it reads as the file met). Shared by the walks of
+ * every rule index: an index is made anew when a rule is added (an approval's "always"), and a walk of
+ * the new one never met a file that had already lost its denied name. Judged by the rules of the walk
+ * that asks (a name no rule of it covers any more is no denied file).
+ */
+const MET = new Map<string, Found & { born: number }>();
+
+/** Denied files remembered by identity (MET), at most; the walk meets the working directory's top first. */
+const MET_LIMIT = 10_000;
 
 /**
  * Entries the walk keeps listings of, at most: what a tree past it holds cannot be known (the caller
@@ -86,7 +104,7 @@ export const WALK_KEPT_LIMIT = 10 * WALK_LIMIT;
 
 /**
  * The walk for the denied files with several links, kept between checks (one per rule index and kind,
- * permissions/rule-index.ts): a directory is listed again only when it changed (its identity or mtime)
+ * permissions/rule-index.ts): a directory is listed again only when it changed (its identity, mtime or ctime)
  * or was listed too soon after a change; every other is one lstat. A denied file gains a name elsewhere
  * without its directory changing (`ln .env /tmp/x`), so each covered file is stat'ed on every check
  * (there are few). Since `./.env` matches at any depth (as in Claude Code), the walk covers the whole
@@ -95,6 +113,28 @@ export const WALK_KEPT_LIMIT = 10 * WALK_LIMIT;
  */
 export class DeniedLinkWalk {
   private readonly listings = new Map<string, Listing>();
+  /** The denied file the file `st` describes was met as, by any walk so far, if one of these rules still covers that name. */
+  formerly(st: fs.Stats): Found | undefined {
+    const f = MET.get(`${st.dev}:${st.ino}`);
+    // An inode reused after a delete is born anew (where the file system records birth: 0 where not).
+    if (f === undefined || f.born !== st.birthtimeMs) return undefined;
+    const rule = this.covering(f.other);
+    return rule ? { rule, other: f.other } : undefined;
+  }
+
+  /** Whether a denied file met so far no longer lies where it was met (it may have another name now). */
+  displaced(): boolean {
+    for (const [id, f] of MET) {
+      if (!this.covering(f.other)) continue;
+      try {
+        const st = fs.statSync(f.other);
+        if (`${st.dev}:${st.ino}` !== id) return true;
+      } catch {
+        return true;
+      }
+    }
+    return false;
+  }
 
   constructor(private readonly rules: readonly DenyRuleEntry[]) {}
 
@@ -103,8 +143,16 @@ export class DeniedLinkWalk {
     const rules = this.rules;
     const out = new Map<string, Found>();
     const note = (p: string, rule: PermissionRule): void => {
-      const st = linkedFile(p);
-      if (st) out.set(`${st.dev}:${st.ino}`, { rule, other: p });
+      let st: fs.Stats;
+      try {
+        st = fs.statSync(p);
+      } catch {
+        return;
+      }
+      if (!st.isFile()) return;
+      const id = `${st.dev}:${st.ino}`;
+      if (MET.size < MET_LIMIT || MET.has(id)) MET.set(id, { rule, other: p, born: st.birthtimeMs });
+      if (st.nlink > 1) out.set(id, { rule, other: p });
     };
     // Each prefix once, and none below another one walked (`.env` and `./secrets/**` both start in the working directory).
     const prefixes = [...new Set(rules.map((r) => r.prefix))].sort((a, b) => a.length - b.length);
@@ -168,7 +216,7 @@ export class DeniedLinkWalk {
       return undefined;
     }
     const kept = this.listings.get(dir);
-    if (kept && kept.settled && kept.dev === st.dev && kept.ino === st.ino && kept.mtimeNs === st.mtimeNs) return kept;
+    if (kept && kept.settled && kept.dev === st.dev && kept.ino === st.ino && kept.mtimeNs === st.mtimeNs && kept.ctimeNs === st.ctimeNs) return kept;
     let entries: fs.Dirent[];
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -181,7 +229,8 @@ export class DeniedLinkWalk {
       dev: st.dev,
       ino: st.ino,
       mtimeNs: st.mtimeNs,
-      settled: Date.now() - Number(st.mtimeNs / 1_000_000n) > MODIFIED_LATELY_MS,
+      ctimeNs: st.ctimeNs,
+      settled: Date.now() - Number((st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs) / 1_000_000n) > MODIFIED_LATELY_MS,
       entries: entries.length,
       subdirs: [],
       covered: [],
@@ -217,19 +266,37 @@ export class DeniedLinkWalk {
  * `anyLinked()`, which says whether any denied file has several names, or
  * whether that could not be settled: when none has, no other file needs a stat).
  */
-export type HardLinkCheck = ((abs: string) => HardLinkVerdict | undefined) & { anyLinked(): boolean };
+export type HardLinkCheck = ((abs: string) => HardLinkVerdict | undefined) & {
+  anyLinked(): boolean;
+  /** Walks now, so that the denied files are known by identity before a command that may rename or link them runs. */
+  meet(): void;
+};
 
 export function hardLinkChecker(rules: readonly DenyRuleEntry[], walk: DeniedLinkWalk = new DeniedLinkWalk(rules)): HardLinkCheck {
   let ids: Map<string, Found> | undefined | null = null;
   const found = (): Map<string, Found> | undefined => (ids === null ? (ids = walk.find()) : ids);
   const check = (abs: string): HardLinkVerdict | undefined => {
     if (rules.length === 0) return undefined;
-    const st = linkedFile(abs);
-    if (!st) return undefined;
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(abs);
+    } catch {
+      return undefined;
+    }
+    if (!st.isFile()) return undefined;
+    // A denied file met before that has since lost its denied name, whatever its link count now.
+    const was = walk.formerly(st);
+    if (was && was.other !== abs && !sameFile(was.other, st)) return was;
+    if (st.nlink < 2) return undefined;
     const known = found();
     if (known === undefined) return { unknown: true };
     const hit = known.get(`${st.dev}:${st.ino}`);
     return hit && hit.other !== abs ? hit : undefined;
   };
-  return Object.assign(check, { anyLinked: () => rules.length > 0 && (found()?.size ?? 1) > 0 });
+  return Object.assign(check, {
+    anyLinked: () => rules.length > 0 && ((found()?.size ?? 1) > 0 || walk.displaced()),
+    meet: () => {
+      if (rules.length > 0) found();
+    },
+  });
 }

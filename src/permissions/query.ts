@@ -9,7 +9,7 @@ import { hardLinkChecker, type HardLinkCheck } from './hard-links.js';
 import type { PathKind, RuleIndex } from './rule-index.js';
 import type { Behavior, PermissionQuery, PermissionRule } from './types.js';
 
-const NO_LINKS: HardLinkCheck = Object.assign((): undefined => undefined, { anyLinked: () => false });
+const NO_LINKS: HardLinkCheck = Object.assign((): undefined => undefined, { anyLinked: () => false, meet: () => undefined });
 
 export class SessionPermissionQuery implements PermissionQuery {
   private readonly readDenyRules: boolean;

@@ -65,7 +65,7 @@ export function gitPrintsContent(argv: readonly Word[]): string | undefined {
 }
 
 /** The verb of a git argv (global options skipped) and the words after it; undefined when there is no literal one. */
-function gitVerb(argv: readonly Word[]): { verb: string; rest: readonly Word[] } | undefined {
+export function gitVerb(argv: readonly Word[]): { verb: string; rest: readonly Word[] } | undefined {
   if (commandName(argv) !== 'git') return undefined;
   const words = withoutGitGlobals(argv)?.[0] ?? argv;
   const at = words.findIndex((w, k) => k > 0 && !(w.literal && w.value.startsWith('-')));
@@ -286,7 +286,7 @@ export function gitWhere(g: GitGlobals, base: string, home?: string): GitWhere {
  * it: an expansion, a glob (`-C su*` is `-C sub`), `~user`, a tilde without
  * `home` (or a missing value).
  */
-export function dirValue(w: Word | undefined, home?: string): string | undefined {
+function dirValue(w: Word | undefined, home?: string): string | undefined {
   if (!w?.literal || w.glob) return undefined;
   if (!w.tilde) return w.value;
   if (home === undefined) return undefined;

@@ -20,12 +20,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { commandName } from '../bash/paths.js';
 import { parseGitGlobals } from '../bash/git-globals.js';
-import { withoutGitGlobals } from '../bash/rule-match.js';
 import type { Word } from '../bash/types.js';
 import { realpathLoose } from '../workspace.js';
-import { chdirTo, gitWhere } from './bash-git.js';
+import { chdirTo, gitVerb, gitWhere } from './bash-git.js';
 
 /**
  * The repository's git directory seen from `dir` (a `.git` directory, or the one a `.git` file names), if any:
@@ -38,14 +36,19 @@ function gitDirFrom(dir: string): string | undefined {
       const st = fs.statSync(dotGit);
       if (st.isDirectory()) return dotGit;
       if (st.isFile()) {
-        const m = /^gitdir:\s*(.+?)\s*$/m.exec(fs.readFileSync(dotGit, 'utf8').slice(0, 4096));
-        return m ? path.resolve(d, m[1]!) : undefined;
+        const named = gitdirLine(dotGit);
+        return named === undefined ? undefined : path.resolve(d, named);
       }
     } catch {
       /* not here: the parent */
     }
     if (path.dirname(d) === d) return undefined;
   }
+}
+
+/** The directory a `.git` file names in its `gitdir:` line, as written. */
+function gitdirLine(file: string): string | undefined {
+  return /^gitdir:\s*(.+?)\s*$/m.exec(fs.readFileSync(file, 'utf8').slice(0, 4096))?.[1];
 }
 
 /**
@@ -57,10 +60,10 @@ function gitDirFrom(dir: string): string | undefined {
 function throughGitFile(gitDir: string): string[] {
   try {
     if (!fs.statSync(gitDir).isFile()) return [gitDir];
-    const m = /^gitdir:\s*(.+?)\s*$/m.exec(fs.readFileSync(gitDir, 'utf8').slice(0, 4096));
-    if (!m) return [gitDir];
+    const named = gitdirLine(gitDir);
+    if (named === undefined) return [gitDir];
     // From the directory the path names (git joins the two as text); from the file's own when it is reached through a link.
-    return [...new Set([chdirTo(path.dirname(gitDir), m[1]!), chdirTo(path.dirname(realpathLoose(gitDir)), m[1]!)])];
+    return [...new Set([chdirTo(path.dirname(gitDir), named), chdirTo(path.dirname(realpathLoose(gitDir)), named)])];
   } catch {
     return [gitDir];
   }
@@ -87,16 +90,13 @@ function isLong(a: string, names: readonly string[]): boolean {
  * `cwd`; empty for other commands. `-C dir` and `--git-dir=dir` are followed.
  */
 export function gitConfigReads(argv: readonly Word[], cwd: string, home: string): string[] {
-  if (commandName(argv) !== 'git') return [];
+  const v = gitVerb(argv);
+  if (!v || !['config', 'var', 'remote', 'ls-remote'].includes(v.verb)) return [];
+  const verb = v.verb;
+  const args = v.rest.map((w) => w.value);
   const where = gitWhere(parseGitGlobals(argv), cwd, home);
-  const words = withoutGitGlobals(argv)?.[0] ?? argv;
-  const rest = words.slice(1);
-  const at = rest.findIndex((w) => !(w.literal && w.value.startsWith('-')));
-  const verb = at === -1 ? undefined : rest[at];
-  if (!verb?.literal || !['config', 'var', 'remote', 'ls-remote'].includes(verb.value)) return [];
-  const args = rest.slice(at + 1).map((w) => w.value);
   // `git remote -vv` is -v too; `git ls-remote --get-url` prints the URL as configured (a token in it), and ls-remote names it in errors.
-  if (verb.value === 'remote' && !(args.some((a) => /^-v+$/.test(a) || isLong(a, ['--verbose']) || a === 'get-url' || a === 'show'))) return [];
+  if (verb === 'remote' && !(args.some((a) => /^-v+$/.test(a) || isLong(a, ['--verbose']) || a === 'get-url' || a === 'show'))) return [];
   // With a -C or --git-dir that is an expansion (or an expansion among the options), any of the directories passed may be the one.
   const gitDirs = where.gitDir !== undefined ? throughGitFile(where.gitDir) : where.unknown ? where.dirs.map(gitDirFrom) : [gitDirFrom(where.run)];
   const local: string[] = [];
@@ -109,7 +109,7 @@ export function gitConfigReads(argv: readonly Word[], cwd: string, home: string)
   }
   const global = [path.join(home, '.gitconfig'), path.join(home, '.config', 'git', 'config')];
   const system = ['/etc/gitconfig'];
-  if (verb.value === 'config') {
+  if (verb === 'config') {
     const scopes = [
       { given: args.some((a) => isLong(a, ['--global'])), files: global },
       { given: args.some((a) => isLong(a, ['--system'])), files: system },
@@ -145,13 +145,10 @@ const INERT_KEYS: ReadonlySet<string> = new Set([
  * --blob, no section renamed or removed, no editor).
  */
 export function gitConfigWrite(argv: readonly Word[], cwd: string, home: string): string | undefined {
-  if (commandName(argv) !== 'git') return undefined;
+  const v = gitVerb(argv);
+  if (v?.verb !== 'config') return undefined;
+  const args = v.rest.map((w) => w.value);
   const { run: start, gitDir } = gitWhere(parseGitGlobals(argv), cwd, home);
-  const words = withoutGitGlobals(argv)?.[0] ?? argv;
-  const rest = words.slice(1);
-  const at = rest.findIndex((w) => !(w.literal && w.value.startsWith('-')));
-  if (at === -1 || !rest[at]!.literal || rest[at]!.value !== 'config') return undefined;
-  const args = rest.slice(at + 1).map((w) => w.value);
   let file: string | undefined;
   const positionals: string[] = [];
   let writes = false;
@@ -196,7 +193,7 @@ export function gitConfigWrite(argv: readonly Word[], cwd: string, home: string)
   const subcommand = sub !== undefined && ['set', 'unset'].includes(sub);
   const key = subcommand ? positionals[1] : positionals[0];
   // Every word fixed by the text (an expansion may split into options such as `--file`), but a last one quoted whole (`"$EMAIL"`).
-  const given = rest.slice(at + 1);
+  const given = v.rest;
   const quotedWhole = (raw: string): boolean => raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') && !raw.slice(1, -1).includes('"');
   const fixed = given.every((w, i) => (w.literal && !w.glob) || (i === given.length - 1 && quotedWhole(w.raw)));
   const sections = sub !== undefined && ['rename-section', 'remove-section', 'edit'].includes(sub);

@@ -45,9 +45,11 @@ export interface DenyRuleEntry {
   enters?: PathMatcher;
 }
 
+/** The file is also `other`, which `rule` denies. */
+type Found = { rule: PermissionRule; other: string };
+
 export type HardLinkVerdict =
-  /** The file is also `other`, which `rule` denies. */
-  | { rule: PermissionRule; other: string }
+  | Found
   /** The walk was cut short: the file may be a denied one. */
   | { unknown: true };
 
@@ -61,8 +63,6 @@ function sameFile(p: string, st: fs.Stats): boolean {
   }
 }
 
-
-type Found = { rule: PermissionRule; other: string };
 
 /** A directory as last listed: what identifies its state, the directories entered below it, the covered files in it. */
 interface Listing {
@@ -100,7 +100,7 @@ const MET_LIMIT = 10_000;
  * Entries the walk keeps listings of, at most: what a tree past it holds cannot be known (the caller
  * asks). WALK_LIMIT bounds what one check lists anew; a larger tree is listed over several checks.
  */
-export const WALK_KEPT_LIMIT = 10 * WALK_LIMIT;
+const WALK_KEPT_LIMIT = 10 * WALK_LIMIT;
 
 /**
  * The walk for the denied files with several links, kept between checks (one per rule index and kind,

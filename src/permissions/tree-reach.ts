@@ -16,11 +16,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { HardLinkCheck } from './hard-links.js';
+import { IGNORE_FILES } from './rg-hidden.js';
 
 export const TREE_LIMIT = 50_000;
-
-/** Ignore files a reader that skips hidden names reads in each directory (rg-hidden.ts). */
-const IGNORE_NAMES: ReadonlySet<string> = new Set(['.gitignore', '.ignore', '.rgignore']);
 
 export interface TreeDeps {
   /** Where a path really leads. */
@@ -89,7 +87,7 @@ export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base:
     if (budget < 0) return { unknown: true };
     if (hidden) {
       for (const e of entries) {
-        const special = IGNORE_NAMES.has(e.name) ? 'file' : e.name === '.git' ? 'git' : undefined;
+        const special = IGNORE_FILES.has(e.name) ? 'file' : e.name === '.git' ? 'git' : undefined;
         if (special && hidden.whitelists(path.join(cur.at, e.name), special === 'git')) {
           hidden.whitelist = path.join(cur.at, e.name);
           return undefined;
@@ -106,7 +104,6 @@ export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base:
       const real = path.join(cur.real, e.name);
       if (judged && (e.isSymbolicLink() ? deps.readDenied(p) || deps.readDenied(real) : deps.readDenied(p, deps.fold(real)))) return { path: p, why: 'a file a Read deny rule covers', named: true };
       if (e.isDirectory()) {
-        const real = path.join(cur.real, e.name);
         walked.add(real);
         queue.push({ at: p, real });
         continue;

@@ -13,6 +13,7 @@
  */
 import { ToolError } from '../pipeline/error-class.js';
 import type { ResultStore, ResultWriter } from './store.js';
+import { withoutHalfAtEnd, withoutHalfAtStart } from '../util/text.js';
 
 /** What one call may store, by default: 256 Mi characters. */
 export const DEFAULT_MAX_STORED_CHARS = 256 * 1024 * 1024;
@@ -157,7 +158,9 @@ export function formatSize(bytes: number): string {
  * line naming result://<id>, which Read accepts as file_path.
  */
 export function formatPersisted(r: { id: string; totalChars: number; totalBytes: number; preview: string }, part: 'first' | 'last' = 'first'): string {
-  const preview = r.preview.length < r.totalChars ? wholeCharacters(atLineBoundary(r.preview, part), part) : r.preview;
+  // Without half a character at the cut either (util/text.ts): a line of emoji has no newline to cut at.
+  const cut = r.preview.length < r.totalChars ? atLineBoundary(r.preview, part) : undefined;
+  const preview = cut === undefined ? r.preview : part === 'first' ? withoutHalfAtEnd(cut) : withoutHalfAtStart(cut);
   return (
     `<persisted-output>\n` +
     `Output too large (${r.totalChars.toLocaleString('en-US')} characters, ${formatSize(r.totalBytes)}). ` +
@@ -167,22 +170,6 @@ export function formatPersisted(r: { id: string; totalChars: number; totalBytes:
     (part === 'first' ? `${preview}\n...\n` : `...\n${preview.replace(/\n$/, '')}\n`) +
     `</persisted-output>`
   );
-}
-
-/**
- * A preview without half a character at its cut: the first characters of a
- * text without a newline to cut at (a line of emoji) were cut between the two
- * halves of a surrogate pair, and a lone surrogate in a tool_result makes
- * Anthropic's API refuse the whole request (400 "no low surrogate in
- * string", a failure Claude Code users know).
- */
-function wholeCharacters(preview: string, part: 'first' | 'last'): string {
-  if (part === 'first') {
-    const last = preview.charCodeAt(preview.length - 1);
-    return last >= 0xd800 && last <= 0xdbff ? preview.slice(0, -1) : preview;
-  }
-  const first = preview.charCodeAt(0);
-  return first >= 0xdc00 && first <= 0xdfff ? preview.slice(1) : preview;
 }
 
 /**

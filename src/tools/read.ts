@@ -156,17 +156,17 @@ function openRegular(abs: string, cwd: string): { fd: number; stat: fs.Stats } {
   }
 }
 
-/**
- * Where an open descriptor really is (Linux's /proc/self/fd), or elsewhere
- * the path resolved now. A file unlinked since it was opened has no path to
- * judge: refused.
- */
 /** A name of the opened file itself, for its identity (device and inode): the path may name another file by now. */
 function fdPath(fd: number): string | undefined {
   const p = `/proc/self/fd/${fd}`;
   return fs.existsSync(p) ? p : undefined;
 }
 
+/**
+ * Where an open descriptor really is (Linux's /proc/self/fd), or elsewhere
+ * the path resolved now. A file unlinked since it was opened has no path to
+ * judge: refused.
+ */
 function openedPath(fd: number, abs: string): string {
   let p: string;
   try {

@@ -15,6 +15,7 @@ import type { BackgroundTask } from '../tasks/background.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ToolContext } from '../tool/types.js';
 import { loadPrompt } from './prompt.js';
+import { withoutHalfAtStart } from '../util/text.js';
 
 export const TASK_OUTPUT_MAX_TIMEOUT_MS = 600_000;
 
@@ -82,8 +83,7 @@ function readOutput(task: BackgroundTask, ctx: ToolContext): { text: string; id:
     const r = sink.finish();
     if (r.kind === 'inline') return { text: r.text, id: undefined };
     // A cut that leaves half a surrogate pair first.
-    const first = tail.charCodeAt(0);
-    const out = { text: formatPersisted({ ...r, preview: first >= 0xdc00 && first <= 0xdfff ? tail.slice(1) : tail }, 'last'), id: r.id };
+    const out = { text: formatPersisted({ ...r, preview: withoutHalfAtStart(tail) }, 'last'), id: r.id };
     if (ended) stored.set(task, out);
     return out;
   } catch (e) {

@@ -59,7 +59,7 @@ export async function serveCommand(args: string[], io: CliIO): Promise<CommandRe
  * tools a model is given, and the policy in force. The first line's shape is
  * what scripts and tests wait for.
  */
-export function startupSummary(svc: Services, where: string, env: NodeJS.ProcessEnv): string[] {
+function startupSummary(svc: Services, where: string, env: NodeJS.ProcessEnv): string[] {
   const { config } = svc;
   const tokens = config.server.tokens.map((t) => `${t.name} (${t.scopes.join(', ')})`);
   if (envToken(env) !== undefined) tokens.push('TOOLEXEC_TOKEN (every scope)');

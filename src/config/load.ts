@@ -12,6 +12,7 @@ import { z } from 'zod';
 import type { RuleInput } from '../permissions/rule-index.js';
 import { runnableProblems } from './preflight.js';
 import { Config, configProblems, HOOK_EVENTS, HookHandler, HookMatcherGroup, McpServerConfig, UNRUN_HOOK_TYPES } from './schema.js';
+import { realpathLoose } from '../workspace.js';
 
 export class ConfigError extends Error {
   /** What was warned about before the error: an unknown field is often the cause (`"prot": 8787`). */
@@ -240,24 +241,18 @@ function projectMismatch(files: readonly string[], workspace: string): string[] 
   const out: string[] = [];
   const seen = new Set<string>();
   const ws = realpathLoose(workspace);
+  const home = realpathLoose(os.homedir());
   for (const file of files) {
     if (path.basename(path.dirname(file)) !== '.claude') continue;
     const root = settingsRoot(file);
-    if (realpathLoose(root) === ws || realpathLoose(root) === realpathLoose(os.homedir()) || seen.has(root)) continue;
+    const real = realpathLoose(root);
+    if (real === ws || real === home || seen.has(root)) continue;
     seen.add(root);
     out.push(
       `${file}: these are the settings of the project ${root}, but the workspace is ${workspace}: their hooks get CLAUDE_PROJECT_DIR=${workspace} and their ./ rules are judged from there; to work on that project as Claude Code would, add --workspace ${root}`,
     );
   }
   return out;
-}
-
-function realpathLoose(p: string): string {
-  try {
-    return fs.realpathSync(p);
-  } catch {
-    return path.resolve(p);
-  }
 }
 
 /** Hooks a Claude Code settings file may hold that toolexec accepts and does not run: said, not silently dropped. */
@@ -319,7 +314,8 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
   config.permissions.additionalDirectories = config.permissions.additionalDirectories.map((d) => resolveFrom(base, d)!);
 
   const disabledMcpjson = new Set<string>();
-  for (const [n, file] of settingsFiles(opts.claudeSettingsPath, cwd).entries()) {
+  const settings = settingsFiles(opts.claudeSettingsPath, cwd);
+  for (const [n, file] of settings.entries()) {
     const json = readJson(file);
     const s = ClaudeSettings.safeParse(json);
     if (!s.success) throw new ConfigError(`${file}: ${describeIssue(s.error, json)}`, file);
@@ -390,6 +386,6 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
   if (o.host) config.server.host = o.host;
   if (o.port !== undefined) config.server.port = o.port;
   if (o.dataDir) config.storage.path = path.join(path.resolve(cwd, o.dataDir), 'toolexec.db');
-  warnings.push(...projectMismatch(settingsFiles(opts.claudeSettingsPath, cwd), config.workspace.root), ...runnableProblems(config, env));
+  warnings.push(...projectMismatch(settings, config.workspace.root), ...runnableProblems(config, env));
   return { config, rules, warnings, files };
 }

@@ -181,7 +181,7 @@ export function toOpenAIAnswer(block: ToolResultBlock, format: 'openai' | 'opena
 }
 
 /** An OpenAI `tool` message for a result (text only: tool messages carry no images). */
-export function toOpenAIMessage(block: ToolResultBlock): OpenAIToolMessage {
+function toOpenAIMessage(block: ToolResultBlock): OpenAIToolMessage {
   const content =
     typeof block.content === 'string'
       ? block.content

@@ -18,7 +18,7 @@ import type { FinishedCall, PreParsed, ValidatingCall } from './types.js';
  * given whenever ToolSearch is there to load it (Claude Code accepts the same
  * occasional misfire: one extra round trip on a call that failed anyway).
  */
-export function schemaNotSentHint(toolName: string): string {
+function schemaNotSentHint(toolName: string): string {
   return (
     `\n\nThis tool is deferred: its schema is not in the tool list the model gets until it is loaded. ` +
     `Without the schema in your prompt, typed parameters (arrays, numbers, booleans) get emitted as strings and the parser rejects them. ` +

@@ -50,21 +50,7 @@ export function ruleEnv(opts: RuleEnvOptions = {}): RuleEnv {
   return { ws: workspace.root, ctx, index, check: (command) => checkBashPermission(command, ctx) };
 }
 
-/** Whether a process exists and is not a zombie. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
+export { isAlive } from './helpers.js';
 
 /** Polls until the condition holds or the attempts run out; returns the last value. */
 export async function eventually(cond: () => boolean, attempts = 200, everyMs = 50): Promise<boolean> {

@@ -57,14 +57,7 @@ export async function waitConnected(app: FastifyInstance, names: string[], timeo
   );
 }
 
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { isAlive } from './helpers.js';
 
 /** Records the registry's events (execution started/progress/finished) in order. */
 export function recordEvents(app: FastifyInstance): { events: ExecutionEvent[]; stop(): void } {

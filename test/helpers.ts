@@ -14,6 +14,26 @@ import type { AnyTool } from '../src/tool/types.js';
 
 const dirs: string[] = [];
 
+/**
+ * Whether a process exists and is not a zombie. A process killed after its
+ * parent died is reparented to pid 1, and where pid 1 does not reap (a CI
+ * container's), it stays a zombie that kill(pid, 0) still finds.
+ */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
 export function tmpDir(prefix = 'toolexec-test-'): string {
   const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
   dirs.push(d);

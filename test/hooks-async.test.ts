@@ -11,6 +11,7 @@ import { Writable } from 'node:stream';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { cleanupTmp, execute, makeApp, probeTool, tmpDir, use, type TestApp } from './helpers.js';
 import { script } from './helpers-hooks.js';
+import { isAlive as alive } from './helpers.js';
 import { loadConfig } from '../src/config/load.js';
 
 let t: TestApp | undefined;
@@ -34,15 +35,6 @@ async function waitForFile(file: string, ms = 10_000): Promise<string> {
 /** Shell that waits (up to 20 s) for the file `go` in `dir`. */
 function waitGo(dir: string): string {
   return `i=0; while [ ! -f ${dir}/go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done`;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function gone(pid: number, ms = 5000): Promise<boolean> {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { buildTool } from '../src/tool/build-tool.js';
-import { cleanupTmp, execute, makeApp, probeTool, textOf, tmpDir, use, type TestApp } from './helpers.js';
+import { cleanupTmp, execute, isAlive, makeApp, probeTool, textOf, tmpDir, use, type TestApp } from './helpers.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -125,14 +125,10 @@ describe('PreToolUse and PostToolUse ordering', () => {
     const row = t.app.toolexec.executions.get(r.body.executions[0]!.id)!;
     expect(JSON.parse(row.hook_messages!)[0].text).toContain('timed out');
     const pid = Number(fs.readFileSync(pidFile, 'utf8'));
-    let alive = true;
+    let alive = isAlive(pid);
     for (let i = 0; i < 100 && alive; i++) {
-      try {
-        process.kill(pid, 0);
-        await new Promise((res) => setTimeout(res, 50));
-      } catch {
-        alive = false;
-      }
+      await new Promise((res) => setTimeout(res, 50));
+      alive = isAlive(pid);
     }
     expect(alive).toBe(false);
   });

@@ -147,7 +147,7 @@ describe('websocket frames, fuzzed', () => {
     expect(await answerTo(agent, { type: 'subscribe', session_id: '*' })).toMatchObject({ type: 'error', code: 'TOOLEXEC_ERR_AUTH_SCOPE' });
     expect(await answerTo(watcher, { type: 'permission.respond', request_id: 'preq_x', decision: 'allow' })).toMatchObject({ code: 'TOOLEXEC_ERR_AUTH_SCOPE' });
     expect(await answerTo(approver, { type: 'permission.respond', request_id: 'preq_x', decision: 'allow' })).toMatchObject({ code: 'TOOLEXEC_ERR_PERMISSION_REQUEST_NOT_FOUND' });
-    expect(await answerTo(agent, { type: 'cancel', execution_id: 'exec_nope' })).toMatchObject({ code: 'TOOLEXEC_ERR_EXECUTION_NOT_RUNNING' });
+    expect(await answerTo(agent, { type: 'cancel', execution_id: 'exec_nope' })).toMatchObject({ code: 'TOOLEXEC_ERR_EXECUTION_NOT_RUNNING', execution_id: 'exec_nope' });
     expect(await answerTo(approver, Buffer.from('{"type":"ping"}'))).toMatchObject({ code: 'TOOLEXEC_ERR_WS_FRAME_INVALID' });
     expect(await answerTo(watcher, { type: 'ping' })).toEqual({ type: 'pong' });
     for (const c of conns) expect(c.closed).toBeUndefined();

@@ -46,7 +46,11 @@ describe('rate limit on websocket frames', () => {
     const port = (t.app.server.address() as { port: number }).port;
     const sockets: WebSocket[] = [];
     // Sends the frames and collects the answer to each (every frame gets exactly one).
-    const answers = async (token: string, frames: number): Promise<Array<{ type: string; code?: string; retry_after_s?: number }>> => {
+    const answers = async (
+      token: string,
+      frames: number,
+      frame = '{"type":"ping"}',
+    ): Promise<Array<{ type: string; code?: string; retry_after_s?: number; request_id?: string; execution_id?: string }>> => {
       const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { authorization: `Bearer ${token}` } });
       sockets.push(ws);
       const got: Array<{ type: string; code?: string }> = [];
@@ -55,7 +59,7 @@ describe('rate limit on websocket frames', () => {
         ws.on('message', (d) => {
           const f = JSON.parse(String(d)) as { type: string };
           if (f.type === 'hello') {
-            for (let i = 0; i < frames; i++) ws.send('{"type":"ping"}');
+            for (let i = 0; i < frames; i++) ws.send(frame);
             return;
           }
           got.push(f);
@@ -71,6 +75,17 @@ describe('rate limit on websocket frames', () => {
       expect(a[5]).toMatchObject({ code: 'TOOLEXEC_ERR_RATE_LIMITED', retry_after_s: expect.any(Number) });
       // Per token, not per connection: another connection of the same token is past the limit too.
       expect((await answers(A, 1))[0]).toMatchObject({ type: 'error', code: 'TOOLEXEC_ERR_RATE_LIMITED' });
+      // A refused answer or cancel names what it refused: the approver knows which request to answer again.
+      expect((await answers(A, 1, '{"type":"permission.respond","request_id":"preq_refused","decision":"allow"}'))[0]).toMatchObject({
+        type: 'error',
+        code: 'TOOLEXEC_ERR_RATE_LIMITED',
+        request_id: 'preq_refused',
+      });
+      expect((await answers(A, 1, '{"type":"cancel","execution_id":"exe_refused"}'))[0]).toMatchObject({
+        type: 'error',
+        code: 'TOOLEXEC_ERR_RATE_LIMITED',
+        execution_id: 'exe_refused',
+      });
       // Another token is not.
       expect((await answers(B, 5)).map((f) => f.type)).toEqual(['pong', 'pong', 'pong', 'pong', 'pong']);
       // The connection stays open: the limit refuses frames, it does not cut anyone off.

@@ -23,10 +23,14 @@ afterAll(cleanupTmp);
 
 const tool = probeTool({ name: 'Probe' });
 
+/** The file's text once it holds a whole line. */
 async function waitForFile(file: string, ms = 10_000): Promise<string> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
-    if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8');
+    // Whole lines only: the shell makes the file before echo writes to it, and an empty pid read as 0
+    // named this process's own group, which is never gone.
+    const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    if (text.endsWith('\n')) return text;
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error(`${file} never appeared`);
@@ -126,6 +130,7 @@ describe('async hooks', () => {
     const r = await execute(t.app, { tool_uses: [use('Probe', { value: 'a' })] });
     expect(r.body.executions[0]!.status).toBe('succeeded');
     const pid = Number((await waitForFile(pidFile)).trim());
+    expect(pid).toBeGreaterThan(1);
     expect(alive(pid)).toBe(true);
     await t.close();
     t = undefined;

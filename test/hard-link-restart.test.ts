@@ -8,7 +8,7 @@
  * allowed in default mode) printed the secret. Real service processes, a
  * real SQLite file, real tar.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -100,6 +100,31 @@ describe('a denied file that lost its denied name, after a restart', () => {
       // A file never denied is read as before.
       fs.writeFileSync(path.join(ws, 'other'), 'x\n');
       expect((await call(second, 'Bash', { command: 'cat other' })).behavior).toBe('allow');
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
+describe('a denied file that lost its denied name while the service was stopped', () => {
+  it('is denied if a walk met it while the service ran (tar -x by hand between two runs)', async () => {
+    const dir = tmpDir();
+    const ws = path.join(dir, 'ws');
+    fs.mkdirSync(ws);
+    fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
+    fs.writeFileSync(path.join(ws, 'a.tar'), linkThenReplace());
+    const permissions = { deny: ['Read(./.env)'], allow: ['Bash(tar:*)'], headless: 'deny' };
+    const first = await start(dir, permissions);
+    // A line running tar walks the denied files before it runs: .env is met by identity.
+    expect((await call(first, 'Bash', { command: 'tar --version' })).behavior).toBe('allow');
+    await first.stop();
+    execFileSync('tar', ['-xf', 'a.tar'], { cwd: ws });
+    expect(fs.readFileSync(path.join(ws, 'N'), 'utf8')).toBe('SECRET=hunter2\n');
+    const second = await start(dir, permissions);
+    try {
+      const cat = await call(second, 'Bash', { command: 'cat N' });
+      expect(cat.text).not.toContain('hunter2');
+      expect(cat.behavior).toBe('deny');
     } finally {
       await second.stop();
     }

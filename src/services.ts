@@ -28,6 +28,7 @@ import type { Session } from './sessions/session.js';
 import { SessionStore } from './sessions/store.js';
 import { AuditLog } from './storage/audit.js';
 import { GroupCommitWriter, openDatabase, type Db } from './storage/db.js';
+import { SqliteDeniedFiles } from './storage/denied-files.js';
 import { Checkpointer } from './storage/checkpointer.js';
 import { ExecutionLog } from './storage/executions.js';
 import { Observability, type ObservabilityOptions } from './observability/observability.js';
@@ -146,7 +147,9 @@ export function createServices(opts: ServiceOptions): Services {
   const compiled = compileRules(ruleInputs);
   for (const e of compiled.errors) log.warn({ rule: e.raw, source: e.source, error: e.error }, 'permission rule ignored');
   const pathBase = { root: workspace.root, cwd: workspace.root, home: workspace.home, caseInsensitive: workspace.caseInsensitive };
-  const ruleStore = new RuleStore(db, ruleInputs, pathBase);
+  // The denied files met by identity by an earlier process: one that lost its denied name then is still known.
+  const deniedFiles = new SqliteDeniedFiles(db).load(undefined, (e) => log.error({ err: e }, 'could not record a denied file met by identity'));
+  const ruleStore = new RuleStore(db, ruleInputs, pathBase, deniedFiles);
 
   // Bash and hooks get neither the tokens nor the credentials the
   // configuration's headers name; configured MCP servers (and the ${VAR}

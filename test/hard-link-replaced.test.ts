@@ -16,39 +16,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBashParser } from '../src/bash/parser.js';
 import { cleanupTmp, execute, makeApp, textOf, use } from './helpers.js';
 import { ruleEnv } from './helpers-bash.js';
+import { linkThenReplace } from './helpers-tar.js';
 
 beforeAll(async () => {
   await initBashParser();
 });
 afterAll(cleanupTmp);
-
-/** One ustar header block. */
-function header(name: string, type: '0' | '1', size: number, linkname = ''): Buffer {
-  const b = Buffer.alloc(512);
-  b.write(name, 0);
-  b.write('0000644\0', 100);
-  b.write('0000000\0', 108);
-  b.write('0000000\0', 116);
-  b.write(`${size.toString(8).padStart(11, '0')}\0`, 124);
-  b.write('00000000000\0', 136);
-  b.write('        ', 148);
-  b.write(type, 156);
-  b.write(linkname, 157);
-  b.write('ustar\0', 257);
-  b.write('00', 263);
-  let sum = 0;
-  for (const x of b) sum += x;
-  b.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
-  return b;
-}
-
-/** An archive: `N` (or `d/N`) a hard link to `.env`, then a regular `.env`. */
-function linkThenReplace(name = 'N'): Buffer {
-  const data = Buffer.from('PLAIN=1\n');
-  const body = Buffer.alloc(512);
-  data.copy(body);
-  return Buffer.concat([header(name, '1', 0, '.env'), header('.env', '0', data.length), body, Buffer.alloc(1024)]);
-}
 
 describe('a denied file replaced under its denied name after gaining another', () => {
   for (const mode of ['default', 'acceptEdits'] as const) {

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { PermissionMode } from '../src/config/schema.js';
 import { checkBashPermission, type BashPermissionContext } from '../src/permissions/bash-rules.js';
+import { DeniedFileMemory } from '../src/permissions/denied-memory.js';
 import { SessionPermissionQuery } from '../src/permissions/query.js';
 import { compileRules, RuleIndex, type RuleInput } from '../src/permissions/rule-index.js';
 import { Session } from '../src/sessions/session.js';
@@ -21,6 +22,8 @@ export interface RuleEnvOptions {
   deny?: string[];
   ask?: string[];
   mode?: PermissionMode;
+  /** The denied files met by identity (the service's is loaded from its database); a fresh one when not given. */
+  deniedFiles?: DeniedFileMemory;
 }
 
 export interface RuleEnv {
@@ -43,7 +46,7 @@ export function ruleEnv(opts: RuleEnvOptions = {}): RuleEnv {
   ];
   const { rules, errors } = compileRules(inputs);
   if (errors.length > 0) throw new Error(`bad rules: ${JSON.stringify(errors)}`);
-  const index = new RuleIndex(rules, { root: workspace.root, cwd: workspace.root, home: workspace.home, caseInsensitive: workspace.caseInsensitive });
+  const index = new RuleIndex(rules, { root: workspace.root, cwd: workspace.root, home: workspace.home, caseInsensitive: workspace.caseInsensitive }, opts.deniedFiles);
   const mode = opts.mode ?? 'default';
   const session = new Session({ id: 's', mode, cwd: workspace.root, todos: [], created_at: 0, updated_at: 0 }, () => {});
   const ctx: BashPermissionContext = { permissions: new SessionPermissionQuery(index, mode, workspace), workspace, session };

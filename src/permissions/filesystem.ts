@@ -16,6 +16,7 @@ import path from 'node:path';
 import { ToolError } from '../pipeline/error-class.js';
 import type { PermissionResult, ToolContext } from '../tool/types.js';
 import type { Workspace } from '../workspace.js';
+import { DENIED_MEMORY_LIMIT } from './denied-memory.js';
 import type { HardLinkVerdict } from './hard-links.js';
 import { messages } from './messages.js';
 
@@ -160,7 +161,9 @@ export function checkPathPermission(
 /** The decision for a path that is, or may be, a hard link to a file a deny rule covers. */
 export function hardLinkResult(toolName: string, abs: string, link: HardLinkVerdict): PermissionResult {
   if ('unknown' in link) {
-    const why = `${abs} has several names (hard links), and whether one is a file a deny rule covers could not be settled`;
+    const why = link.forgotten
+      ? `toolexec has met more files that deny rules cover than the ${DENIED_MEMORY_LIMIT.toLocaleString('en')} it remembers by identity, and whether ${abs} is one of them under another name (after a hard link and a replacement) could not be settled`
+      : `${abs} has several names (hard links), and whether one is a file a deny rule covers could not be settled`;
     return { behavior: 'ask', message: `${toolName} wants to use ${abs}: ${why}; it needs approval.`, type: 'safety', detail: why };
   }
   return {

@@ -23,6 +23,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { DeniedFileMemory } from './denied-memory.js';
 import type { PathMatcher } from './path-rules.js';
 import type { PermissionRule } from './types.js';
 
@@ -50,8 +51,11 @@ type Found = { rule: PermissionRule; other: string };
 
 export type HardLinkVerdict =
   | Found
-  /** The walk was cut short: the file may be a denied one. */
-  | { unknown: true };
+  /**
+   * The walk was cut short, or (forgotten) the file may be a denied one met past the memory's
+   * limit (denied-memory.ts): it may be a denied one.
+   */
+  | { unknown: true; forgotten?: true };
 
 /** Whether `p` is (still) the file `st` describes. */
 function sameFile(p: string, st: fs.Stats): boolean {
@@ -82,21 +86,6 @@ interface Listing {
 const MODIFIED_LATELY_MS = 1_000;
 
 /**
- * Every denied file a walk has met, by `dev:ino`, kept after it loses the name: a file given a second
- * name and then replaced under its denied one (a tar member `x` linked to `.env`, then a member `.env`,
- * in one extraction) has a single name again, no rule covers it, and the link count no longer shows it.
- * A file met here is still that file: an inode reused after a delete has another birth time (where the
- * file system keeps one; elsewhere it reads as the file met). Shared by the walks of
- * every rule index: an index is made anew when a rule is added (an approval's "always"), and a walk of
- * the new one never met a file that had already lost its denied name. Judged by the rules of the walk
- * that asks (a name no rule of it covers any more is no denied file).
- */
-const MET = new Map<string, Found & { born: number }>();
-
-/** Denied files remembered by identity (MET), at most; the walk meets the working directory's top first. */
-const MET_LIMIT = 10_000;
-
-/**
  * Entries the walk keeps listings of, at most: what a tree past it holds cannot be known (the caller
  * asks). WALK_LIMIT bounds what one check lists anew; a larger tree is listed over several checks.
  */
@@ -115,20 +104,28 @@ export class DeniedLinkWalk {
   private readonly listings = new Map<string, Listing>();
   /** The denied file the file `st` describes was met as, by any walk so far, if one of these rules still covers that name. */
   formerly(st: fs.Stats): Found | undefined {
-    const f = MET.get(`${st.dev}:${st.ino}`);
     // An inode reused after a delete is born anew (where the file system records birth: 0 where not).
-    if (f === undefined || f.born !== st.birthtimeMs) return undefined;
-    const rule = this.covering(f.other);
-    return rule ? { rule, other: f.other } : undefined;
+    const f = this.memory.get(st);
+    if (f === undefined) return undefined;
+    const rule = this.covering(f.path);
+    return rule ? { rule, other: f.path } : undefined;
   }
 
-  /** Whether a denied file met so far no longer lies where it was met (it may have another name now). */
+  /** Whether `st` may be a denied file met past the memory's limit, which these rules would judge. */
+  mayBeForgotten(st: fs.Stats): boolean {
+    return this.rules.length > 0 && this.memory.mayBeForgotten(st);
+  }
+
+  /** Whether a denied file met so far no longer lies where it was met (it may have another name now), or may have been forgotten. */
   displaced(): boolean {
-    for (const [id, f] of MET) {
-      if (!this.covering(f.other)) continue;
+    if (this.memory.overflowed) return true;
+    for (const f of this.memory.entries()) {
+      if (!this.covering(f.path)) continue;
       try {
-        const st = fs.statSync(f.other);
-        if (`${st.dev}:${st.ino}` !== id) return true;
+        const st = fs.statSync(f.path);
+        if (st.dev !== f.dev || st.ino !== f.ino) return true;
+        // Its inode under its denied name, born anew: the file met is gone (get() forgets it).
+        this.memory.get(st);
       } catch {
         return true;
       }
@@ -136,7 +133,11 @@ export class DeniedLinkWalk {
     return false;
   }
 
-  constructor(private readonly rules: readonly DenyRuleEntry[]) {}
+  /** @param memory the denied files met by identity, shared by every walk of a service (denied-memory.ts). */
+  constructor(
+    private readonly rules: readonly DenyRuleEntry[],
+    private readonly memory: DeniedFileMemory = new DeniedFileMemory(),
+  ) {}
 
   /** The denied files with several links, by `dev:ino`; undefined when the walk was cut short. */
   find(): Map<string, Found> | undefined {
@@ -150,9 +151,8 @@ export class DeniedLinkWalk {
         return;
       }
       if (!st.isFile()) return;
-      const id = `${st.dev}:${st.ino}`;
-      if (MET.size < MET_LIMIT || MET.has(id)) MET.set(id, { rule, other: p, born: st.birthtimeMs });
-      if (st.nlink > 1) out.set(id, { rule, other: p });
+      this.memory.note(st, p, rule.raw, (q) => sameFile(q, st));
+      if (st.nlink > 1) out.set(`${st.dev}:${st.ino}`, { rule, other: p });
     };
     // Each prefix once, and none below another one walked (`.env` and `./secrets/**` both start in the working directory).
     const prefixes = [...new Set(rules.map((r) => r.prefix))].sort((a, b) => a.length - b.length);
@@ -287,6 +287,8 @@ export function hardLinkChecker(rules: readonly DenyRuleEntry[], walk: DeniedLin
     // A denied file met before that has since lost its denied name, whatever its link count now.
     const was = walk.formerly(st);
     if (was && was.other !== abs && !sameFile(was.other, st)) return was;
+    // A denied file met past the memory's limit may be this one: not remembered, it cannot be told.
+    if (!was && walk.mayBeForgotten(st)) return { unknown: true, forgotten: true };
     if (st.nlink < 2) return undefined;
     const known = found();
     if (known === undefined) return { unknown: true };

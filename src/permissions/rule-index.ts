@@ -10,6 +10,7 @@ import type { Behavior, PermissionRule, RuleSource } from './types.js';
 import { parseRule } from './rule-parser.js';
 import picomatch from 'picomatch';
 import { compileDirFilter, compilePathRule, specifierToGlob, type PathBase, type PathMatcher } from './path-rules.js';
+import { DeniedFileMemory } from './denied-memory.js';
 import { DeniedLinkWalk } from './hard-links.js';
 
 /** Tools whose rules are path rules, by kind: Edit rules also cover Write and NotebookEdit. */
@@ -81,9 +82,14 @@ export class RuleIndex {
   private readonly pathPrefixes = new Map<PermissionRule, string>();
   private readonly dirFilters = new Map<PermissionRule, PathMatcher>();
 
+  /**
+   * @param deniedFiles the denied files met by identity (denied-memory.ts): the service's one memory, shared
+   * by every index; an index made alone (tests, tools) has its own.
+   */
   constructor(
     rules: readonly PermissionRule[],
     private readonly base: PathBase | undefined = undefined,
+    private readonly deniedFiles: DeniedFileMemory = new DeniedFileMemory(),
   ) {
     this.rules = rules;
     this.whole = { allow: new Map(), deny: new Map(), ask: new Map() };
@@ -207,7 +213,7 @@ export class RuleIndex {
   linkWalk(kind: PathKind): DeniedLinkWalk {
     let w = this.linkWalks.get(kind);
     if (!w) {
-      w = new DeniedLinkWalk(this.pathRuleList(kind, 'deny'));
+      w = new DeniedLinkWalk(this.pathRuleList(kind, 'deny'), this.deniedFiles);
       this.linkWalks.set(kind, w);
     }
     return w;

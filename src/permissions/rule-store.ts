@@ -12,6 +12,7 @@ import { ToolexecError } from '../errors.js';
 import type { Db } from '../storage/db.js';
 import type { PathBase } from './path-rules.js';
 import { isDangerousAllowRule } from './dangerous-rules.js';
+import { DeniedFileMemory } from './denied-memory.js';
 import { compileRules, RuleIndex, type RuleInput } from './rule-index.js';
 import { parseRule } from './rule-parser.js';
 import type { Behavior, PermissionRule } from './types.js';
@@ -55,6 +56,8 @@ export class RuleStore {
     private readonly db: Db,
     configured: readonly RuleInput[],
     private readonly base: PathBase,
+    /** The denied files met by identity, shared by every index built here (denied-memory.ts). */
+    private readonly deniedFiles: DeniedFileMemory = new DeniedFileMemory(),
   ) {
     this.configuredInputs = configured;
     this.configured = compileRules(configured).rules;
@@ -80,7 +83,7 @@ export class RuleStore {
     const session = sessionId === undefined ? [] : (this.bySession.get(sessionId) ?? []);
     const rules = compileRules([...this.configuredInputs, ...this.always, ...session]).rules;
     // Auto mode sets aside the allow rules that would run code past the classifier (dangerous-rules.ts).
-    return new RuleIndex(auto ? rules.filter((r) => !isDangerousAllowRule(r)) : rules, this.base);
+    return new RuleIndex(auto ? rules.filter((r) => !isDangerousAllowRule(r)) : rules, this.base, this.deniedFiles);
   }
 
   /** The configured and "always" rules, for sessions without rules of their own (cached). */

@@ -181,4 +181,35 @@ CREATE TABLE health_probe (
 ALTER TABLE executions ADD COLUMN input_key TEXT;
 `,
   },
+  {
+    version: 5,
+    sql: `
+-- The denied files met by identity (permissions/denied-memory.ts), so that a
+-- file that lost its denied name while the service ran (a tar member N linked
+-- to .env, then a member .env) is still known after a restart. One row per
+-- inode: an inode reused by another denied file replaces its row; born (the
+-- birth time, in ms, 0 where the file system keeps none) tells a reused inode
+-- from the file met. path and rule say where and as what it was met. Written
+-- only when a denied file is met for the first time (or moved), and at most
+-- DENIED_MEMORY_LIMIT rows.
+CREATE TABLE denied_files (
+  dev     INTEGER NOT NULL,
+  ino     INTEGER NOT NULL,
+  born    REAL NOT NULL,
+  path    TEXT NOT NULL,
+  rule    TEXT NOT NULL,
+  met_at  INTEGER NOT NULL,
+  PRIMARY KEY (dev, ino)
+) WITHOUT ROWID;
+
+-- Set once a denied file was met past that limit: born is the latest birth
+-- time of such a file, whose files may be denied ones no longer remembered.
+CREATE TABLE denied_files_overflow (
+  id      INTEGER PRIMARY KEY CHECK (id = 1),
+  born    REAL NOT NULL,
+  path    TEXT NOT NULL,
+  at      INTEGER NOT NULL
+);
+`,
+  },
 ];

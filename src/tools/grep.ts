@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { ToolError } from '../pipeline/error-class.js';
 import { checkPathPermission } from '../permissions/filesystem.js';
 import { formatPersisted } from '../results/output-sink.js';
+import { DENIED_MEMORY_LIMIT } from '../permissions/denied-memory.js';
 import { WALK_LIMIT } from '../permissions/hard-links.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ToolContext, ValidationResult } from '../tool/types.js';
@@ -163,6 +164,8 @@ export async function grep(
   const links = ctx.permissions.hardLinkChecker('read');
   // Files with several names left out because whether one is a denied file could not be settled: said, not hidden.
   const unsettled = new Set<string>();
+  /** Of those, files that may be a denied file met past the memory's limit (denied-memory.ts). */
+  let forgotten = 0;
   const q: SearchQuery = {
     root: st.isDirectory() ? real : path.dirname(real),
     single: st.isDirectory() ? undefined : path.basename(real),
@@ -180,7 +183,10 @@ export async function grep(
     // One checker per search: the denied files are looked for once, on the first file with several names.
     isLinkDenied: (abs) => {
       const v = links(abs);
-      if (v !== undefined && 'unknown' in v) unsettled.add(abs);
+      if (v !== undefined && 'unknown' in v && !unsettled.has(abs)) {
+        unsettled.add(abs);
+        if (v.forgotten) forgotten++;
+      }
       return v !== undefined;
     },
     signal: ctx.signal,
@@ -205,7 +211,7 @@ export async function grep(
     out.abort();
     throw e;
   }
-  const { filenames, countLines, trailerChars, ...figures } = collector.finish(unsettled.size > 0 ? linksLeftOut(unsettled.size) : undefined);
+  const { filenames, countLines, trailerChars, ...figures } = collector.finish(unsettled.size > 0 ? linksLeftOut(unsettled.size, forgotten) : undefined);
   const r = out.finish();
   const text = r.kind === 'inline' ? r.text : formatPersisted(r);
   // The lines without the notes after them: a slice of the text held anyway, not a copy; once persisted, what the model gets.
@@ -217,7 +223,14 @@ export async function grep(
 }
 
 /** The note for files with several names that the search left out, unable to tell them from a denied file. */
-function linksLeftOut(n: number): string {
+function linksLeftOut(n: number, forgotten: number): string {
+  if (forgotten > 0) {
+    return (
+      `[${n} ${n === 1 ? 'file was' : 'files were'} left out of this search: ` +
+      `toolexec has met more files that deny rules cover than the ${DENIED_MEMORY_LIMIT.toLocaleString('en')} it remembers by identity, ` +
+      `so whether ${n === 1 ? 'it is' : 'they are'} a denied file under another name (after a hard link and a replacement) is not known.]`
+    );
+  }
   return (
     `[${n} ${n === 1 ? 'file with several names (a hard link) was' : 'files with several names (hard links) were'} left out of this search: ` +
     `the files a Read deny rule covers could not all be found (looking for them passed ${WALK_LIMIT.toLocaleString('en')} entries, as a rule that matches at any depth does in a large tree), ` +

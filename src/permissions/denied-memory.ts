@@ -1,0 +1,130 @@
+/**
+ * The denied files met by identity (hard-links.ts), kept after they lose
+ * their denied name: a file given a second name and then replaced under its
+ * denied one (a tar member `N` linked to `.env`, then a member `.env`, in one
+ * extraction) has a single name again, no rule covers it, and the link count
+ * no longer shows it. Only its identity (device, inode, birth time) says it
+ * is the denied file, and only if that identity was met before the name was
+ * lost: so it is kept in the database (storage/denied-files.ts) as well, and
+ * loaded at start-up, or a restart would forget it and `cat N` print the
+ * secret.
+ *
+ * One memory per service, shared by every rule index and kind (an index is
+ * made anew whenever a rule is added, and its walk never met a file that had
+ * already lost its denied name); each walk judges an entry by its own rules.
+ *
+ * Bounded: at most `limit` files. Past it, a denied file met is not
+ * remembered, and whether a file is one that was forgotten cannot be known:
+ * every file born no later than the latest such file is then in doubt (the
+ * caller asks, Grep leaves it out), for good, since a forgotten file that
+ * has lost its name cannot be found again. The state is kept in the database
+ * too. A file born later cannot be one (a file keeps its birth time under
+ * every name). Asking is the price of a bound; forgetting in silence would
+ * let the 10,001st secret out.
+ */
+import type fs from 'node:fs';
+
+/** A denied file met: where, as which rule, and its birth time (0 where the file system keeps none). */
+export interface MetDenied {
+  dev: number;
+  ino: number;
+  born: number;
+  path: string;
+  rule: string;
+}
+
+/** Where the memory is kept across restarts; each call is one small committed write. */
+export interface DeniedFileStore {
+  put(f: MetDenied): void;
+  remove(dev: number, ino: number): void;
+  /** A denied file born at `born` (the latest so far) could not be remembered. */
+  overflow(born: number, path: string): void;
+}
+
+/**
+ * Denied files remembered, at most: a row is about 100 bytes on disk and 250 in memory, so 10,000 cost
+ * 1 MB and 2.5 MB. displaced() stats each entry's denied name on every tree read while the memory is not
+ * empty, so it is not made larger.
+ */
+export const DENIED_MEMORY_LIMIT = 10_000;
+
+export class DeniedFileMemory {
+  private readonly met = new Map<string, MetDenied>();
+  /** The latest birth time of a denied file met past the limit (not remembered); undefined while none was. */
+  private forgottenBorn: number | undefined;
+
+  constructor(
+    private readonly store: DeniedFileStore | undefined = undefined,
+    loaded: { files: Iterable<MetDenied>; forgottenBorn?: number | undefined } = { files: [] },
+    readonly limit = DENIED_MEMORY_LIMIT,
+    /** Told when the store fails a write: the memory still holds it, but a restart would not. */
+    private readonly onStoreError: (e: unknown) => void = () => {},
+  ) {
+    for (const f of loaded.files) this.met.set(`${f.dev}:${f.ino}`, f);
+    this.forgottenBorn = loaded.forgottenBorn;
+  }
+
+  get size(): number {
+    return this.met.size;
+  }
+
+  /**
+   * The denied file `st` was met as, if it is that file. An entry whose inode now holds a file born at
+   * another time is of a file deleted since: it is dropped, here and in the store.
+   */
+  get(st: fs.Stats): MetDenied | undefined {
+    const id = `${st.dev}:${st.ino}`;
+    const f = this.met.get(id);
+    if (f === undefined) return undefined;
+    if (f.born === st.birthtimeMs) return f;
+    this.met.delete(id);
+    this.write(() => this.store?.remove(f.dev, f.ino));
+    return undefined;
+  }
+
+  /**
+   * Whether `st` may be a denied file met past the limit and so not remembered: every file born no
+   * later than the latest of those (all files, where the file system keeps no birth time).
+   */
+  mayBeForgotten(st: fs.Stats): boolean {
+    return this.forgottenBorn !== undefined && !(st.birthtimeMs > this.forgottenBorn);
+  }
+
+  /** Whether a denied file was met that could not be remembered. */
+  get overflowed(): boolean {
+    return this.forgottenBorn !== undefined;
+  }
+
+  /**
+   * Remembers the denied file `st` met at `p` as `rule`. Called for every denied file on every walk, so
+   * it writes only what changes: a file not met before, an inode reused, or a file no longer where it was
+   * recorded (met again under another denied name). `stillAt` says whether the recorded name still holds it.
+   */
+  note(st: fs.Stats, p: string, rule: string, stillAt: (p: string) => boolean): void {
+    const id = `${st.dev}:${st.ino}`;
+    const was = this.met.get(id);
+    if (was !== undefined && was.born === st.birthtimeMs && (was.path === p || stillAt(was.path))) return;
+    if (was === undefined && this.met.size >= this.limit) {
+      if (this.forgottenBorn === undefined || st.birthtimeMs > this.forgottenBorn) {
+        this.forgottenBorn = st.birthtimeMs;
+        this.write(() => this.store?.overflow(st.birthtimeMs, p));
+      }
+      return;
+    }
+    const f: MetDenied = { dev: st.dev, ino: st.ino, born: st.birthtimeMs, path: p, rule };
+    this.met.set(id, f);
+    this.write(() => this.store?.put(f));
+  }
+
+  entries(): IterableIterator<MetDenied> {
+    return this.met.values();
+  }
+
+  private write(op: () => void): void {
+    try {
+      op();
+    } catch (e) {
+      this.onStoreError(e);
+    }
+  }
+}

@@ -18,6 +18,7 @@
  */
 import type { PathArgs } from './paths.js';
 import type { Word } from './types.js';
+import { isLongOption } from './long-option.js';
 
 function withValue(w: Word, value: string): Word {
   return { ...w, raw: value, value };
@@ -93,7 +94,7 @@ export function tarPaths(args: readonly Word[]): PathArgs {
       if (name.startsWith('--')) {
         if (TAR_MODES[name]) mode ||= TAR_MODES[name]!;
         // GNU tar takes an abbreviation (`--files=list`, `--files-fr list`).
-        if (name.length >= 7 && '--files-from'.startsWith(name)) namesFromList = true;
+        if (isLongOption(name, ['--files-from'], 7)) namesFromList = true;
         if (!value || !TAR_LONG_ARG.has(name)) return;
         if (name === '--file') archive = value;
         else if (name === '--directory') dir = value;

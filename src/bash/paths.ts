@@ -14,6 +14,7 @@
 import { rsyncPaths, scpPaths, tarPaths, unzipPaths, zipPaths } from './archive-paths.js';
 import type { Word } from './types.js';
 import { parseGitGlobals } from './git-globals.js';
+import { isLongOption } from './long-option.js';
 import { resolveLong } from './wrappers.js';
 import { awkProgramFiles, sedScriptFiles } from './script-files.js';
 
@@ -533,10 +534,7 @@ const GIT_FILE_OPTIONS = ['--no-index', '--untracked', '--contents', '--pathspec
  * git's parse-options accepts any unambiguous prefix of a long option (`git config --fil=F --list`, `git blame --cont=F`).
  */
 export function gitReadsFiles(verb: string | undefined, a: string): boolean {
-  if (a.startsWith('--')) {
-    const name = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
-    if (GIT_FILE_OPTIONS.some((o) => o === name || (name.length > 2 && o.startsWith(name)))) return true;
-  }
+  if (isLongOption(a, GIT_FILE_OPTIONS, 3)) return true;
   if (a.startsWith('-O') && !a.startsWith('--')) return true;
   if ((verb === 'grep' || verb === 'config') && /^-[A-Za-z]*f/.test(a) && !a.startsWith('--')) return true;
   if (verb === 'blame' && /^-[A-Za-z]*S/.test(a) && !a.startsWith('--')) return true;
@@ -565,9 +563,8 @@ function gitOutputs(args: readonly Word[]): Word[] {
     if (!w.literal) continue;
     if (w.value === '--') break;
     if (w.value.startsWith('--')) {
+      if (!isLongOption(w.value, ['--output', '--output-directory'], 5)) continue;
       const eq = w.value.indexOf('=');
-      const name = eq === -1 ? w.value : w.value.slice(0, eq);
-      if (name.length < 5 || !(['--output', '--output-directory'].some((o) => o.startsWith(name)))) continue;
       const value = eq === -1 ? args[i + 1] : attached(w, eq + 1);
       if (value) out.push(value);
     } else if (dashO && /^-o/.test(w.value)) {
@@ -608,10 +605,9 @@ function gitInputs(verb: string | undefined, rest: readonly Word[]): Word[] {
       break;
     }
     if (v.startsWith('--')) {
-      const eq = v.indexOf('=');
-      const name = eq === -1 ? v : v.slice(0, eq);
       const names = [...(messages ? ['--file'] : []), ...(verb === 'commit' ? ['--template'] : [])];
-      if (name.length > 3 && names.some((n) => n.startsWith(name))) {
+      if (isLongOption(v, names)) {
+        const eq = v.indexOf('=');
         const value = eq === -1 ? rest[++i] : attached(w, eq + 1);
         if (value) out.push(value);
       }
@@ -657,7 +653,8 @@ function gitMovesAndRemoves(verb: string, rest: readonly Word[], out: PathArgs):
       break;
     }
     if (w.literal && w.value.startsWith('-') && w.value.length > 1) {
-      if (w.value === '--cached' || (w.value.startsWith('--ca') && '--cached'.startsWith(w.value))) cached = true;
+      // Not `--cached=…` (git refuses it): that word is not taken for --cached, whose operands are then not judged as deleted.
+      if (!w.value.includes('=') && isLongOption(w.value, ['--cached'])) cached = true;
       // git rm --pathspec-from-file=F: a list of names (opaque, as for other commands).
       if (w.value.startsWith('--pathspec-f')) out.opaque.push(w);
       continue;

@@ -5,6 +5,7 @@
  * (Node 20): the Hash object is what costs.
  */
 import { hash } from 'node:crypto';
+import { isPlainObject } from '../util/object.js';
 
 export function digestInput(json: string): string {
   return hash('sha256', json);
@@ -12,11 +13,7 @@ export function digestInput(json: string): string {
 
 /** JSON with every object's keys sorted: equal for equal values, whatever the order they were written in. */
 export function canonicalJson(v: unknown): string {
-  return safeStringify(v, (_k, x: unknown) =>
-    x !== null && typeof x === 'object' && !Array.isArray(x)
-      ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]]))
-      : x,
-  );
+  return safeStringify(v, (_k, x: unknown) => (isPlainObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x));
 }
 
 /** JSON of a tool input, or a placeholder for one that cannot be serialised (a cycle, a BigInt). */

@@ -8,12 +8,12 @@ import type { Logger } from 'pino';
 import { ToolexecError } from '../errors.js';
 import type { ToolPool } from '../pool/pool.js';
 import { runBatch, siblingCancelReason } from '../orchestration/run-batch.js';
-import { canonicalJson, digestInput, safeStringify } from '../pipeline/digest.js';
+import { canonicalJson, digestInput, inputKey, safeStringify } from '../pipeline/digest.js';
 import { queueCall, runToolUse } from '../pipeline/run-tool-use.js';
 import { CallAbort } from '../pipeline/cancel.js';
 import type { FinishedCall, PipelineDeps, QueuedCall, ToolUse } from '../pipeline/types.js';
 import type { Session } from '../sessions/session.js';
-import { STORED_INPUT_MAX_CHARS, type ExecutionRow } from '../storage/executions.js';
+import { inputMayBeCut, type ExecutionRow } from '../storage/executions.js';
 import type { ToolResultBlock } from '../tool/types.js';
 import type { ExecutionRegistry } from './registry.js';
 
@@ -180,16 +180,16 @@ export class Executor {
     }
     if (earlier !== undefined && !row && deps.executions.isHeld(earlier)) return { kind: 'held', id: earlier };
     if (!row) return undefined;
-    // An input stored cut (past STORED_INPUT_MAX_CHARS) is compared by the digest of its keys-sorted JSON,
+    // An input stored cut (inputMayBeCut) is compared by its input key, the digest of its keys-sorted JSON,
     // which covers the whole (a row of an older version, without one, by the digest of the JSON as sent);
     // a row without its input (written before inputs were kept) by the tool alone.
     const same =
       row.input === null
         ? true
-        : row.input.length < STORED_INPUT_MAX_CHARS
+        : !inputMayBeCut(row.input)
           ? sameValue(parsedOr(row.input), use.input)
           : row.input_key !== null
-            ? row.input_key === digestInput(canonicalJson(use.input))
+            ? row.input_key === inputKey(use.input)
             : row.input_digest === digestInput(safeStringify(use.input));
     if (!this.sameTool(row.tool, use.name) || !same) throw reusedId(use, index, `an earlier call of this session (${row.tool})`);
     return { kind: 'row', row };

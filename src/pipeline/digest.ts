@@ -16,6 +16,11 @@ export function canonicalJson(v: unknown): string {
   return safeStringify(v, (_k, x: unknown) => (isPlainObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x));
 }
 
+/** An input's key for idempotency: the digest of its keys-sorted JSON, the same for a retry whose keys come back in another order. */
+export function inputKey(input: unknown): string {
+  return digestInput(canonicalJson(input));
+}
+
 /** JSON of a tool input, or a placeholder for one that cannot be serialised (a cycle, a BigInt). */
 export function safeStringify(v: unknown, replacer?: (key: string, value: unknown) => unknown): string {
   try {

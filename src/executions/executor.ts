@@ -222,16 +222,19 @@ export class Executor {
     }
     const items: BatchItem[] = [];
     const fresh: { use: ToolUse; queued: QueuedCall; abort: CallAbort; resolve: (f: FinishedCall) => void; reject: (e: unknown) => void }[] = [];
-    const seen = new Map<string, BatchItem>();
     // Every id is settled before anything is queued: a refused batch leaves nothing behind.
+    // firstOf holds, for every id of the batch, the index of its first use.
     const firstOf = new Map<string, number>();
     const earlierCalls = uses.map((_use, i) => this.earlierCall(session, uses, firstOf, i));
 
+    // One item a use, in order: items[k] is the item of uses[k].
     for (let i = 0; i < uses.length; i++) {
       const use = uses[i]!;
       const found = earlierCalls[i];
-      const dup = seen.get(use.id);
-      if (dup) {
+      const first = firstOf.get(use.id) ?? i;
+      if (first !== i) {
+        // The same id earlier in this batch: the same call, replayed.
+        const dup = items[first]!;
         items.push({ ...dup, use, replayed: true, queued: undefined, done: handled(dup.done.then((d) => ({ ...d, summary: { ...d.summary, replayed: true as const } }))) });
         continue;
       }
@@ -245,7 +248,6 @@ export class Executor {
           done: handled(live.done.then((f) => ({ summary: { ...summaryOfCall(f), replayed: true as const }, block: f.block }))),
         };
         items.push(item);
-        seen.set(use.id, item);
         continue;
       }
       if (found?.kind === 'held') {
@@ -258,7 +260,6 @@ export class Executor {
         );
         const item: BatchItem = { use, executionId: found.id, replayed: true, queued: undefined, done: held };
         items.push(item);
-        seen.set(use.id, item);
         continue;
       }
       if (found?.kind === 'row') {
@@ -271,7 +272,6 @@ export class Executor {
           done: Promise.resolve({ summary: { ...summaryOfRow(row), replayed: true as const }, block: blockOfRow(row) }),
         };
         items.push(item);
-        seen.set(use.id, item);
         continue;
       }
       // The batch's signal (a client that went away) is read by the call, not listened to (pipeline/cancel.ts).
@@ -297,7 +297,6 @@ export class Executor {
         done: handled(donePromise.then((f) => ({ summary: summaryOfCall(f), block: f.block }))),
       };
       items.push(item);
-      seen.set(use.id, item);
       fresh.push({ use, queued, abort, resolve, reject });
     }
 

@@ -63,7 +63,6 @@ export interface GitGlobals {
   settings: Array<{ option: '-c' | '--config-env'; setting: Word | undefined }>;
   /** `--exec-path=DIR`: git runs its non-builtin commands and remote helpers from DIR. */
   execPath: Word | undefined;
-  bare: boolean;
   /** Words where an option may stand that are expansions: what they become (any option, several words) is not known. */
   expansions: Word[];
   /** Options git does not know (it stops with a usage error), `--` included, and attached forms it rejects (`-Cdir`). */
@@ -87,7 +86,6 @@ export function parseGitGlobals(argv: readonly Word[]): GitGlobals {
     workTree: undefined,
     settings: [],
     execPath: undefined,
-    bare: false,
     expansions: [],
     unknown: [],
     noSubcommand: undefined,
@@ -127,7 +125,6 @@ export function parseGitGlobals(argv: readonly Word[]): GitGlobals {
     else if (name === '--git-dir') g.gitDir = value;
     else if (name === '--work-tree') g.workTree = value;
     else if (name === '-c' || name === '--config-env') g.settings.push({ option: name, setting: value });
-    else if (name === '--bare') g.bare = true;
   }
   g.verbAt = Math.min(i, argv.length);
   g.rest = argv.slice(g.verbAt);

@@ -19,10 +19,7 @@
 import type { PathArgs } from './paths.js';
 import type { Word } from './types.js';
 import { isLongOption } from './long-option.js';
-
-function withValue(w: Word, value: string): Word {
-  return { ...w, raw: value, value };
-}
+import { wordTail } from './words.js';
 
 /** `dir/member`, when both are literal and the member is relative; else the member as written. */
 function under(dir: Word | undefined, member: Word): Word {
@@ -156,13 +153,13 @@ export function operands(
     if (v.startsWith('--')) {
       const eq = v.indexOf('=');
       const name = eq === -1 ? v : v.slice(0, eq);
-      onOption(name, eq !== -1 ? withValue(w, v.slice(eq + 1)) : longArg.has(name) ? args[++i] : undefined);
+      onOption(name, eq !== -1 ? wordTail(w, eq + 1) : longArg.has(name) ? args[++i] : undefined);
       continue;
     }
     for (let j = 1; j < v.length; j++) {
       const c = v[j]!;
       if (shortArg.includes(c)) {
-        onOption(`-${c}`, j < v.length - 1 ? withValue(w, v.slice(j + 1)) : args[++i]);
+        onOption(`-${c}`, j < v.length - 1 ? wordTail(w, j + 1) : args[++i]);
         break;
       }
       onOption(`-${c}`, undefined);
@@ -204,8 +201,9 @@ export function unzipPaths(args: readonly Word[]): PathArgs {
   let rest = args;
   if (dAt !== -1) {
     const d = args[dAt]!;
-    const after = d.value.slice(d.value.indexOf('d', 1) + 1);
-    exdir = after.length > 0 ? withValue(d, after) : args[dAt + 1];
+    const at = d.value.indexOf('d', 1) + 1;
+    const after = d.value.slice(at);
+    exdir = after.length > 0 ? wordTail(d, at) : args[dAt + 1];
     rest = [...args.slice(0, dAt), ...args.slice(dAt + (after.length > 0 ? 1 : 2))];
   }
   const cut = rest.findIndex((w) => w.literal && w.value === '-x');

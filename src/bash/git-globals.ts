@@ -22,6 +22,7 @@
  * from where the last `-C` leads (gitWhere in permissions/bash-git.ts).
  */
 import type { Word } from './types.js';
+import { wordTail } from './words.js';
 
 /** Options that take the next word as their value, or an attached `=VALUE` where git has that form. */
 const WITH_VALUE: ReadonlySet<string> = new Set(['-C', '-c', '--shallow-file', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--config-env', '--attr-source']);
@@ -71,10 +72,6 @@ export interface GitGlobals {
   noSubcommand: string | undefined;
 }
 
-function attachedValue(w: Word, at: number): Word {
-  return { ...w, raw: w.value.slice(at), value: w.value.slice(at) };
-}
-
 /** Reads git's global options from a git argv (argv[0] is git, unchecked). */
 export function parseGitGlobals(argv: readonly Word[]): GitGlobals {
   const g: GitGlobals = {
@@ -110,10 +107,10 @@ export function parseGitGlobals(argv: readonly Word[]): GitGlobals {
     const name = eq !== -1 && WITH_ATTACHED.has(v.slice(0, eq)) ? v.slice(0, eq) : v;
     let value: Word | undefined;
     if (WITH_VALUE.has(name)) {
-      if (name !== v) value = attachedValue(w, eq + 1);
+      if (name !== v) value = wordTail(w, eq + 1);
       else value = argv[++i];
     } else if (v.startsWith('--exec-path=')) {
-      value = attachedValue(w, '--exec-path='.length);
+      value = wordTail(w, '--exec-path='.length);
       g.execPath = value;
       g.options.push({ name: '--exec-path', value, word: w });
       continue;

@@ -17,6 +17,7 @@ import { parseGitGlobals } from './git-globals.js';
 import { isLongOption } from './long-option.js';
 import { resolveLong } from './wrappers.js';
 import { awkProgramFiles, sedScriptFiles } from './script-files.js';
+import { wordTail } from './words.js';
 
 export interface PathArgs {
   reads: Word[];
@@ -433,10 +434,6 @@ interface Option {
 }
 
 
-function attached(w: Word, at: number): Word {
-  return { ...w, raw: w.value.slice(at), value: w.value.slice(at) };
-}
-
 /** `chmod -w file`: a mode that starts with a dash. */
 const CHMOD_MODE = /^-[rwxXstugoa0-7,+=-]+$/;
 
@@ -473,8 +470,8 @@ function parseArgs(name: string, args: readonly Word[], s: Spec): { options: Opt
         unknown.push(w);
         continue;
       }
-      if (arity === 'arg') options.push({ name: long, word: w, value: eq !== -1 ? attached(w, eq + 1) : args[++i] });
-      else if (arity === 'opt') options.push({ name: long, word: w, value: eq !== -1 ? attached(w, eq + 1) : undefined });
+      if (arity === 'arg') options.push({ name: long, word: w, value: eq !== -1 ? wordTail(w, eq + 1) : args[++i] });
+      else if (arity === 'opt') options.push({ name: long, word: w, value: eq !== -1 ? wordTail(w, eq + 1) : undefined });
       else if (typeof arity === 'number') {
         i += arity;
         options.push({ name: long, word: w, value: args[i] });
@@ -492,7 +489,7 @@ function parseArgs(name: string, args: readonly Word[], s: Spec): { options: Opt
         options.push({ name: `-${c}`, word: w, value: undefined });
         continue;
       }
-      const rest = j < v.length - 1 ? attached(w, j + 1) : undefined;
+      const rest = j < v.length - 1 ? wordTail(w, j + 1) : undefined;
       options.push({ name: `-${c}`, word: w, value: arity === 'arg' ? (rest ?? args[++i]) : rest });
       break;
     }
@@ -556,7 +553,7 @@ function gitOutputs(args: readonly Word[]): Word[] {
   const dashO = args.some((w) => w.literal && (w.value === 'format-patch' || w.value === 'archive'));
   // checkout-index --prefix=P writes every file it checks out at P<path> (`--prefix=.git/hooks/`).
   if (args.some((w) => w.literal && w.value === 'checkout-index')) {
-    for (const w of args) if (w.literal && w.value.startsWith('--prefix=') && w.value.length > 9) out.push(attached(w, 9));
+    for (const w of args) if (w.literal && w.value.startsWith('--prefix=') && w.value.length > 9) out.push(wordTail(w, 9));
   }
   for (let i = 0; i < args.length; i++) {
     const w = args[i]!;
@@ -565,10 +562,10 @@ function gitOutputs(args: readonly Word[]): Word[] {
     if (w.value.startsWith('--')) {
       if (!isLongOption(w.value, ['--output', '--output-directory'], 5)) continue;
       const eq = w.value.indexOf('=');
-      const value = eq === -1 ? args[i + 1] : attached(w, eq + 1);
+      const value = eq === -1 ? args[i + 1] : wordTail(w, eq + 1);
       if (value) out.push(value);
     } else if (dashO && /^-o/.test(w.value)) {
-      const value = w.value.length > 2 ? attached(w, 2) : args[i + 1];
+      const value = w.value.length > 2 ? wordTail(w, 2) : args[i + 1];
       if (value) out.push(value);
     }
   }
@@ -608,7 +605,7 @@ function gitInputs(verb: string | undefined, rest: readonly Word[]): Word[] {
       const names = [...(messages ? ['--file'] : []), ...(verb === 'commit' ? ['--template'] : [])];
       if (isLongOption(v, names)) {
         const eq = v.indexOf('=');
-        const value = eq === -1 ? rest[++i] : attached(w, eq + 1);
+        const value = eq === -1 ? rest[++i] : wordTail(w, eq + 1);
         if (value) out.push(value);
       }
       continue;
@@ -617,7 +614,7 @@ function gitInputs(verb: string | undefined, rest: readonly Word[]): Word[] {
       const letters = verb === 'commit' ? 'Ft' : messages ? 'F' : '';
       const at = [...v.slice(1)].findIndex((c) => letters.includes(c));
       if (at !== -1) {
-        const value = at + 2 < v.length ? attached(w, at + 2) : rest[++i];
+        const value = at + 2 < v.length ? wordTail(w, at + 2) : rest[++i];
         if (value) out.push(value);
       }
       continue;
@@ -709,8 +706,8 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
   }
   if (name === 'dd') {
     for (const w of args) {
-      if (w.literal && w.value.startsWith('if=')) out.reads.push({ ...w, value: w.value.slice(3), raw: w.value.slice(3) });
-      if (w.literal && w.value.startsWith('of=')) out.writes.push({ ...w, value: w.value.slice(3), raw: w.value.slice(3) });
+      if (w.literal && w.value.startsWith('if=')) out.reads.push(wordTail(w, 3));
+      if (w.literal && w.value.startsWith('of=')) out.writes.push(wordTail(w, 3));
     }
     return out;
   }

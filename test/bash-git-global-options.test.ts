@@ -7,22 +7,12 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
+import { describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../src/config/schema.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 const GIT_ID = ['-c', 'user.name=a', '-c', 'user.email=a@b'];
 
@@ -56,7 +46,7 @@ function bareLayout(ws: string, alias: string): void {
 
 /** The real service, with this configuration, in a workspace `setup` lays out, runs `command`: the call is denied and prints no secret. */
 async function deniedUnprinted(config: ConfigInput, setup: (ws: string) => void, command: string): Promise<void> {
-  t = await makeApp(config);
+  const t = await openApp(config);
   setup(t.workspace);
   const r = await run(t, 'Bash', { command });
   expect(r.text).not.toContain('hunter2');
@@ -254,7 +244,7 @@ describe('the files a git command names, from where -C and --work-tree put them'
   });
 
   it('git -C sub commit -F .env does not put a denied file in a commit message', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(/sub/.env)'] } });
+    const t = await openApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(/sub/.env)'] } });
     repos(t.workspace);
     fs.writeFileSync(path.join(t.workspace, 'sub', '.env'), 'SUB=hunter2\n');
     const r = await run(t, 'Bash', { command: 'git -C sub -c user.name=a -c user.email=a@b commit -q --allow-empty -F .env' });

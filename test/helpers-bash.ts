@@ -4,6 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { initBashParser } from '../src/bash/parser.js';
 import type { PermissionMode } from '../src/config/schema.js';
 import { checkBashPermission, type BashPermissionContext } from '../src/permissions/bash-rules.js';
 import { SessionPermissionQuery } from '../src/permissions/query.js';
@@ -11,7 +13,7 @@ import { compileRules, RuleIndex, type RuleInput } from '../src/permissions/rule
 import { Session } from '../src/sessions/session.js';
 import type { PermissionResult } from '../src/tool/types.js';
 import { Workspace } from '../src/workspace.js';
-import { tmpDir } from './helpers.js';
+import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
 
 /** Permissions in bypassPermissions mode (allowed to be). */
 export const BYPASS = { defaultMode: 'bypassPermissions' as const, allowBypass: true };
@@ -63,4 +65,27 @@ export async function eventually(cond: () => boolean, attempts = 200, everyMs = 
 
 export function readPid(file: string): number {
   return Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10);
+}
+
+/**
+ * The lifecycle of a Bash test file that also runs the real service: the bash
+ * parser loaded before the tests, the app a test opens closed after it (and
+ * before another one the same test opens), the temporary directories removed
+ * at the end. Returns the function that opens a test's app (makeApp's arguments).
+ */
+export function bashServiceTests(): (...args: Parameters<typeof makeApp>) => Promise<TestApp> {
+  let open: TestApp | undefined;
+  beforeAll(async () => {
+    await initBashParser();
+  });
+  afterEach(async () => {
+    await open?.close();
+    open = undefined;
+  });
+  afterAll(cleanupTmp);
+  return async (...args) => {
+    await open?.close();
+    open = undefined;
+    return (open = await makeApp(...args));
+  };
 }

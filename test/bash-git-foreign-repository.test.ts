@@ -13,18 +13,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tmpDir } from './helpers.js';
-import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
+import { bashServiceTests, BYPASS, plantRepository as plant, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
 const openApp = bashServiceTests();
-
-function plant(ws: string): void {
-  const p = path.join(ws, 'src', 'p');
-  fs.mkdirSync(path.join(p, 'objects'), { recursive: true });
-  fs.mkdirSync(path.join(p, 'refs'));
-  fs.writeFileSync(path.join(p, 'HEAD'), 'ref: refs/heads/master\n');
-  fs.writeFileSync(path.join(p, 'config'), '[core]\n\tfsmonitor = cat .env >&2; echo\n');
-}
 
 describe('git pointed at a repository directory that is not a .git', () => {
   it('asks (safety) under Bash(git:*), in every mode', async () => {

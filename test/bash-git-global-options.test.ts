@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../src/config/schema.js';
-import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
+import { bashServiceTests, BYPASS, plantRepository as plant, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
 const openApp = bashServiceTests();
@@ -25,15 +25,6 @@ function repos(ws: string): void {
   fs.mkdirSync(path.join(ws, 'sub'));
   execFileSync('git', ['init', '-q', path.join(ws, 'sub')]);
   execFileSync('git', ['-C', path.join(ws, 'sub'), 'config', 'remote.origin.url', 'https://tok-hunter2@example.com/x']);
-}
-
-/** A directory laid out as a repository in ordinary files, whose config runs a program on `git status`. */
-function plant(ws: string): void {
-  const p = path.join(ws, 'src', 'p');
-  fs.mkdirSync(path.join(p, 'objects'), { recursive: true });
-  fs.mkdirSync(path.join(p, 'refs'));
-  fs.writeFileSync(path.join(p, 'HEAD'), 'ref: refs/heads/master\n');
-  fs.writeFileSync(path.join(p, 'config'), '[core]\n\tfsmonitor = cat .env >&2; echo\n');
 }
 
 /** The workspace itself laid out as a bare repository (HEAD, objects, refs) whose config has an alias `leak` running `alias`. */

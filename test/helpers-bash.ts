@@ -89,3 +89,15 @@ export function bashServiceTests(): (...args: Parameters<typeof makeApp>) => Pro
     return (open = await makeApp(...args));
   };
 }
+
+/**
+ * A directory (src/p) laid out as a repository in ordinary files, whose config runs a program
+ * (core.fsmonitor prints .env) on `git status`: a repository git obeys when pointed at it.
+ */
+export function plantRepository(ws: string): void {
+  const p = path.join(ws, 'src', 'p');
+  fs.mkdirSync(path.join(p, 'objects'), { recursive: true });
+  fs.mkdirSync(path.join(p, 'refs'));
+  fs.writeFileSync(path.join(p, 'HEAD'), 'ref: refs/heads/master\n');
+  fs.writeFileSync(path.join(p, 'config'), '[core]\n\tfsmonitor = cat .env >&2; echo\n');
+}

@@ -12,15 +12,11 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, execute, makeApp, textOf, use } from './helpers.js';
-import { ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { execute, makeApp, textOf, use } from './helpers.js';
+import { bashTests, ruleEnv } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 /** One ustar header block. */
 function header(name: string, type: '0' | '1', size: number, linkname = ''): Buffer {

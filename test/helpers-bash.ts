@@ -67,6 +67,14 @@ export function readPid(file: string): number {
   return Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10);
 }
 
+/** The lifecycle of a Bash test file: the bash parser loaded before the tests, the temporary directories removed at the end. */
+export function bashTests(): void {
+  beforeAll(async () => {
+    await initBashParser();
+  });
+  afterAll(cleanupTmp);
+}
+
 /**
  * The lifecycle of a Bash test file that also runs the real service: the bash
  * parser loaded before the tests, the app a test opens closed after it (and
@@ -75,14 +83,11 @@ export function readPid(file: string): number {
  */
 export function bashServiceTests(): (...args: Parameters<typeof makeApp>) => Promise<TestApp> {
   let open: TestApp | undefined;
-  beforeAll(async () => {
-    await initBashParser();
-  });
+  bashTests();
   afterEach(async () => {
     await open?.close();
     open = undefined;
   });
-  afterAll(cleanupTmp);
   return async (...args) => {
     await open?.close();
     open = undefined;

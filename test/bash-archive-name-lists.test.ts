@@ -12,21 +12,11 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 function project(ws: string): void {
   fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
@@ -64,7 +54,7 @@ describe('archivers reading names from a list', () => {
   });
 
   it('through the service: refused, not printed', async () => {
-    t = await makeApp({ permissions: { deny: ['Read(./.env)'], allow: ALLOW, headless: 'deny' } });
+    const t = await openApp({ permissions: { deny: ['Read(./.env)'], allow: ALLOW, headless: 'deny' } });
     project(t.workspace);
     const r = await run(t, 'Bash', { command: listed[0]! });
     expect(r.exec).toMatchObject({ status: 'denied' });

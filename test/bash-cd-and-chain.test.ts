@@ -11,21 +11,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 const DENY = ['Read(./.env)', 'Read(**/.env)', 'Edit(./.env)'];
 
@@ -71,7 +61,7 @@ describe('cd DIR && …', () => {
   });
 
   it('end to end in bypassPermissions: src is searched, the secret is not', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: DENY, headless: 'deny' } });
+    const t = await openApp({ permissions: { ...BYPASS, deny: DENY, headless: 'deny' } });
     project(t.workspace);
     const ok = await run(t, 'Bash', { command: 'cd src && grep -rn TODO .' });
     expect(ok.exec).toMatchObject({ status: 'succeeded' });

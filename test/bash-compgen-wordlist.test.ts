@@ -9,21 +9,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 describe('compgen -W', () => {
   it('judges the commands its word list runs', async () => {
@@ -38,7 +28,7 @@ describe('compgen -W', () => {
   });
 
   it("compgen -W '$(cat .env)' S does not print .env in bypassPermissions", async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'] } });
+    const t = await openApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     const r = await run(t, 'Bash', { command: "compgen -W '$(cat .env)' S" });
     expect(r.text).not.toContain('hunter2');

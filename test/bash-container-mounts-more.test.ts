@@ -18,15 +18,11 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, tmpDir } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { tmpDir } from './helpers.js';
+import { bashTests, BYPASS, ruleEnv } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 const mountsFile = ['--label -e -v ./.env:/x', '-l -e -v ./.env:/x', '-dv ./.env:/x', '-dv./.env:/x', "--mount 'type=bind,Source=./.env,target=/x'", '--mount=type=bind,SRC=./.env,dst=/x', '$F ./.env:/x'];
 const mountsTree = ['-v .:/w', '-v "$PWD":/w', '--mount type=bind,source=.,target=/w', '-v ./src/..:/w'];

@@ -12,15 +12,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashTests, BYPASS, ruleEnv } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 const MODES = ['default', 'acceptEdits', BYPASS.defaultMode] as const;
 

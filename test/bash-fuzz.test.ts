@@ -5,16 +5,12 @@
  * is allowed as read-only is one whose every part the analyser saw.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyseBash, initBashParser } from '../src/bash/parser.js';
+import { describe, expect, it } from 'vitest';
+import { analyseBash } from '../src/bash/parser.js';
 import { isReadOnlyAnalysis } from '../src/bash/read-only.js';
-import { cleanupTmp } from './helpers.js';
-import { ruleEnv } from './helpers-bash.js';
+import { bashTests, ruleEnv } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 const WRAPPERS = ['timeout 5', 'nice -n 5', 'nohup', 'env FOO=1', 'FOO=1', 'command', 'stdbuf -o0', 'time', 'sudo', 'exec', 'builtin', 'env -i A=b', 'xargs', 'noglob'];
 const CONTEXTS: Array<(p: string) => string> = [

@@ -12,21 +12,11 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 describe('git -c on the command line', () => {
   it('asks (safety) for a key that can run a program or read a file, under Bash(git:*) and in bypassPermissions', async () => {
@@ -79,7 +69,7 @@ describe('git -c on the command line', () => {
   });
 
   it('git -c core.hooksPath=/dev/null commit runs under Bash(git:*) and skips the repository\'s hook', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
+    const t = await openApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
     const ws = t.workspace;
     execFileSync('git', ['init', '-q', ws]);
     fs.writeFileSync(path.join(ws, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\necho HOOK-RAN\nexit 1\n', { mode: 0o755 });
@@ -90,7 +80,7 @@ describe('git -c on the command line', () => {
   });
 
   it('git -c core.fsmonitor=… status does not run under Bash(git:*)', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
+    const t = await openApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
     execFileSync('git', ['init', '-q', t.workspace]);
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     const r = await run(t, 'Bash', { command: "git -c core.fsmonitor='cat .env; echo' status" });

@@ -10,21 +10,11 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 const git = (cwd: string, ...args: string[]): string => {
   const r = spawnSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: cwd } });
@@ -64,7 +54,7 @@ describe('--git-dir naming a .git file', () => {
   });
 
   it('through the service: the worktree is made, the read refused', async () => {
-    t = await makeApp({ permissions: { deny: DENY, allow: ['Bash(git:*)'], headless: 'deny' } });
+    const t = await openApp({ permissions: { deny: DENY, allow: ['Bash(git:*)'], headless: 'deny' } });
     project(t.workspace);
     const made = await run(t, 'Bash', { command: 'git -C sub worktree add -q --detach ../x' });
     expect(made.exec).toMatchObject({ status: 'succeeded' });

@@ -11,29 +11,12 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { tmpDir } from './helpers.js';
+import { bashServiceTests, BYPASS, plantRepository as plant, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
-
-function plant(ws: string): void {
-  const p = path.join(ws, 'src', 'p');
-  fs.mkdirSync(path.join(p, 'objects'), { recursive: true });
-  fs.mkdirSync(path.join(p, 'refs'));
-  fs.writeFileSync(path.join(p, 'HEAD'), 'ref: refs/heads/master\n');
-  fs.writeFileSync(path.join(p, 'config'), '[core]\n\tfsmonitor = cat .env >&2; echo\n');
-}
+const openApp = bashServiceTests();
 
 describe('git pointed at a repository directory that is not a .git', () => {
   it('asks (safety) under Bash(git:*), in every mode', async () => {
@@ -78,7 +61,7 @@ describe('git pointed at a repository directory that is not a .git', () => {
   });
 
   it('cd into a planted repository and git fetch does not run its core.sshCommand in bypassPermissions', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'] } });
+    const t = await openApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     plant(t.workspace);
     fs.writeFileSync(path.join(t.workspace, 'src', 'p', 'config'), '[core]\n\tsshCommand = cat ../../.env >&2; false #\n[remote "origin"]\n\turl = ssh://h/x\n');
@@ -88,7 +71,7 @@ describe('git pointed at a repository directory that is not a .git', () => {
   });
 
   it('tar xf of a planted repository, then git -C into it, does not run its core.fsmonitor', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)', 'Bash(tar:*)'], deny: ['Read(./.env)'] } });
+    const t = await openApp({ permissions: { allow: ['Bash(git:*)', 'Bash(tar:*)'], deny: ['Read(./.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     const stage = tmpDir('toolexec-foreign-repo-');
     plant(stage);
@@ -99,7 +82,7 @@ describe('git pointed at a repository directory that is not a .git', () => {
   });
 
   it('git --git-dir=src/p --work-tree=. status does not run the planted core.fsmonitor in acceptEdits', async () => {
-    t = await makeApp({ permissions: { defaultMode: 'acceptEdits', allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
+    const t = await openApp({ permissions: { defaultMode: 'acceptEdits', allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     plant(t.workspace);
     const r = await run(t, 'Bash', { command: 'git --git-dir=src/p --work-tree=. status' });

@@ -7,21 +7,12 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import type { ConfigInput } from '../src/config/schema.js';
+import { bashServiceTests, BYPASS, plantRepository as plant, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 const GIT_ID = ['-c', 'user.name=a', '-c', 'user.email=a@b'];
 
@@ -36,13 +27,21 @@ function repos(ws: string): void {
   execFileSync('git', ['-C', path.join(ws, 'sub'), 'config', 'remote.origin.url', 'https://tok-hunter2@example.com/x']);
 }
 
-/** A directory laid out as a repository in ordinary files, whose config runs a program on `git status`. */
-function plant(ws: string): void {
-  const p = path.join(ws, 'src', 'p');
-  fs.mkdirSync(path.join(p, 'objects'), { recursive: true });
-  fs.mkdirSync(path.join(p, 'refs'));
-  fs.writeFileSync(path.join(p, 'HEAD'), 'ref: refs/heads/master\n');
-  fs.writeFileSync(path.join(p, 'config'), '[core]\n\tfsmonitor = cat .env >&2; echo\n');
+/** The workspace itself laid out as a bare repository (HEAD, objects, refs) whose config has an alias `leak` running `alias`. */
+function bareLayout(ws: string, alias: string): void {
+  fs.mkdirSync(path.join(ws, 'objects'));
+  fs.mkdirSync(path.join(ws, 'refs'));
+  fs.writeFileSync(path.join(ws, 'HEAD'), 'ref: refs/heads/master\n');
+  fs.writeFileSync(path.join(ws, 'config'), `[alias]\n\tleak = ${alias}\n`);
+}
+
+/** The real service, with this configuration, in a workspace `setup` lays out, runs `command`: the call is denied and prints no secret. */
+async function deniedUnprinted(config: ConfigInput, setup: (ws: string) => void, command: string): Promise<void> {
+  const t = await openApp(config);
+  setup(t.workspace);
+  const r = await run(t, 'Bash', { command });
+  expect(r.text).not.toContain('hunter2');
+  expect(r.exec.status).toBe('denied');
 }
 
 describe('git --shallow-file takes the next word as its value', () => {
@@ -65,11 +64,7 @@ describe('git --shallow-file takes the next word as its value', () => {
   });
 
   it('git --shallow-file x -C sub remote -v does not print the token of a denied config', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./sub/.git/config)'] } });
-    repos(t.workspace);
-    const r = await run(t, 'Bash', { command: 'git --shallow-file x -C sub remote -v' });
-    expect(r.text).not.toContain('hunter2');
-    expect(r.exec.status).toBe('denied');
+    await deniedUnprinted({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./sub/.git/config)'] } }, repos, 'git --shallow-file x -C sub remote -v');
   });
 });
 
@@ -88,11 +83,7 @@ describe('git resolves --git-dir and --work-tree from where the last -C leads', 
   });
 
   it('git --git-dir=.git -C sub remote -v does not print the token of a denied config', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./sub/.git/config)'] } });
-    repos(t.workspace);
-    const r = await run(t, 'Bash', { command: 'git --git-dir=.git -C sub remote -v' });
-    expect(r.text).not.toContain('hunter2');
-    expect(r.exec.status).toBe('denied');
+    await deniedUnprinted({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./sub/.git/config)'] } }, repos, 'git --git-dir=.git -C sub remote -v');
   });
 });
 
@@ -149,14 +140,12 @@ describe('git -C changes directory as chdir does, through symbolic links', () =>
   });
 
   it('git -C link/.. does not run an alias of the planted repository behind the link', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
-    repos(t.workspace);
-    plant(t.workspace);
-    fs.writeFileSync(path.join(t.workspace, 'src', 'p', 'config'), `[alias]\n\tleak = !cat ${path.join(t.workspace, '.env')}\n`);
-    fs.symlinkSync('src/p/refs', path.join(t.workspace, 'l'));
-    const r = await run(t, 'Bash', { command: 'git -C l/.. leak' });
-    expect(r.text).not.toContain('hunter2');
-    expect(r.exec.status).toBe('denied');
+    await deniedUnprinted({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } }, (ws) => {
+      repos(ws);
+      plant(ws);
+      fs.writeFileSync(path.join(ws, 'src', 'p', 'config'), `[alias]\n\tleak = !cat ${path.join(ws, '.env')}\n`);
+      fs.symlinkSync('src/p/refs', path.join(ws, 'l'));
+    }, 'git -C l/.. leak');
   });
 });
 
@@ -166,10 +155,7 @@ describe('git run in a workspace that is itself laid out as a repository', () =>
   // led to the check; plain `git leak` ran the alias under Bash(git:*) and in bypassPermissions.
   function plantRoot(ws: string): void {
     fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
-    fs.mkdirSync(path.join(ws, 'objects'));
-    fs.mkdirSync(path.join(ws, 'refs'));
-    fs.writeFileSync(path.join(ws, 'HEAD'), 'ref: refs/heads/master\n');
-    fs.writeFileSync(path.join(ws, 'config'), `[alias]\n\tleak = !cat ${path.join(ws, '.env')}\n`);
+    bareLayout(ws, `!cat ${path.join(ws, '.env')}`);
   }
 
   it('asks (safety) for git there, in every mode', async () => {
@@ -184,11 +170,7 @@ describe('git run in a workspace that is itself laid out as a repository', () =>
   });
 
   it('git leak does not run the alias under Bash(git:*)', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
-    plantRoot(t.workspace);
-    const r = await run(t, 'Bash', { command: 'git leak' });
-    expect(r.text).not.toContain('hunter2');
-    expect(r.exec.status).toBe('denied');
+    await deniedUnprinted({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } }, plantRoot, 'git leak');
   });
 });
 
@@ -228,11 +210,7 @@ describe('git started in another directory by a wrapper (env -C, sudo -D)', () =
   });
 
   it('env -C sub git remote -v does not print the token of a denied config in bypassPermissions', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./sub/.git/config)'] } });
-    repos(t.workspace);
-    const r = await run(t, 'Bash', { command: 'env -C sub git remote -v' });
-    expect(r.text).not.toContain('hunter2');
-    expect(r.exec.status).toBe('denied');
+    await deniedUnprinted({ permissions: { ...BYPASS, deny: ['Read(./sub/.git/config)'] } }, repos, 'env -C sub git remote -v');
   });
 });
 
@@ -257,7 +235,7 @@ describe('the files a git command names, from where -C and --work-tree put them'
   });
 
   it('git -C sub commit -F .env does not put a denied file in a commit message', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(/sub/.env)'] } });
+    const t = await openApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(/sub/.env)'] } });
     repos(t.workspace);
     fs.writeFileSync(path.join(t.workspace, 'sub', '.env'), 'SUB=hunter2\n');
     const r = await run(t, 'Bash', { command: 'git -C sub -c user.name=a -c user.email=a@b commit -q --allow-empty -F .env' });
@@ -275,10 +253,7 @@ describe('git --bare takes the directory it stands in for the git directory', ()
     for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
       const env = ruleEnv({ allow: ['Bash(git:*)', 'Bash(tar:*)'], deny: ['Read(./.env)'], mode });
       repos(env.ws);
-      fs.mkdirSync(path.join(env.ws, 'objects'));
-      fs.mkdirSync(path.join(env.ws, 'refs'));
-      fs.writeFileSync(path.join(env.ws, 'HEAD'), 'ref: refs/heads/master\n');
-      fs.writeFileSync(path.join(env.ws, 'config'), '[alias]\n\tleak = !cat .env\n');
+      bareLayout(env.ws, '!cat .env');
       for (const c of ['git --bare leak', 'git --bare -C sub leak', 'git -C sub --bare status']) {
         expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git would obey the configuration of /) });
       }
@@ -289,15 +264,10 @@ describe('git --bare takes the directory it stands in for the git directory', ()
   });
 
   it('git --bare leak does not run the alias under Bash(git:*)', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
-    repos(t.workspace);
-    fs.mkdirSync(path.join(t.workspace, 'objects'));
-    fs.mkdirSync(path.join(t.workspace, 'refs'));
-    fs.writeFileSync(path.join(t.workspace, 'HEAD'), 'ref: refs/heads/master\n');
-    fs.writeFileSync(path.join(t.workspace, 'config'), '[alias]\n\tleak = !cat .env\n');
-    const r = await run(t, 'Bash', { command: 'git --bare leak' });
-    expect(r.text).not.toContain('hunter2');
-    expect(r.exec.status).toBe('denied');
+    await deniedUnprinted({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } }, (ws) => {
+      repos(ws);
+      bareLayout(ws, '!cat .env');
+    }, 'git --bare leak');
   });
 });
 
@@ -319,13 +289,11 @@ describe('a command find -execdir runs, in the directory of each match', () => {
   });
 
   it('find -execdir cat .env does not print a denied file in bypassPermissions', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(/sub/.env)'] } });
-    repos(t.workspace);
-    fs.writeFileSync(path.join(t.workspace, 'sub', '.env'), 'SUB=hunter2\n');
-    fs.writeFileSync(path.join(t.workspace, 'sub', 'README'), 'r\n');
-    const r = await run(t, 'Bash', { command: 'find sub -maxdepth 1 -name README -execdir cat .env \\;' });
-    expect(r.text).not.toContain('hunter2');
-    expect(r.exec.status).toBe('denied');
+    await deniedUnprinted({ permissions: { ...BYPASS, deny: ['Read(/sub/.env)'] } }, (ws) => {
+      repos(ws);
+      fs.writeFileSync(path.join(ws, 'sub', '.env'), 'SUB=hunter2\n');
+      fs.writeFileSync(path.join(ws, 'sub', 'README'), 'r\n');
+    }, 'find sub -maxdepth 1 -name README -execdir cat .env \\;');
   });
 });
 
@@ -347,10 +315,6 @@ describe('a glob or a tilde in a directory git is pointed at', () => {
   });
 
   it('git -C su* remote -v does not print the token of a denied config', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./sub/.git/config)'] } });
-    repos(t.workspace);
-    const r = await run(t, 'Bash', { command: 'git -C su* remote -v' });
-    expect(r.text).not.toContain('hunter2');
-    expect(r.exec.status).toBe('denied');
+    await deniedUnprinted({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./sub/.git/config)'] } }, repos, 'git -C su* remote -v');
   });
 });

@@ -7,15 +7,10 @@
  * its own, already asked for the option as an unknown read; an Edit deny
  * rule on the target was not seen, nor was the target without such files.)
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp } from './helpers.js';
-import { ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashTests, ruleEnv } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 const ALLOW = ['Bash(git log:*)', 'Bash(git diff:*)', 'Bash(git show:*)', 'Bash(git format-patch:*)', 'Bash(git archive:*)'];
 

@@ -15,15 +15,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp } from './helpers.js';
-import { BYPASS, ruleEnv, type RuleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashTests, BYPASS, ruleEnv, type RuleEnv } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 function project(env: RuleEnv): void {
   fs.writeFileSync(path.join(env.ws, '.env'), 'SECRET=hunter2\n');

@@ -12,21 +12,11 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 const DENY = ['Read(/.env)', 'Edit(/.env)', 'Read(./.git/config)'];
 
@@ -51,7 +41,7 @@ describe('more git paths', () => {
   });
 
   it('git ls-remote --get-url does not print the token in .git/config', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: DENY } });
+    const t = await openApp({ permissions: { allow: ['Bash(git:*)'], deny: DENY } });
     execFileSync('git', ['init', '-q', t.workspace]);
     execFileSync('git', ['remote', 'add', 'origin', 'https://u:tok-hunter2@example.invalid/x.git'], { cwd: t.workspace });
     const r = await run(t, 'Bash', { command: 'git ls-remote --get-url origin' });
@@ -60,7 +50,7 @@ describe('more git paths', () => {
   });
 
   it('git mv .env x does not run, so cat x cannot print .env', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: DENY } });
+    const t = await openApp({ permissions: { allow: ['Bash(git:*)'], deny: DENY } });
     const ws = t.workspace;
     fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
     execFileSync('git', ['init', '-q', ws]);

@@ -19,15 +19,11 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, tmpDir } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { tmpDir } from './helpers.js';
+import { bashTests, BYPASS, ruleEnv } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 const DENY = ['Read(./.env)', 'Read(**/.env)'];
 

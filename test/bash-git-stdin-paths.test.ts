@@ -10,21 +10,11 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 describe('git reading a list of paths from stdin', () => {
   it('asks while Read deny rules exist', async () => {
@@ -39,7 +29,7 @@ describe('git reading a list of paths from stdin', () => {
   });
 
   it('echo .env | git update-index --add --stdin does not stage .env under Bash(git:*)', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
+    const t = await openApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(./.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     execFileSync('git', ['init', '-q', t.workspace]);
     const r = await run(t, 'Bash', { command: 'echo .env | git update-index --add --stdin' });

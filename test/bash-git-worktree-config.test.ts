@@ -11,20 +11,12 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { tmpDir } from './helpers.js';
+import { bashServiceTests } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 describe('git configuration read from a linked worktree', () => {
   it('is judged against the main repository config', async () => {
@@ -33,7 +25,7 @@ describe('git configuration read from a linked worktree', () => {
     git('init', '-q');
     git('remote', 'add', 'origin', 'https://u:tok-hunter2@example.invalid/x.git');
     git('commit', '-q', '--allow-empty', '-m', 'init');
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: [`Read(/${path.join(main, '.git', 'config')})`] } });
+    const t = await openApp({ permissions: { allow: ['Bash(git:*)'], deny: [`Read(/${path.join(main, '.git', 'config')})`] } });
     // The workspace (empty so far) becomes the linked worktree.
     git('worktree', 'add', '-q', t.workspace);
     expect(fs.statSync(path.join(t.workspace, '.git')).isFile()).toBe(true);

@@ -13,15 +13,10 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp } from './helpers.js';
-import { BYPASS, ruleEnv, type RuleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashTests, BYPASS, ruleEnv, type RuleEnv } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 function project(env: RuleEnv): void {
   fs.writeFileSync(path.join(env.ws, '.env'), 'KEY=hunter2\n');

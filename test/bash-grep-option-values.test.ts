@@ -15,21 +15,11 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 function project(ws: string): void {
   fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
@@ -76,15 +66,13 @@ describe("grep's options read as grep reads them", () => {
   });
 
   it('through the service: refused, not printed', async () => {
-    t = await makeApp({ permissions: { deny: DENY, allow: ['Bash(grep:*)'], headless: 'deny' } });
+    let t = await openApp({ permissions: { deny: DENY, allow: ['Bash(grep:*)'], headless: 'deny' } });
     project(t.workspace);
     const r = await run(t, 'Bash', { command: misread[0]! });
     expect(r.exec).toMatchObject({ status: 'denied' });
     expect(r.text).not.toContain('hunter2');
-    t = await (async () => {
-      await t!.close();
-      return makeApp({ permissions: { ...BYPASS, deny: DENY, headless: 'deny' } });
-    })();
+    // openApp closes the first app before it opens the second.
+    t = await openApp({ permissions: { ...BYPASS, deny: DENY, headless: 'deny' } });
     project(t.workspace);
     const p = await run(t, 'Bash', { command: posix[0]! });
     expect(p.exec).toMatchObject({ status: 'denied' });

@@ -9,16 +9,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp } from './helpers.js';
-import { BYPASS, ruleEnv, type RuleEnvOptions } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { makeApp } from './helpers.js';
+import { bashTests, BYPASS, ruleEnv, type RuleEnvOptions } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 describe('pgrep, pkill and pidwait read their pid file', () => {
   it('denies -F / --pidfile on a Read-denied file, in every spelling and mode', async () => {

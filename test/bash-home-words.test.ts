@@ -10,15 +10,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, tmpDir } from './helpers.js';
-import { BYPASS, ruleEnv, type RuleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { tmpDir } from './helpers.js';
+import { bashTests, BYPASS, ruleEnv, type RuleEnv } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 const DENY = ['Read(./.env)', 'Edit(./.env)'];
 

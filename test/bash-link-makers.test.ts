@@ -14,21 +14,12 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { tmpDir } from './helpers.js';
+import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 describe('links other programs make in the same line', () => {
   it('make paths below what they write unknown locations while Read deny rules exist', async () => {
@@ -65,7 +56,7 @@ describe('links other programs make in the same line', () => {
   });
 
   it('tar xf of an archive holding a symlink to .env, then cat, does not print it', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(tar:*)'], deny: ['Read(/.env)'] } });
+    const t = await openApp({ permissions: { allow: ['Bash(tar:*)'], deny: ['Read(/.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     const stage = tmpDir('toolexec-link-makers-');
     fs.symlinkSync('.env', path.join(stage, 'l'));
@@ -128,7 +119,7 @@ describe('links other programs make in the same line', () => {
   });
 
   it('a clone holding a symlink to .env, then cd into it and cat, does not print it', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(/.env)'] } });
+    const t = await openApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(/.env)'] } });
     const ws = t.workspace;
     fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
     const origin = tmpDir('toolexec-link-makers-origin-');
@@ -167,7 +158,7 @@ describe('links other programs make in the same line', () => {
   });
 
   it('tar xf -C out of an archive holding a symlink to .env, then grep -R out, does not print it', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(tar:*)', 'Bash(grep:*)'], deny: ['Read(/.env)'] } });
+    const t = await openApp({ permissions: { allow: ['Bash(tar:*)', 'Bash(grep:*)'], deny: ['Read(/.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     fs.mkdirSync(path.join(t.workspace, 'out'));
     const stage = tmpDir('toolexec-link-makers-');
@@ -180,7 +171,7 @@ describe('links other programs make in the same line', () => {
   });
 
   it('git checkout of a tracked symlink to .env, then cat, does not print it under Bash(git:*)', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(/.env)'] } });
+    const t = await openApp({ permissions: { allow: ['Bash(git:*)'], deny: ['Read(/.env)'] } });
     const ws = t.workspace;
     const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: ws });
     fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');

@@ -8,26 +8,18 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { analyseBash, initBashParser } from '../src/bash/parser.js';
+import { describe, expect, it } from 'vitest';
+import { analyseBash } from '../src/bash/parser.js';
 import { unwrapStages } from '../src/bash/wrappers.js';
 import { physicalPath, resolveWord } from '../src/permissions/bash-paths.js';
 import { literalWord } from '../src/bash/words.js';
 import { pathArgs } from '../src/bash/paths.js';
 import fc from 'fast-check';
-import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv, type RuleEnvOptions } from './helpers-bash.js';
+import { tmpDir } from './helpers.js';
+import { bashServiceTests, BYPASS, ruleEnv, type RuleEnvOptions } from './helpers-bash.js';
 import { lastAudit, run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 
 /** A workspace with `l` → outside/sub, `cs` → config/sub and `docs` → .git/hooks. */
@@ -253,7 +245,7 @@ describe('readers of whole trees', () => {
   });
 
   it('end to end: the denied file is not read through grep -r in bypassPermissions', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(/.env)'], headless: 'deny' } });
+    const t = await openApp({ permissions: { ...BYPASS, deny: ['Read(/.env)'], headless: 'deny' } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET_KEY=hunter2\n');
     const r = await run(t, 'Bash', { command: 'grep -r SECRET_KEY .' });
     expect(r.exec).toMatchObject({ status: 'denied' });
@@ -333,7 +325,7 @@ describe('archivers and copy tools', () => {
   });
 
   it('end to end: tar does not put the denied file in an archive', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(/.env)'], headless: 'deny' } });
+    const t = await openApp({ permissions: { ...BYPASS, deny: ['Read(/.env)'], headless: 'deny' } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET_KEY=hunter2\n');
     const r = await run(t, 'Bash', { command: 'tar -cf out.tar .env && tar -xOf out.tar' });
     expect(r.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'rule', detail: 'Read(/.env)' } } });
@@ -494,7 +486,7 @@ describe('option tables: a Read-denied file read by a read-only command (review 
   });
 
   it('end to end: hexdump -C of the denied file is denied, nothing read', async () => {
-    t = await makeApp({ permissions: { deny: ['Read(/.env)'], headless: 'deny' } });
+    const t = await openApp({ permissions: { deny: ['Read(/.env)'], headless: 'deny' } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'API_KEY=ENVSECRET2\n');
     for (const command of ['hexdump -C .env', 'echo .env | xargs cat']) {
       const r = await run(t, 'Bash', { command });
@@ -562,7 +554,7 @@ describe('renames, links and copies read their sources (review F7)', () => {
   });
 
   it('end to end: mv of the denied file is refused in acceptEdits, and its content never comes back', async () => {
-    t = await makeApp({ permissions: { defaultMode: 'acceptEdits', deny: ['Read(/.env)'], headless: 'deny' } });
+    const t = await openApp({ permissions: { defaultMode: 'acceptEdits', deny: ['Read(/.env)'], headless: 'deny' } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'API_KEY=ENVSECRET2\n');
     const r = await run(t, 'Bash', { command: 'mv .env notes.txt' });
     expect(r.exec).toMatchObject({ status: 'denied' });
@@ -707,7 +699,7 @@ describe('wrappers', () => {
 describe('wrappers under a deny rule in bypassPermissions', () => {
   /** Runs the command for real in bypassPermissions under Bash(rm -rf:*): it must be denied by the rule and `victim` survive. */
   async function deniedAndVictimSurvives(command: string): Promise<void> {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm -rf:*)'] } });
+    const t = await openApp({ permissions: { ...BYPASS, deny: ['Bash(rm -rf:*)'] } });
     fs.mkdirSync(path.join(t.workspace, 'victim'));
     // Bounded: `watch` would run until killed if it were let through.
     const r = await run(t, 'Bash', { command, timeout: 5000 });
@@ -745,7 +737,7 @@ describe('wrappers under a deny rule in bypassPermissions', () => {
   it.each(['fakeroot --frobnicate touch made', 'nsenter --bogus touch made', 'systemd-run --frob touch made', 'pkexec --nope touch made'])(
     '%s (an option that is not modelled) asks even in bypassPermissions while Bash deny rules exist (safety); nothing made',
     async (command) => {
-      t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm -rf:*)'] } });
+      const t = await openApp({ permissions: { ...BYPASS, deny: ['Bash(rm -rf:*)'] } });
       const r = await run(t, 'Bash', { command });
       expect(r.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
       expect(r.chain.find((c) => c.layer === 'tool')!.detail).toMatch(/^safety: too complex: \S+ --\w+ is an option that is not modelled$/);
@@ -817,7 +809,7 @@ describe('arithmetic that evaluates a variable’s value as code (review F1)', (
   });
 
   it.each(['default', 'plan', 'dontAsk'] as const)('end to end in %s mode: the command hidden in the value does not run', async (mode) => {
-    t = await makeApp({ permissions: { defaultMode: mode, deny: ['Bash(touch:*)'], headless: 'deny' } });
+    const t = await openApp({ permissions: { defaultMode: mode, deny: ['Bash(touch:*)'], headless: 'deny' } });
     const marker = path.join(t.workspace, 'pwned');
     for (const form of ['[[ x -eq 1 ]]', 'seq $((x))']) {
       const r = await run(t, 'Bash', { command: `p='$'; x="a[\${p}(id > ${marker})]"; ${form}` });
@@ -843,7 +835,7 @@ describe('time ! <cmd> (review F4)', () => {
   });
 
   it('end to end: the file survives', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm:*)'] } });
+    const t = await openApp({ permissions: { ...BYPASS, deny: ['Bash(rm:*)'] } });
     fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
     const r = await run(t, 'Bash', { command: 'time ! rm victim' });
     expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm:*)' } } });
@@ -900,7 +892,7 @@ describe('shells that read their script from stdin through a path, startup files
   });
 
   it('end to end: the file survives `bash /dev/stdin <<< …` and `BASH_ENV=/dev/stdin bash -c :` in bypassPermissions', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm:*)'] } });
+    const t = await openApp({ permissions: { ...BYPASS, deny: ['Bash(rm:*)'] } });
     fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
     for (const command of ["bash /dev/stdin <<< 'rm victim'", "BASH_ENV=/dev/stdin bash -c : <<< 'rm victim'"]) {
       const r = await run(t, 'Bash', { command });
@@ -934,7 +926,7 @@ describe('hash -p and mapfile -C (review F6)', () => {
   });
 
   it('end to end: the file survives', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm:*)'] } });
+    const t = await openApp({ permissions: { ...BYPASS, deny: ['Bash(rm:*)'] } });
     fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
     fs.writeFileSync(path.join(t.workspace, 'lines'), 'a\nb\n');
     for (const command of ['hash -p /bin/rm zz; zz victim', "mapfile -C 'rm victim #' -c 1 < lines"]) {
@@ -1057,7 +1049,7 @@ describe('fifth review: the read-only option tables, command by command (S1…)'
   });
 
   it('S1 end to end: the file survives `command rm -v`', async () => {
-    t = await makeApp({ permissions: { headless: 'deny' } });
+    const t = await openApp({ permissions: { headless: 'deny' } });
     fs.writeFileSync(path.join(t.workspace, 'victim'), 'x');
     const r = await run(t, 'Bash', { command: 'command rm -v victim' });
     expect(r.exec).toMatchObject({ status: 'denied' });
@@ -1078,7 +1070,7 @@ describe('fifth review: files a safe wrapper writes (S2)', () => {
   });
 
   it('end to end: the file is not truncated', async () => {
-    t = await makeApp({ permissions: { headless: 'deny' } });
+    const t = await openApp({ permissions: { headless: 'deny' } });
     fs.writeFileSync(path.join(t.workspace, 'victim'), 'keep');
     const r = await run(t, 'Bash', { command: '/usr/bin/time -o victim ls' });
     expect(r.exec).toMatchObject({ status: 'denied' });
@@ -1101,7 +1093,7 @@ describe("fifth review: sed's line length taken for its script (S3)", () => {
   });
 
   it('end to end: no file is written', async () => {
-    t = await makeApp({ permissions: { headless: 'deny' } });
+    const t = await openApp({ permissions: { headless: 'deny' } });
     fs.writeFileSync(path.join(t.workspace, 'notes.txt'), 'n\n');
     const r = await run(t, 'Bash', { command: "sed -n -l p 'w pwn' notes.txt" });
     expect(r.exec).toMatchObject({ status: 'denied' });
@@ -1123,7 +1115,7 @@ describe('fifth review: xargs adds options to a command whose check depends on t
   });
 
   it('end to end: another process\u2019s environment is not shown', async () => {
-    t = await makeApp({ permissions: { headless: 'deny' } });
+    const t = await openApp({ permissions: { headless: 'deny' } });
     const r = await run(t, 'Bash', { command: 'echo axeww | xargs ps' });
     expect(r.exec).toMatchObject({ status: 'denied' });
     expect(r.text).not.toMatch(/PATH=/);
@@ -1146,7 +1138,7 @@ describe("fifth review: git's file options abbreviated (S5)", () => {
   });
 
   it('end to end: a Read-denied file in git-config form is not printed', async () => {
-    t = await makeApp({ permissions: { deny: ['Read(./secrets/**)'], headless: 'deny' } });
+    const t = await openApp({ permissions: { deny: ['Read(./secrets/**)'], headless: 'deny' } });
     fs.mkdirSync(path.join(t.workspace, 'secrets'));
     fs.writeFileSync(path.join(t.workspace, 'secrets', 'creds.ini'), '[core]\n\ttoken = TOPSECRET9\n');
     const r = await run(t, 'Bash', { command: 'git config --fil=secrets/creds.ini --list' });
@@ -1167,7 +1159,7 @@ describe('fifth review: strings expands @file in any word (S6)', () => {
   });
 
   it('end to end: the denied file is not printed', async () => {
-    t = await makeApp({ permissions: { deny: ['Read(/.env)'], headless: 'deny' } });
+    const t = await openApp({ permissions: { deny: ['Read(/.env)'], headless: 'deny' } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'API_KEY=ENVSECRET2\n');
     fs.writeFileSync(path.join(t.workspace, 'notes.txt'), 'notes notes\n');
     const r = await run(t, 'Bash', { command: 'strings -s @.env notes.txt' });
@@ -1191,7 +1183,7 @@ describe("fifth review: xxd's long-name spellings (S7)", () => {
   });
 
   it('end to end in bypassPermissions: the denied file is not dumped', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(/.env)'], headless: 'deny' } });
+    const t = await openApp({ permissions: { ...BYPASS, deny: ['Read(/.env)'], headless: 'deny' } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'API_KEY=ENVSECRET2\n');
     const r = await run(t, 'Bash', { command: 'xxd -skip 0 .env' });
     expect(r.exec).toMatchObject({ status: 'denied' });

@@ -9,21 +9,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 describe('reads through /proc/<pid>/', () => {
   it('are unknown locations while Read deny rules exist, in every mode', async () => {
@@ -43,7 +33,7 @@ describe('reads through /proc/<pid>/', () => {
   });
 
   it('cat /proc/self/cwd/.env does not run in bypassPermissions', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(/.env)'] } });
+    const t = await openApp({ permissions: { ...BYPASS, deny: ['Read(/.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     const r = await run(t, 'Bash', { command: 'cat /proc/self/cwd/.env' });
     expect(r.text).not.toContain('hunter2');

@@ -5,17 +5,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
+import { describe, expect, it } from 'vitest';
 import { compileBashRule } from '../src/bash/rule-match.js';
 import { bashAwareIfMatcher, bashIfMatches } from '../src/permissions/bash-rules.js';
-import { cleanupTmp } from './helpers.js';
-import { ruleEnv } from './helpers-bash.js';
+import { bashTests, ruleEnv } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 describe('rule contents', () => {
   it('prefix rules stop at a word boundary and also match through xargs', () => {

@@ -6,16 +6,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
+import { describe, expect, it } from 'vitest';
 import { awkProgramFiles, sedScriptFiles } from '../src/bash/script-files.js';
-import { cleanupTmp, execute, makeApp, textOf, use } from './helpers.js';
-import { ruleEnv } from './helpers-bash.js';
+import { execute, makeApp, textOf, use } from './helpers.js';
+import { bashTests, ruleEnv } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 describe('sed scripts', () => {
   it('finds the files of r, R, w, W and of the w flag of s, wherever the command stands', () => {

@@ -8,16 +8,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { makeApp } from './helpers.js';
+import { bashTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 const READERS = ['grep -R SECRET src', 'grep -r SECRET src', 'rg -L SECRET src', 'zip -r out.zip src', 'tar -chf out.tar src', 'cp -rL src copy'];
 

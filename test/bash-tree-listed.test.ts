@@ -13,22 +13,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
+import { describe, expect, it } from 'vitest';
 import { TREE_LIMIT } from '../src/permissions/tree-reach.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv, type RuleEnv } from './helpers-bash.js';
+import { bashServiceTests, BYPASS, ruleEnv, type RuleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 const DENY = ['Read(./.env)', 'Read(**/.env)'];
 const ALLOW = ['Bash(grep:*)', 'Bash(rg:*)', 'Bash(tar:*)', 'Bash(zip:*)', 'Bash(head:*)', 'Bash(cp:*)', 'Bash(rename:*)', 'Bash(mv:*)', 'Bash(git:*)', 'Bash(npm test:*)'];
@@ -147,7 +137,7 @@ describe('tree readers under a rule that may match inside by name', () => {
   });
 
   it('end to end in bypassPermissions: src is searched, a tree holding the file is refused', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: DENY, headless: 'deny' } });
+    const t = await openApp({ permissions: { ...BYPASS, deny: DENY, headless: 'deny' } });
     project(t.workspace);
     const ok = await run(t, 'Bash', { command: 'grep -rn TODO src' });
     expect(ok.exec).toMatchObject({ status: 'succeeded' });

@@ -9,21 +9,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 describe('links through /proc inside a tree read whole', () => {
   it('make the read a safety ask, under Bash(grep:*) and in bypassPermissions', async () => {
@@ -43,7 +33,7 @@ describe('links through /proc inside a tree read whole', () => {
   });
 
   it('grep -R SECRET src does not print .env through src/p -> /proc/self/cwd', async () => {
-    t = await makeApp({ permissions: { allow: ['Bash(grep:*)'], deny: ['Read(/.env)'] } });
+    const t = await openApp({ permissions: { allow: ['Bash(grep:*)'], deny: ['Read(/.env)'] } });
     fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
     fs.mkdirSync(path.join(t.workspace, 'src'));
     fs.symlinkSync('/proc/self/cwd', path.join(t.workspace, 'src', 'p'));

@@ -9,9 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/load.js';
-import type { HooksConfig } from '../src/config/schema.js';
 import { cleanupTmp, execute, makeApp, probeTool, tmpDir, use, type TestApp } from './helpers.js';
-import { printing, run, script } from './helpers-hooks.js';
+import { pre, printing, run, script } from './helpers-hooks.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -19,10 +18,6 @@ afterEach(async () => {
   t = undefined;
 });
 afterAll(cleanupTmp);
-
-const pre = (command: string, matcher?: string, extra: Record<string, unknown> = {}): HooksConfig => ({
-  PreToolUse: [{ ...(matcher === undefined ? {} : { matcher }), hooks: [{ type: 'command', command, ...extra }] }],
-});
 
 /** A hook that saves its stdin in `<dir>/<name>.stdin` and prints `out`, exiting `code`. */
 function recorder(dir: string, name: string, out: unknown = '', code = 0): { command: string; stdin: () => Record<string, unknown> } {

@@ -6,17 +6,15 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseGitGlobals } from '../src/bash/git-globals.js';
-import { analyseBashSync, initBashParser } from '../src/bash/parser.js';
+import { analyseBashSync } from '../src/bash/parser.js';
 import type { Word } from '../src/bash/types.js';
 import { gitWhere } from '../src/permissions/bash-git.js';
-import { cleanupTmp, tmpDir } from './helpers.js';
+import { tmpDir } from './helpers.js';
+import { bashTests } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 function argvOf(command: string): Word[] {
   const a = analyseBashSync(command);

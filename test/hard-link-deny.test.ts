@@ -7,22 +7,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
+import { describe, expect, it } from 'vitest';
 import { hardLinkChecker, WALK_LIMIT } from '../src/permissions/hard-links.js';
-import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { tmpDir } from './helpers.js';
+import { bashServiceTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 /** `.env` (secret), `x` a hard link to it, `y`/`y2` two names of an ordinary file, `src/a.ts`. */
 function plant(ws: string): void {
@@ -93,7 +84,7 @@ describe('hardLinkChecker', () => {
 
 describe('the Read tool through a hard link to a denied file', () => {
   it('is denied, and the secret is not shown', async () => {
-    t = await makeApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'] } });
+    const t = await openApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'] } });
     plant(t.workspace);
     const r = await run(t, 'Read', { file_path: path.join(t.workspace, 'x') });
     expect(r.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'rule', detail: 'Read(./.env)' } } });
@@ -105,7 +96,7 @@ describe('the Read tool through a hard link to a denied file', () => {
 
 describe('Grep through a hard link to a denied file', () => {
   it.each(['rg', 'js'] as const)('does not search it (%s engine), and searches other files with several names', async (engine) => {
-    t = await makeApp({ permissions: { deny: ['Read(./.env)'] }, grep: { engine } });
+    const t = await openApp({ permissions: { deny: ['Read(./.env)'] }, grep: { engine } });
     plant(t.workspace);
     fs.writeFileSync(path.join(t.workspace, 'y'), 'SECRET lookalike\n');
     for (const output_mode of ['content', 'files_with_matches'] as const) {

@@ -12,16 +12,12 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, execute, makeApp, textOf, use } from './helpers.js';
-import { ruleEnv } from './helpers-bash.js';
+import { describe, expect, it } from 'vitest';
+import { execute, makeApp, textOf, use } from './helpers.js';
+import { bashTests, ruleEnv } from './helpers-bash.js';
 import { linkThenReplace } from './helpers-tar.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-afterAll(cleanupTmp);
+bashTests();
 
 describe('a denied file replaced under its denied name after gaining another', () => {
   for (const mode of ['default', 'acceptEdits'] as const) {

@@ -4,6 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { initBashParser } from '../src/bash/parser.js';
 import type { PermissionMode } from '../src/config/schema.js';
 import { checkBashPermission, type BashPermissionContext } from '../src/permissions/bash-rules.js';
 import { DeniedFileMemory } from '../src/permissions/denied-memory.js';
@@ -12,7 +14,7 @@ import { compileRules, RuleIndex, type RuleInput } from '../src/permissions/rule
 import { Session } from '../src/sessions/session.js';
 import type { PermissionResult } from '../src/tool/types.js';
 import { Workspace } from '../src/workspace.js';
-import { tmpDir } from './helpers.js';
+import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
 
 /** Permissions in bypassPermissions mode (allowed to be). */
 export const BYPASS = { defaultMode: 'bypassPermissions' as const, allowBypass: true };
@@ -66,4 +68,44 @@ export async function eventually(cond: () => boolean, attempts = 200, everyMs = 
 
 export function readPid(file: string): number {
   return Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10);
+}
+
+/** The lifecycle of a Bash test file: the bash parser loaded before the tests, the temporary directories removed at the end. */
+export function bashTests(): void {
+  beforeAll(async () => {
+    await initBashParser();
+  });
+  afterAll(cleanupTmp);
+}
+
+/**
+ * The lifecycle of a Bash test file that also runs the real service: the bash
+ * parser loaded before the tests, the app a test opens closed after it (and
+ * before another one the same test opens), the temporary directories removed
+ * at the end. Returns the function that opens a test's app (makeApp's arguments).
+ */
+export function bashServiceTests(): (...args: Parameters<typeof makeApp>) => Promise<TestApp> {
+  let open: TestApp | undefined;
+  bashTests();
+  afterEach(async () => {
+    await open?.close();
+    open = undefined;
+  });
+  return async (...args) => {
+    await open?.close();
+    open = undefined;
+    return (open = await makeApp(...args));
+  };
+}
+
+/**
+ * A directory (src/p) laid out as a repository in ordinary files, whose config runs a program
+ * (core.fsmonitor prints .env) on `git status`: a repository git obeys when pointed at it.
+ */
+export function plantRepository(ws: string): void {
+  const p = path.join(ws, 'src', 'p');
+  fs.mkdirSync(path.join(p, 'objects'), { recursive: true });
+  fs.mkdirSync(path.join(p, 'refs'));
+  fs.writeFileSync(path.join(p, 'HEAD'), 'ref: refs/heads/master\n');
+  fs.writeFileSync(path.join(p, 'config'), '[core]\n\tfsmonitor = cat .env >&2; echo\n');
 }

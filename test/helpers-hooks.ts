@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { HooksConfig } from '../src/config/schema.js';
 import type { HookMessage } from '../src/hooks/types.js';
 import type { ChainStep } from '../src/permissions/types.js';
 import { execute, textOf, use, type TestApp } from './helpers.js';
@@ -25,6 +26,11 @@ export function script(dir: string, name: string, body: string): string {
   fs.writeFileSync(p, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
   return p;
 }
+
+/** A PreToolUse configuration of one command hook (under `matcher`, when given; `extra` adds fields such as timeout or async). */
+export const pre = (command: string, matcher?: string, extra: Record<string, unknown> = {}): HooksConfig => ({
+  PreToolUse: [{ ...(matcher === undefined ? {} : { matcher }), hooks: [{ type: 'command', command, ...extra }] }],
+});
 
 /** A hook command that prints `json` on stdout (after reading its stdin) and exits `code`. */
 export function printing(dir: string, name: string, json: unknown, code = 0): string {

@@ -166,3 +166,9 @@ export function probeTool(opts: {
     },
   });
 }
+
+/** Makes the app listen on 127.0.0.1 at a port the system picks (for websocket, streaming and /mcp tests), and returns that port. */
+export async function listenLocalApp(app: FastifyInstance): Promise<number> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return (app.server.address() as { port: number }).port;
+}

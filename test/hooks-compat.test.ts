@@ -15,7 +15,7 @@ import { Writable } from 'node:stream';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { HooksConfig } from '../src/config/schema.js';
 import { cleanupTmp, makeApp, probeTool, tmpDir, type TestApp } from './helpers.js';
-import { fixture, json, lastAudit, localServer, printing, run, script, type LocalServer } from './helpers-hooks.js';
+import { fixture, json, lastAudit, localServer, pre, printing, run, script, type LocalServer } from './helpers-hooks.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -23,10 +23,6 @@ afterEach(async () => {
   t = undefined;
 });
 afterAll(cleanupTmp);
-
-const pre = (command: string, matcher?: string, extra: Record<string, unknown> = {}): HooksConfig => ({
-  PreToolUse: [{ ...(matcher === undefined ? {} : { matcher }), hooks: [{ type: 'command', command, ...extra }] }],
-});
 
 describe('a hook built with cc-hooks-ts (run with plain node)', () => {
   const command = `node ${fixture('cc-hooks-ts-bash-guard.mjs')}`;

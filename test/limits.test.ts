@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { cleanupTmp, makeApp, probeTool, use, type TestApp } from './helpers.js';
+import { cleanupTmp, listenLocalApp, makeApp, probeTool, use, type TestApp } from './helpers.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -42,8 +42,7 @@ describe('rate limit', () => {
 describe('rate limit on websocket frames', () => {
   it('limits the frames of each token as its requests: past max in the window each frame gets an error with a code and is not acted on', async () => {
     t = await makeApp({ server: { tokens: [{ name: 'a', token: A }, { name: 'b', token: B }], rateLimit: { max: 5, timeWindowMs: 60_000 } } });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const port = (t.app.server.address() as { port: number }).port;
+    const port = await listenLocalApp(t.app);
     const sockets: WebSocket[] = [];
     // Sends the frames and collects the answer to each (every frame gets exactly one).
     const answers = async (
@@ -113,8 +112,7 @@ describe('body size', () => {
 describe('slow clients', () => {
   it('cuts off a client that trickles its request past server.requestTimeoutMs, and keeps serving others', async () => {
     t = await makeApp({ server: { requestTimeoutMs: 500 } });
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const port = (t.app.server.address() as { port: number }).port;
+    const port = await listenLocalApp(t.app);
     const sock = net.connect(port, '127.0.0.1');
     await new Promise((r) => sock.once('connect', r));
     sock.write(`POST /execute HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"tool_uses":`);

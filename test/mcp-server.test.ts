@@ -14,7 +14,7 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolRe
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { Approvals } from '../src/permissions/approvals.js';
-import { cleanupTmp, probeTool, sleepTool, type TestApp } from './helpers.js';
+import { cleanupTmp, listenLocalApp, probeTool, sleepTool, type TestApp } from './helpers.js';
 import { fixtureStdio, makeMcpApp, waitConnected, waitFor } from './helpers-mcp.js';
 
 const EXEC_TOKEN = 'exec-token-0123456789abcdef';
@@ -24,6 +24,14 @@ const READ_TOKEN = 'read-token-0123456789abcdef';
 let t: TestApp;
 let base: URL;
 const clients: Client[] = [];
+
+/** An MCP client connected to /mcp of a service listening on `port` (with a bearer token, when given). */
+async function clientAt(port: number, name: string, token?: string): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' });
+  const requestInit = token === undefined ? undefined : { headers: { authorization: `Bearer ${token}` } };
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), requestInit ? { requestInit } : undefined));
+  return client;
+}
 
 async function connect(token = EXEC_TOKEN): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: 'test-client', version: '1.0.0' });
@@ -59,9 +67,7 @@ beforeAll(async () => {
   );
   await waitConnected(t.app, ['fx']);
   fs.writeFileSync(path.join(t.workspace, 'notes.txt'), 'first line\nsecond line\n');
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const addr = t.app.server.address() as { port: number };
-  base = new URL(`http://127.0.0.1:${addr.port}/mcp`);
+  base = new URL(`http://127.0.0.1:${await listenLocalApp(t.app)}/mcp`);
 });
 
 afterAll(async () => {
@@ -298,10 +304,8 @@ describe('a call longer than the connection idle timeout', () => {
   it('is answered on the JSON path (the idle timeout is lifted while the call runs)', async () => {
     const app = await makeMcpApp({ server: { connectionTimeoutMs: 300 }, permissions: { allow: ['SafeSleep'] } }, { extraTools: [sleepTool({ safe: true })] });
     try {
-      await app.app.listen({ port: 0, host: '127.0.0.1' });
-      const port = (app.app.server.address() as { port: number }).port;
-      const client = new Client({ name: 'slow', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+      const port = await listenLocalApp(app.app);
+      const client = await clientAt(port, 'slow');
       const r = (await client.callTool({ name: 'SafeSleep', arguments: { ms: 1000, tag: 'slow' } })) as CallToolResult;
       expect(text(r)).toBe('slept 1000 ms: slow');
       // The next request on the same connection still works.
@@ -317,10 +321,8 @@ describe('back-pressure on /mcp', () => {
   it('refuses a call past server.maxInFlightCalls with a clear error, and takes calls again once the live ones end', async () => {
     const app = await makeMcpApp({ server: { maxInFlightCalls: 1 }, permissions: { allow: ['SafeSleep'] } }, { extraTools: [sleepTool({ safe: true })] });
     try {
-      await app.app.listen({ port: 0, host: '127.0.0.1' });
-      const port = (app.app.server.address() as { port: number }).port;
-      const client = new Client({ name: 'busy', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+      const port = await listenLocalApp(app.app);
+      const client = await clientAt(port, 'busy');
       const first = client.callTool({ name: 'SafeSleep', arguments: { ms: 600, tag: 'first' } });
       await waitFor(() => app.app.toolexec.registry.size === 1, 'the first call to be live');
       await expect(client.callTool({ name: 'SafeSleep', arguments: { ms: 1, tag: 'second' } })).rejects.toThrow(/calls are in flight \(limit 1\); retry later/);
@@ -349,10 +351,8 @@ describe('asks answered by an approver', () => {
     const app = await makeMcpApp({ mcpServers: { fx: fixtureStdio('--tools=destroy') } }, { approvals });
     try {
       await waitConnected(app.app, ['fx']);
-      await app.app.listen({ port: 0, host: '127.0.0.1' });
-      const port = (app.app.server.address() as { port: number }).port;
-      const client = new Client({ name: 'approvals', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+      const port = await listenLocalApp(app.app);
+      const client = await clientAt(port, 'approvals');
       const yes = (await client.callTool({ name: 'mcp__fx__destroy', arguments: { tag: 'yes' } })) as CallToolResult;
       const no = (await client.callTool({ name: 'mcp__fx__destroy', arguments: { tag: 'no' } })) as CallToolResult;
       await client.close();
@@ -376,8 +376,7 @@ describe('an open (token-less) service', () => {
   it('refuses browser requests from a non-loopback origin (DNS rebinding) and accepts loopback ones', async () => {
     const app = await makeMcpApp({});
     try {
-      await app.app.listen({ port: 0, host: '127.0.0.1' });
-      const port = (app.app.server.address() as { port: number }).port;
+      const port = await listenLocalApp(app.app);
       const init = (origin: string) =>
         fetch(`http://127.0.0.1:${port}/mcp`, {
           method: 'POST',
@@ -398,8 +397,7 @@ describe('an open (token-less) service', () => {
   it('refuses requests whose Host names another machine (DNS rebinding sends no Origin) on every protected route', async () => {
     const app = await makeMcpApp({});
     try {
-      await app.app.listen({ port: 0, host: '127.0.0.1' });
-      const port = (app.app.server.address() as { port: number }).port;
+      const port = await listenLocalApp(app.app);
       // fetch() will not let a test set Host; node:http will.
       const get = (path: string, host: string) =>
         new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -428,8 +426,7 @@ describe('an open (token-less) service', () => {
   it('server.allowedHosts admits the names a reverse proxy on this machine sends, and only those', async () => {
     const app = await makeMcpApp({ server: { allowedHosts: ['Toolexec.Internal'] } });
     try {
-      await app.app.listen({ port: 0, host: '127.0.0.1' });
-      const port = (app.app.server.address() as { port: number }).port;
+      const port = await listenLocalApp(app.app);
       const get = (path: string, headers: Record<string, string>) =>
         new Promise<number>((resolve, reject) => {
           const req = http.request({ host: '127.0.0.1', port, path, headers }, (res) => {
@@ -461,8 +458,7 @@ describe('asks answered over the websocket', () => {
     );
     try {
       await waitConnected(app.app, ['fx']);
-      await app.app.listen({ port: 0, host: '127.0.0.1' });
-      const port = (app.app.server.address() as { port: number }).port;
+      const port = await listenLocalApp(app.app);
       const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { authorization: `Bearer ${READ_TOKEN}` } });
       await new Promise((res) => ws.once('open', res));
       ws.on('message', (d) => {
@@ -473,8 +469,7 @@ describe('asks answered over the websocket', () => {
       });
       ws.send(JSON.stringify({ type: 'subscribe', session_id: '*' }));
       await new Promise((res) => setTimeout(res, 100));
-      const client = new Client({ name: 'approvals-ws', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${EXEC_TOKEN}` } } }));
+      const client = await clientAt(port, 'approvals-ws', EXEC_TOKEN);
       const yes = (await client.callTool({ name: 'mcp__fx__destroy', arguments: { tag: 'yes' } })) as CallToolResult;
       const no = (await client.callTool({ name: 'mcp__fx__destroy', arguments: { tag: 'no' } })) as CallToolResult;
       await client.close();

@@ -9,21 +9,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
+import { describe, expect, it } from 'vitest';
 import { commandWords, scriptsRunByService } from '../src/permissions/run-scripts.js';
-import { cleanupTmp, makeApp, type TestApp } from './helpers.js';
+import { bashServiceTests } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
-afterAll(cleanupTmp);
+const openApp = bashServiceTests();
 
 describe('the scripts a configuration runs', () => {
   it('reads them from hook commands and stdio MCP servers', () => {
@@ -74,7 +65,7 @@ describe('writing them asks, in every mode that would otherwise allow it', () =>
   };
 
   async function app(mode: 'acceptEdits' | 'bypassPermissions') {
-    t = await makeApp({ hooks, permissions: { defaultMode: mode, allowBypass: true, headless: 'deny', allow: ['Bash(echo:*)', 'Bash(rm:*)', 'Bash(cp:*)'] } });
+    const t = await openApp({ hooks, permissions: { defaultMode: mode, allowBypass: true, headless: 'deny', allow: ['Bash(echo:*)', 'Bash(rm:*)', 'Bash(cp:*)'] } });
     fs.mkdirSync(path.join(t.workspace, 'hooks'));
     fs.mkdirSync(path.join(t.workspace, 'tools'));
     fs.mkdirSync(path.join(t.workspace, 'sub', 'tools'), { recursive: true });
@@ -115,7 +106,7 @@ describe('writing them asks, in every mode that would otherwise allow it', () =>
   }
 
   it("a script a hook runs through a shell's -c string is protected (acceptEdits)", async () => {
-    t = await makeApp({
+    const t = await openApp({
       hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command' as const, command: "sh -c 'cd hooks && ./guard.sh'" }] }] },
       permissions: { defaultMode: 'acceptEdits', headless: 'deny' },
     });
@@ -166,7 +157,7 @@ describe('writing them asks, in every mode that would otherwise allow it', () =>
   });
 
   it("a stdio MCP server's script is protected too", async () => {
-    t = await makeApp({
+    const t = await openApp({
       mcpServers: { local: { command: process.execPath, args: ['./mcp/server.mjs'] } },
       permissions: { defaultMode: 'acceptEdits', headless: 'deny' },
     });

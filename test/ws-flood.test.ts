@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { cleanupTmp, makeApp, tmpDir } from './helpers.js';
+import { cleanupTmp, listenLocalApp, makeApp, tmpDir } from './helpers.js';
 
 afterAll(cleanupTmp);
 
@@ -54,8 +54,7 @@ describe('a connection that floods the websocket with frames', () => {
       },
     });
     try {
-      await t.app.listen({ port: 0, host: '127.0.0.1' });
-      const port = (t.app.server.address() as { port: number }).port;
+      const port = await listenLocalApp(t.app);
       // Frames the server takes from its sockets, and the most it took in one turn of the event loop.
       let handled = 0;
       t.app.websocketServer.on('connection', (ws: WebSocket) => ws.on('message', () => handled++));

@@ -13,7 +13,7 @@ import WebSocket from 'ws';
 import { z } from 'zod';
 import { buildTool } from '../src/tool/build-tool.js';
 import type { AnyTool } from '../src/tool/types.js';
-import { cleanupTmp, makeApp, probeTool, use, type TestApp } from './helpers.js';
+import { cleanupTmp, listenLocalApp, makeApp, probeTool, use, type TestApp } from './helpers.js';
 import { sleep } from './helpers-hooks.js';
 
 const APPROVER = 'approver-token-0123456789';
@@ -145,8 +145,7 @@ async function start(ws: { slowBytes: number; maxBufferedBytes: number; heartbea
     { server: { tokens }, permissions: { askTimeoutMs, headless: 'deny' } },
     { extraTools: [probeTool({}), ...tools], ws: { heartbeatMs: 60_000, ...ws } },
   );
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  return (t.app.server.address() as net.AddressInfo).port;
+  return listenLocalApp(t.app);
 }
 
 function serverSockets(): WebSocket[] {
@@ -300,8 +299,7 @@ describe('an approver who connects while many requests wait', () => {
       // Read-only, so concurrency-safe: a session's ten calls wait for their answers together.
       { extraTools: [probeTool({ name: 'Asker', readOnly: true })], ws: { heartbeatMs: 60_000, slowBytes: SLOW, maxBufferedBytes: 512 * 1024 } },
     );
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const port = (t.app.server.address() as net.AddressInfo).port;
+    const port = await listenLocalApp(t.app);
     const pad = 'p'.repeat(8192);
     for (let s = 0; s < SESSIONS; s++) {
       const uses = Array.from({ length: PER_SESSION }, (_, i) => use('Asker', { value: `${s}-${i}-${pad}` }, `late-${s}-${i}`));
@@ -359,8 +357,7 @@ describe('a backlog answered in a burst', () => {
       { server: { tokens, maxInFlightCalls: 5000 }, permissions: { askTimeoutMs: 120_000, headless: 'wait' } },
       { extraTools: [probeTool({ name: 'Asker', readOnly: true })], ws: { heartbeatMs: 60_000, slowBytes: 64 * 1024, maxBufferedBytes: 1024 * 1024 } },
     );
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const port = (t.app.server.address() as net.AddressInfo).port;
+    const port = await listenLocalApp(t.app);
     const watcher = await connect(port, WATCHER, '*');
     // 400 requests of 32 KB each: about 13 MB of inputs, more than the kernel's buffers take.
     const pad = 'q'.repeat(32 * 1024);
@@ -407,8 +404,7 @@ describe('several subscriptions on one connection', () => {
       { server: { tokens, maxInFlightCalls: 5000 }, permissions: { askTimeoutMs: 120_000, headless: 'wait' } },
       { extraTools: [probeTool({ name: 'Asker', readOnly: true })], ws: { heartbeatMs: 60_000, ...ws } },
     );
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    return (t.app.server.address() as net.AddressInfo).port;
+    return listenLocalApp(t.app);
   }
   const requestIds = (c: Client): string[] => c.frames.filter((f) => f.type === 'permission.request').map((f) => (f.request as { id: string }).id);
   async function subscribe(c: Client, session: string): Promise<void> {

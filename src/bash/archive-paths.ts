@@ -18,10 +18,8 @@
  */
 import type { PathArgs } from './paths.js';
 import type { Word } from './types.js';
-
-function withValue(w: Word, value: string): Word {
-  return { ...w, raw: value, value };
-}
+import { isLongOption } from './long-option.js';
+import { wordTail } from './words.js';
 
 /** `dir/member`, when both are literal and the member is relative; else the member as written. */
 function under(dir: Word | undefined, member: Word): Word {
@@ -93,7 +91,7 @@ export function tarPaths(args: readonly Word[]): PathArgs {
       if (name.startsWith('--')) {
         if (TAR_MODES[name]) mode ||= TAR_MODES[name]!;
         // GNU tar takes an abbreviation (`--files=list`, `--files-fr list`).
-        if (name.length >= 7 && '--files-from'.startsWith(name)) namesFromList = true;
+        if (isLongOption(name, ['--files-from'], 7)) namesFromList = true;
         if (!value || !TAR_LONG_ARG.has(name)) return;
         if (name === '--file') archive = value;
         else if (name === '--directory') dir = value;
@@ -155,13 +153,13 @@ export function operands(
     if (v.startsWith('--')) {
       const eq = v.indexOf('=');
       const name = eq === -1 ? v : v.slice(0, eq);
-      onOption(name, eq !== -1 ? withValue(w, v.slice(eq + 1)) : longArg.has(name) ? args[++i] : undefined);
+      onOption(name, eq !== -1 ? wordTail(w, eq + 1) : longArg.has(name) ? args[++i] : undefined);
       continue;
     }
     for (let j = 1; j < v.length; j++) {
       const c = v[j]!;
       if (shortArg.includes(c)) {
-        onOption(`-${c}`, j < v.length - 1 ? withValue(w, v.slice(j + 1)) : args[++i]);
+        onOption(`-${c}`, j < v.length - 1 ? wordTail(w, j + 1) : args[++i]);
         break;
       }
       onOption(`-${c}`, undefined);
@@ -203,8 +201,9 @@ export function unzipPaths(args: readonly Word[]): PathArgs {
   let rest = args;
   if (dAt !== -1) {
     const d = args[dAt]!;
-    const after = d.value.slice(d.value.indexOf('d', 1) + 1);
-    exdir = after.length > 0 ? withValue(d, after) : args[dAt + 1];
+    const at = d.value.indexOf('d', 1) + 1;
+    const after = d.value.slice(at);
+    exdir = after.length > 0 ? wordTail(d, at) : args[dAt + 1];
     rest = [...args.slice(0, dAt), ...args.slice(dAt + (after.length > 0 ? 1 : 2))];
   }
   const cut = rest.findIndex((w) => w.literal && w.value === '-x');

@@ -22,6 +22,7 @@
  * from where the last `-C` leads (gitWhere in permissions/bash-git.ts).
  */
 import type { Word } from './types.js';
+import { wordTail } from './words.js';
 
 /** Options that take the next word as their value, or an attached `=VALUE` where git has that form. */
 const WITH_VALUE: ReadonlySet<string> = new Set(['-C', '-c', '--shallow-file', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--config-env', '--attr-source']);
@@ -63,17 +64,12 @@ export interface GitGlobals {
   settings: Array<{ option: '-c' | '--config-env'; setting: Word | undefined }>;
   /** `--exec-path=DIR`: git runs its non-builtin commands and remote helpers from DIR. */
   execPath: Word | undefined;
-  bare: boolean;
   /** Words where an option may stand that are expansions: what they become (any option, several words) is not known. */
   expansions: Word[];
   /** Options git does not know (it stops with a usage error), `--` included, and attached forms it rejects (`-Cdir`). */
   unknown: string[];
   /** `--help`, `--version`, a query such as `--exec-path` or `--list-cmds=`: git runs no subcommand of the argv as such. */
   noSubcommand: string | undefined;
-}
-
-function attachedValue(w: Word, at: number): Word {
-  return { ...w, raw: w.value.slice(at), value: w.value.slice(at) };
 }
 
 /** Reads git's global options from a git argv (argv[0] is git, unchecked). */
@@ -87,7 +83,6 @@ export function parseGitGlobals(argv: readonly Word[]): GitGlobals {
     workTree: undefined,
     settings: [],
     execPath: undefined,
-    bare: false,
     expansions: [],
     unknown: [],
     noSubcommand: undefined,
@@ -112,10 +107,10 @@ export function parseGitGlobals(argv: readonly Word[]): GitGlobals {
     const name = eq !== -1 && WITH_ATTACHED.has(v.slice(0, eq)) ? v.slice(0, eq) : v;
     let value: Word | undefined;
     if (WITH_VALUE.has(name)) {
-      if (name !== v) value = attachedValue(w, eq + 1);
+      if (name !== v) value = wordTail(w, eq + 1);
       else value = argv[++i];
     } else if (v.startsWith('--exec-path=')) {
-      value = attachedValue(w, '--exec-path='.length);
+      value = wordTail(w, '--exec-path='.length);
       g.execPath = value;
       g.options.push({ name: '--exec-path', value, word: w });
       continue;
@@ -127,7 +122,6 @@ export function parseGitGlobals(argv: readonly Word[]): GitGlobals {
     else if (name === '--git-dir') g.gitDir = value;
     else if (name === '--work-tree') g.workTree = value;
     else if (name === '-c' || name === '--config-env') g.settings.push({ option: name, setting: value });
-    else if (name === '--bare') g.bare = true;
   }
   g.verbAt = Math.min(i, argv.length);
   g.rest = argv.slice(g.verbAt);

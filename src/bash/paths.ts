@@ -14,8 +14,10 @@
 import { rsyncPaths, scpPaths, tarPaths, unzipPaths, zipPaths } from './archive-paths.js';
 import type { Word } from './types.js';
 import { parseGitGlobals } from './git-globals.js';
+import { isLongOption } from './long-option.js';
 import { resolveLong } from './wrappers.js';
 import { awkProgramFiles, sedScriptFiles } from './script-files.js';
+import { wordTail } from './words.js';
 
 export interface PathArgs {
   reads: Word[];
@@ -432,10 +434,6 @@ interface Option {
 }
 
 
-function attached(w: Word, at: number): Word {
-  return { ...w, raw: w.value.slice(at), value: w.value.slice(at) };
-}
-
 /** `chmod -w file`: a mode that starts with a dash. */
 const CHMOD_MODE = /^-[rwxXstugoa0-7,+=-]+$/;
 
@@ -472,8 +470,8 @@ function parseArgs(name: string, args: readonly Word[], s: Spec): { options: Opt
         unknown.push(w);
         continue;
       }
-      if (arity === 'arg') options.push({ name: long, word: w, value: eq !== -1 ? attached(w, eq + 1) : args[++i] });
-      else if (arity === 'opt') options.push({ name: long, word: w, value: eq !== -1 ? attached(w, eq + 1) : undefined });
+      if (arity === 'arg') options.push({ name: long, word: w, value: eq !== -1 ? wordTail(w, eq + 1) : args[++i] });
+      else if (arity === 'opt') options.push({ name: long, word: w, value: eq !== -1 ? wordTail(w, eq + 1) : undefined });
       else if (typeof arity === 'number') {
         i += arity;
         options.push({ name: long, word: w, value: args[i] });
@@ -491,7 +489,7 @@ function parseArgs(name: string, args: readonly Word[], s: Spec): { options: Opt
         options.push({ name: `-${c}`, word: w, value: undefined });
         continue;
       }
-      const rest = j < v.length - 1 ? attached(w, j + 1) : undefined;
+      const rest = j < v.length - 1 ? wordTail(w, j + 1) : undefined;
       options.push({ name: `-${c}`, word: w, value: arity === 'arg' ? (rest ?? args[++i]) : rest });
       break;
     }
@@ -533,10 +531,7 @@ const GIT_FILE_OPTIONS = ['--no-index', '--untracked', '--contents', '--pathspec
  * git's parse-options accepts any unambiguous prefix of a long option (`git config --fil=F --list`, `git blame --cont=F`).
  */
 export function gitReadsFiles(verb: string | undefined, a: string): boolean {
-  if (a.startsWith('--')) {
-    const name = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
-    if (GIT_FILE_OPTIONS.some((o) => o === name || (name.length > 2 && o.startsWith(name)))) return true;
-  }
+  if (isLongOption(a, GIT_FILE_OPTIONS, 3)) return true;
   if (a.startsWith('-O') && !a.startsWith('--')) return true;
   if ((verb === 'grep' || verb === 'config') && /^-[A-Za-z]*f/.test(a) && !a.startsWith('--')) return true;
   if (verb === 'blame' && /^-[A-Za-z]*S/.test(a) && !a.startsWith('--')) return true;
@@ -558,20 +553,19 @@ function gitOutputs(args: readonly Word[]): Word[] {
   const dashO = args.some((w) => w.literal && (w.value === 'format-patch' || w.value === 'archive'));
   // checkout-index --prefix=P writes every file it checks out at P<path> (`--prefix=.git/hooks/`).
   if (args.some((w) => w.literal && w.value === 'checkout-index')) {
-    for (const w of args) if (w.literal && w.value.startsWith('--prefix=') && w.value.length > 9) out.push(attached(w, 9));
+    for (const w of args) if (w.literal && w.value.startsWith('--prefix=') && w.value.length > 9) out.push(wordTail(w, 9));
   }
   for (let i = 0; i < args.length; i++) {
     const w = args[i]!;
     if (!w.literal) continue;
     if (w.value === '--') break;
     if (w.value.startsWith('--')) {
+      if (!isLongOption(w.value, ['--output', '--output-directory'], 5)) continue;
       const eq = w.value.indexOf('=');
-      const name = eq === -1 ? w.value : w.value.slice(0, eq);
-      if (name.length < 5 || !(['--output', '--output-directory'].some((o) => o.startsWith(name)))) continue;
-      const value = eq === -1 ? args[i + 1] : attached(w, eq + 1);
+      const value = eq === -1 ? args[i + 1] : wordTail(w, eq + 1);
       if (value) out.push(value);
     } else if (dashO && /^-o/.test(w.value)) {
-      const value = w.value.length > 2 ? attached(w, 2) : args[i + 1];
+      const value = w.value.length > 2 ? wordTail(w, 2) : args[i + 1];
       if (value) out.push(value);
     }
   }
@@ -608,11 +602,10 @@ function gitInputs(verb: string | undefined, rest: readonly Word[]): Word[] {
       break;
     }
     if (v.startsWith('--')) {
-      const eq = v.indexOf('=');
-      const name = eq === -1 ? v : v.slice(0, eq);
       const names = [...(messages ? ['--file'] : []), ...(verb === 'commit' ? ['--template'] : [])];
-      if (name.length > 3 && names.some((n) => n.startsWith(name))) {
-        const value = eq === -1 ? rest[++i] : attached(w, eq + 1);
+      if (isLongOption(v, names)) {
+        const eq = v.indexOf('=');
+        const value = eq === -1 ? rest[++i] : wordTail(w, eq + 1);
         if (value) out.push(value);
       }
       continue;
@@ -621,7 +614,7 @@ function gitInputs(verb: string | undefined, rest: readonly Word[]): Word[] {
       const letters = verb === 'commit' ? 'Ft' : messages ? 'F' : '';
       const at = [...v.slice(1)].findIndex((c) => letters.includes(c));
       if (at !== -1) {
-        const value = at + 2 < v.length ? attached(w, at + 2) : rest[++i];
+        const value = at + 2 < v.length ? wordTail(w, at + 2) : rest[++i];
         if (value) out.push(value);
       }
       continue;
@@ -657,7 +650,8 @@ function gitMovesAndRemoves(verb: string, rest: readonly Word[], out: PathArgs):
       break;
     }
     if (w.literal && w.value.startsWith('-') && w.value.length > 1) {
-      if (w.value === '--cached' || (w.value.startsWith('--ca') && '--cached'.startsWith(w.value))) cached = true;
+      // Not `--cached=…` (git refuses it): that word is not taken for --cached, whose operands are then not judged as deleted.
+      if (!w.value.includes('=') && isLongOption(w.value, ['--cached'])) cached = true;
       // git rm --pathspec-from-file=F: a list of names (opaque, as for other commands).
       if (w.value.startsWith('--pathspec-f')) out.opaque.push(w);
       continue;
@@ -712,8 +706,8 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
   }
   if (name === 'dd') {
     for (const w of args) {
-      if (w.literal && w.value.startsWith('if=')) out.reads.push({ ...w, value: w.value.slice(3), raw: w.value.slice(3) });
-      if (w.literal && w.value.startsWith('of=')) out.writes.push({ ...w, value: w.value.slice(3), raw: w.value.slice(3) });
+      if (w.literal && w.value.startsWith('if=')) out.reads.push(wordTail(w, 3));
+      if (w.literal && w.value.startsWith('of=')) out.writes.push(wordTail(w, 3));
     }
     return out;
   }

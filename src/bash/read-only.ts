@@ -9,6 +9,7 @@
  */
 import type { BashAnalysis, Redirect, SimpleCommand, Word } from './types.js';
 import { gitReadsFiles, pathArgs } from './paths.js';
+import { isLongOption } from './long-option.js';
 import { resolveLong, SAFE_ENV_VARS, unwrapStages, wrapperOutputs } from './wrappers.js';
 
 /** Read-only whatever their arguments. */
@@ -78,8 +79,7 @@ function hasFlag(args: readonly string[], short: string, long: readonly string[]
   for (const a of args) {
     if (a === '--') return false;
     if (a.startsWith('--')) {
-      const name = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
-      if (long.some((l) => l === name || (name.length > 2 && l.startsWith(name)))) return true;
+      if (isLongOption(a, long, 3)) return true;
     } else if (a.startsWith('-') && a.length > 1) {
       // A cluster (`-ne`), up to a value glued on (`-i.bak`, `-i/tmp/x`): each letter is an option.
       for (const c of a.slice(1)) {

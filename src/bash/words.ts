@@ -180,6 +180,12 @@ export function wordOf(node: Node): Word {
   return { raw, value: p.value, literal: true, glob: GLOB.test(p.shape), tilde: p.shape.startsWith('~') };
 }
 
+/** `w` with its value from `at` on as its value: an option's attached value (`--file=F`, `-oF`, `if=F`). */
+export function wordTail(w: Word, at: number): Word {
+  const v = w.value.slice(at);
+  return { ...w, raw: v, value: v };
+}
+
 /** A word made from text (wrappers' and derived commands' synthetic words). */
 export function literalWord(value: string): Word {
   return { raw: value, value, literal: true, glob: false, tilde: false };

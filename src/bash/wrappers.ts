@@ -12,6 +12,7 @@
  * option's value, and a deny rule on it would no longer match.
  */
 import type { Word } from './types.js';
+import { wordTail } from './words.js';
 
 interface OptionSpec {
   /** Short options that take a value (`-n 5` or `-n5`). */
@@ -354,11 +355,6 @@ interface Skipped {
   values: Map<string, Word>;
 }
 
-/** `w` with the text after `at` as its value (an attached option value). */
-function tail(w: Word, at: number): Word {
-  return { ...w, raw: w.value.slice(at), value: w.value.slice(at) };
-}
-
 /** The index of the wrapped command in argv, or a reason it cannot be found. */
 function skipOptions(argv: readonly Word[], spec: OptionSpec): Skipped | Complex | undefined {
   const name = argv[0]!.value;
@@ -403,7 +399,7 @@ function skipOptions(argv: readonly Word[], spec: OptionSpec): Skipped | Complex
       }
       seen.add(long);
       if (kind === 'arg') {
-        const value = eq !== -1 ? tail(w, eq + 1) : argv[i + 1];
+        const value = eq !== -1 ? wordTail(w, eq + 1) : argv[i + 1];
         if (value) values.set(long, value);
       }
       i += kind === 'arg' && eq === -1 ? 2 : 1;
@@ -420,7 +416,7 @@ function skipOptions(argv: readonly Word[], spec: OptionSpec): Skipped | Complex
       seen.add(`-${c}`);
       if (spec.shortArg?.includes(c)) {
         takesNext = j === v.length - 1;
-        const value = takesNext ? argv[i + 1] : tail(w, j + 1);
+        const value = takesNext ? argv[i + 1] : wordTail(w, j + 1);
         if (value) values.set(`-${c}`, value);
         break;
       }

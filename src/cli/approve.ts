@@ -9,6 +9,7 @@
 import { REMOTE_HELP, REMOTE_OPTIONS, flag, parse, str } from './args.js';
 import { request, requireTarget } from './client.js';
 import { usageError, type CliIO, type CommandResult } from './io.js';
+import type { PermissionRequestView } from '../permissions/approval-broker.js';
 
 export const APPROVE_HELP = `usage: toolexec approve [options] [REQUEST_ID]
 
@@ -40,17 +41,6 @@ const OPTIONS = {
   json: { type: 'boolean' },
 } as const;
 
-interface PermissionRequest {
-  id: string;
-  session_id: string;
-  tool: string;
-  summary: string;
-  reason: { type: string; detail: string } | null;
-  status: string;
-  expires_at: number | null;
-  resolved_by: string | null;
-}
-
 function expiresIn(at: number | null, now: number): string {
   if (at === null) return 'no expiry';
   const s = Math.max(0, Math.round((at - now) / 1000));
@@ -73,7 +63,7 @@ export async function approveCommand(args: string[], io: CliIO): Promise<Command
     if (flag(values, 'deny') || str(values, 'message') !== undefined || remember !== undefined) {
       throw usageError('approve', 'name the request to answer (its id, from "toolexec approve" without one)');
     }
-    const { body } = await request<{ requests: PermissionRequest[] }>(target, '/permissions/requests', { signal: io.signal });
+    const { body } = await request<{ requests: PermissionRequestView[] }>(target, '/permissions/requests', { signal: io.signal });
     const session = str(values, 'session');
     const pending = body.requests.filter((r) => r.status === 'pending' && (session === undefined || r.session_id === session));
     if (flag(values, 'json')) {
@@ -94,7 +84,7 @@ export async function approveCommand(args: string[], io: CliIO): Promise<Command
   if (str(values, 'session') !== undefined) throw usageError('approve', '--session filters the list; a request is named by its id alone');
   const decision = flag(values, 'deny') ? 'deny' : 'allow';
   const message = str(values, 'message');
-  const { body } = await request<{ request: PermissionRequest }>(target, `/permissions/requests/${encodeURIComponent(id)}`, {
+  const { body } = await request<{ request: PermissionRequestView }>(target, `/permissions/requests/${encodeURIComponent(id)}`, {
     method: 'POST',
     body: { decision, ...(message !== undefined ? { message } : {}), ...(remember !== undefined ? { remember } : {}) },
     signal: io.signal,

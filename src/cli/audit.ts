@@ -12,6 +12,7 @@ import { ServiceError, request, requireTarget, type ServiceTarget } from './clie
 import { usageError, warn, type CliIO, type CommandResult } from './io.js';
 import { REASON_TYPES } from '../permissions/types.js';
 import { cursorPosition } from '../http/cursor.js';
+import type { auditEntry } from '../http/routes/audit.js';
 
 export const AUDIT_HELP = `usage: toolexec audit [options]
 
@@ -55,18 +56,8 @@ const pageTimeout = (intervalMs: number): number => Math.max(5000, intervalMs * 
 /** The service's largest page. */
 const MAX_PAGE = 1000;
 
-export interface AuditEntry {
-  id: number;
-  ts: number;
-  session_id: string;
-  tool_use_id: string;
-  execution_id: string;
-  tool: string;
-  behavior: string;
-  reason: { type: string; detail: string };
-  actor: string | null;
-  input_digest: string;
-}
+/** An entry as GET /audit sends it. */
+export type AuditEntry = ReturnType<typeof auditEntry>;
 
 interface AuditPage {
   entries: AuditEntry[];

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { REMOTE_HELP, REMOTE_OPTIONS, flag, jsonObjectArg, parse, str } from './args.js';
 import { request, requireTarget } from './client.js';
 import { CliError, EXIT_FAILURE, usageError, type CliIO, type CommandResult } from './io.js';
+import type { ExecutionSummary } from '../executions/executor.js';
 
 export const EXEC_HELP = `usage: toolexec exec [options] TOOL [INPUT]
 
@@ -35,16 +36,7 @@ const OPTIONS = {
 interface ExecuteAnswer {
   session_id: string;
   tool_results: Array<{ tool_use_id: string; content: unknown; is_error?: boolean }>;
-  executions: Array<{
-    id: string;
-    tool: string;
-    status: string;
-    decision: { behavior: string; reason: { type: string; detail: string } } | null;
-    duration_ms: number | null;
-    error_class: string | null;
-    result_id: string | null;
-    replayed?: boolean;
-  }>;
+  executions: ExecutionSummary[];
 }
 
 /** The text of a tool_result's content: strings as they are, other blocks named. */

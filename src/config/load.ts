@@ -13,6 +13,7 @@ import type { RuleInput } from '../permissions/rule-index.js';
 import { runnableProblems } from './preflight.js';
 import { Config, configProblems, HOOK_EVENTS, HookHandler, HookMatcherGroup, McpServerConfig, UNRUN_HOOK_TYPES } from './schema.js';
 import { realpathLoose } from '../workspace.js';
+import { isPlainObject } from '../util/object.js';
 
 export class ConfigError extends Error {
   /** What was warned about before the error: an unknown field is often the cause (`"prot": 8787`). */
@@ -201,10 +202,6 @@ const ClaudeSettings = z.looseObject({
 });
 
 const McpJson = z.looseObject({ mcpServers: z.record(z.string(), z.unknown()) });
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 function resolveFrom(base: string, p: string | undefined): string | undefined {
   if (p === undefined || p === ':memory:') return p;

@@ -31,11 +31,20 @@ const BUILTIN = new Set([
 /** Interpreter options that take a value (`python3 -W ignore x.py`): the value is not the script. */
 const OPTION_WITH_VALUE = new Set(['-W', '-X', '-I', '-r', '--require', '--import', '--loader', '--env-file']);
 
-function isExecutableFile(p: string): boolean {
+/** Whether the file at `p`, as `stat` describes it, is a regular file this process may execute. */
+function isExecutable(p: string, stat: fs.Stats): boolean {
+  if (!stat.isFile()) return false;
   try {
-    if (!fs.statSync(p).isFile()) return false;
     fs.accessSync(p, fs.constants.X_OK);
     return true;
+  } catch {
+    return false;
+  }
+}
+
+function isExecutableFile(p: string): boolean {
+  try {
+    return isExecutable(p, fs.statSync(p));
   } catch {
     return false;
   }
@@ -61,7 +70,7 @@ function programProblem(program: string, base: string, env: NodeJS.ProcessEnv): 
     return `${abs} does not exist`;
   }
   if (stat.isDirectory()) return `${abs} is a directory`;
-  if (!isExecutableFile(abs)) return `${abs} is not executable (chmod +x ${abs})`;
+  if (!isExecutable(abs, stat)) return `${abs} is not executable (chmod +x ${abs})`;
   return undefined;
 }
 

@@ -8,12 +8,12 @@ import type { Logger } from 'pino';
 import { ToolexecError } from '../errors.js';
 import type { ToolPool } from '../pool/pool.js';
 import { runBatch, siblingCancelReason } from '../orchestration/run-batch.js';
-import { canonicalJson, digestInput, safeStringify } from '../pipeline/digest.js';
+import { canonicalJson, digestInput, inputKey, safeStringify } from '../pipeline/digest.js';
 import { queueCall, runToolUse } from '../pipeline/run-tool-use.js';
 import { CallAbort } from '../pipeline/cancel.js';
 import type { FinishedCall, PipelineDeps, QueuedCall, ToolUse } from '../pipeline/types.js';
 import type { Session } from '../sessions/session.js';
-import { STORED_INPUT_MAX_CHARS, type ExecutionRow } from '../storage/executions.js';
+import { inputMayBeCut, type ExecutionRow } from '../storage/executions.js';
 import type { ToolResultBlock } from '../tool/types.js';
 import type { ExecutionRegistry } from './registry.js';
 
@@ -180,16 +180,16 @@ export class Executor {
     }
     if (earlier !== undefined && !row && deps.executions.isHeld(earlier)) return { kind: 'held', id: earlier };
     if (!row) return undefined;
-    // An input stored cut (past STORED_INPUT_MAX_CHARS) is compared by the digest of its keys-sorted JSON,
+    // An input stored cut (inputMayBeCut) is compared by its input key, the digest of its keys-sorted JSON,
     // which covers the whole (a row of an older version, without one, by the digest of the JSON as sent);
     // a row without its input (written before inputs were kept) by the tool alone.
     const same =
       row.input === null
         ? true
-        : row.input.length < STORED_INPUT_MAX_CHARS
+        : !inputMayBeCut(row.input)
           ? sameValue(parsedOr(row.input), use.input)
           : row.input_key !== null
-            ? row.input_key === digestInput(canonicalJson(use.input))
+            ? row.input_key === inputKey(use.input)
             : row.input_digest === digestInput(safeStringify(use.input));
     if (!this.sameTool(row.tool, use.name) || !same) throw reusedId(use, index, `an earlier call of this session (${row.tool})`);
     return { kind: 'row', row };
@@ -222,16 +222,19 @@ export class Executor {
     }
     const items: BatchItem[] = [];
     const fresh: { use: ToolUse; queued: QueuedCall; abort: CallAbort; resolve: (f: FinishedCall) => void; reject: (e: unknown) => void }[] = [];
-    const seen = new Map<string, BatchItem>();
     // Every id is settled before anything is queued: a refused batch leaves nothing behind.
+    // firstOf holds, for every id of the batch, the index of its first use.
     const firstOf = new Map<string, number>();
     const earlierCalls = uses.map((_use, i) => this.earlierCall(session, uses, firstOf, i));
 
+    // One item a use, in order: items[k] is the item of uses[k].
     for (let i = 0; i < uses.length; i++) {
       const use = uses[i]!;
       const found = earlierCalls[i];
-      const dup = seen.get(use.id);
-      if (dup) {
+      const first = firstOf.get(use.id) ?? i;
+      if (first !== i) {
+        // The same id earlier in this batch: the same call, replayed.
+        const dup = items[first]!;
         items.push({ ...dup, use, replayed: true, queued: undefined, done: handled(dup.done.then((d) => ({ ...d, summary: { ...d.summary, replayed: true as const } }))) });
         continue;
       }
@@ -245,7 +248,6 @@ export class Executor {
           done: handled(live.done.then((f) => ({ summary: { ...summaryOfCall(f), replayed: true as const }, block: f.block }))),
         };
         items.push(item);
-        seen.set(use.id, item);
         continue;
       }
       if (found?.kind === 'held') {
@@ -258,7 +260,6 @@ export class Executor {
         );
         const item: BatchItem = { use, executionId: found.id, replayed: true, queued: undefined, done: held };
         items.push(item);
-        seen.set(use.id, item);
         continue;
       }
       if (found?.kind === 'row') {
@@ -271,7 +272,6 @@ export class Executor {
           done: Promise.resolve({ summary: { ...summaryOfRow(row), replayed: true as const }, block: blockOfRow(row) }),
         };
         items.push(item);
-        seen.set(use.id, item);
         continue;
       }
       // The batch's signal (a client that went away) is read by the call, not listened to (pipeline/cancel.ts).
@@ -297,7 +297,6 @@ export class Executor {
         done: handled(donePromise.then((f) => ({ summary: summaryOfCall(f), block: f.block }))),
       };
       items.push(item);
-      seen.set(use.id, item);
       fresh.push({ use, queued, abort, resolve, reject });
     }
 

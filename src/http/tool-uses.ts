@@ -11,6 +11,7 @@ import { ToolexecError } from '../errors.js';
 import type { ToolUse } from '../pipeline/types.js';
 import { issueText } from './validate.js';
 import type { ContentBlock, ToolResultBlock } from '../tool/types.js';
+import { isPlainObject } from '../util/object.js';
 
 export const MAX_TOOL_USES_PER_REQUEST = 256;
 
@@ -58,14 +59,10 @@ function isIdLike(v: unknown): v is string {
   return typeof v === 'string' && v.length >= 1 && v.length <= 512;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** The envelope, when it passes ExecuteRequest as is; undefined when zod must judge it. */
 export function plainExecuteRequest(body: unknown): ExecuteRequest | undefined {
   // zod wants the key present (its value may be anything, even undefined).
-  if (!isObject(body) || !('tool_uses' in body)) return undefined;
+  if (!isPlainObject(body) || !('tool_uses' in body)) return undefined;
   const sid = body.session_id;
   if (sid !== undefined && (typeof sid !== 'string' || sid.length < 1 || sid.length > 256)) return undefined;
   const wait = body.wait;
@@ -144,7 +141,7 @@ export function readToolUses(raw: unknown): ToolUse[] {
       if (
         isIdLike(o.id) &&
         (o.type === undefined || o.type === 'function') &&
-        isObject(fn) &&
+        isPlainObject(fn) &&
         isIdLike(fn.name) &&
         (fn.arguments === undefined || typeof fn.arguments === 'string')
       ) {

@@ -14,6 +14,7 @@
  * about the SDK's own server serving a bare echo tool.
  */
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { isPlainObject } from '../util/object.js';
 
 export type FastMessage =
   | { kind: 'call'; id: string | number; params: { name: string; arguments?: Record<string, unknown> | undefined; _meta?: Record<string, unknown> | undefined } }
@@ -21,32 +22,28 @@ export type FastMessage =
 
 const VERSIONS: ReadonlySet<string> = new Set(SUPPORTED_PROTOCOL_VERSIONS);
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function isId(v: unknown): v is string | number {
   return typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v));
 }
 
 /** The message when this path can answer it; undefined sends the request to the SDK transport. */
 export function fastMessage(body: unknown, headers: Record<string, string | string[] | undefined>): FastMessage | undefined {
-  if (!isRecord(body) || body.jsonrpc !== '2.0') return undefined;
+  if (!isPlainObject(body) || body.jsonrpc !== '2.0') return undefined;
   const version = headers['mcp-protocol-version'];
   if (version !== undefined && (typeof version !== 'string' || !VERSIONS.has(version))) return undefined;
   if (body.method === 'notifications/cancelled' && body.id === undefined) {
-    const requestId = isRecord(body.params) ? body.params.requestId : undefined;
+    const requestId = isPlainObject(body.params) ? body.params.requestId : undefined;
     return isId(requestId) ? { kind: 'cancel', requestId } : undefined;
   }
   if (body.method !== 'tools/call' || !isId(body.id)) return undefined;
   const accept = headers.accept;
   if (typeof accept !== 'string' || !accept.includes('application/json')) return undefined;
   const params = body.params;
-  if (!isRecord(params) || typeof params.name !== 'string') return undefined;
-  if (params.arguments !== undefined && !isRecord(params.arguments)) return undefined;
-  if (params._meta !== undefined && !isRecord(params._meta)) return undefined;
+  if (!isPlainObject(params) || typeof params.name !== 'string') return undefined;
+  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+  if (params._meta !== undefined && !isPlainObject(params._meta)) return undefined;
   // Progress needs a stream to travel on before the result: the SDK path gives one.
-  if (isRecord(params._meta) && params._meta.progressToken !== undefined) return undefined;
+  if (isPlainObject(params._meta) && params._meta.progressToken !== undefined) return undefined;
   return {
     kind: 'call',
     id: body.id,

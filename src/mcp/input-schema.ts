@@ -17,6 +17,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { z } from 'zod';
 import type { ToolInput } from '../tool/types.js';
+import { isPlainObject } from '../util/object.js';
 
 export const MAX_SCHEMA_CHARS = 128 * 1024;
 export const MAX_SCHEMA_DEPTH = 32;
@@ -155,10 +156,6 @@ export class SchemaCompiler {
     const jsonSchema = schema.type === undefined ? { type: 'object', ...schema } : schema;
     return { ok: true, jsonSchema, validate, zod: zodForValidator(validate) };
   }
-}
-
-function isPlainObject(v: unknown): v is ToolInput {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A JSON pointer as a path of keys and indices, read against the value it points into. */

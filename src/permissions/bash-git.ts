@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseGitGlobals, type GitGlobals } from '../bash/git-globals.js';
+import { isLongOption, longOptionName } from '../bash/long-option.js';
 import { commandName } from '../bash/paths.js';
 import { withoutGitGlobals } from '../bash/rule-match.js';
 import type { SimpleCommand, Word } from '../bash/types.js';
@@ -79,10 +80,8 @@ export function gitVerb(argv: readonly Word[]): { verb: string; rest: readonly W
  * ambiguous one git refuses), unless `exact`.
  */
 function longOption(w: Word, name: string, exact = false): boolean {
-  if (!w.literal || !w.value.startsWith('--')) return false;
-  const eq = w.value.indexOf('=');
-  const given = eq === -1 ? w.value : w.value.slice(0, eq);
-  return exact ? given === name : given.length >= 4 && name.startsWith(given);
+  if (!w.literal) return false;
+  return exact ? longOptionName(w.value) === name : isLongOption(w.value, [name]);
 }
 
 /** Long options by git verb whose value is a command git runs (a shell command line, or a program on the other side run here for a local URL). */

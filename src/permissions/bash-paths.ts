@@ -21,6 +21,7 @@ import { unwrapStages, wrapperOutputs } from '../bash/wrappers.js';
 import { expandHome, realpathLoose, resolveTarget } from '../workspace.js';
 import { gitWhere } from './bash-git.js';
 import { INTERPRETER } from './run-scripts.js';
+import { wordTail } from '../bash/words.js';
 
 export interface PathUse {
   word: Word;
@@ -499,11 +500,6 @@ const VOLUME_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const SHORT_FLAGS = 'ditPq';
 const SHORT_WITH_VALUE = 'acehlmpuvw';
 
-function attachedValue(w: Word): Word {
-  const v = w.value.slice(w.value.indexOf('=') + 1);
-  return { ...w, raw: v, value: v };
-}
-
 /** Devices a command may read or write without touching a file. */
 const DEVICES: ReadonlySet<string> = new Set(['/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/zero', '/dev/random', '/dev/urandom']);
 
@@ -762,7 +758,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
         if (container?.env.has(w)) continue;
         if (!w.value.startsWith('-')) add(w, 'read', { fallback: true });
         // An option's attached value (`--require=./.env`, `--config=.env`) names a file as often.
-        else if (/^--?[\w-]+=./.test(w.value)) add(attachedValue(w), 'read', { fallback: true });
+        else if (/^--?[\w-]+=./.test(w.value)) add(wordTail(w, w.value.indexOf('=') + 1), 'read', { fallback: true });
         const file = atFile(w);
         if (file) add(file, 'read', { fallback: true });
         for (const v of embeddedNames(w.value)) add({ ...w, raw: v, value: v }, 'read', { fallback: true });

@@ -75,7 +75,7 @@ export function pathSpellings(filePath: string, ctx: ToolContext): { abs: string
  * directory, which hold every session's calls), or undefined. No rule or mode
  * lets a tool read or change them.
  */
-export function serviceFileReason(spellings: readonly string[], ctx: Pick<ToolContext, 'workspace'>): string | undefined {
+function serviceFileReason(spellings: readonly string[], ctx: Pick<ToolContext, 'workspace'>): string | undefined {
   if (!ctx.workspace.hasServiceFiles) return undefined;
   for (const p of spellings) {
     const why = ctx.workspace.serviceFileReason(p);
@@ -98,9 +98,17 @@ export function isProcessEnvironment(abs: string): boolean {
  * credentials it was started with); like its configuration files, no rule
  * or mode lets a tool read it.
  */
-export function processEnvironmentReason(spellings: readonly string[]): string | undefined {
+function processEnvironmentReason(spellings: readonly string[]): string | undefined {
   const hit = spellings.find(isProcessEnvironment);
   return hit === undefined ? undefined : `${hit} is a process's environment (toolexec's own holds its tokens)`;
+}
+
+/**
+ * Why one of these spellings of a path is a file no rule or mode lets a tool read or change:
+ * one of toolexec's own files, or a process's environment (the first when it is both); undefined when none.
+ */
+export function forbiddenFileReason(spellings: readonly string[], ctx: Pick<ToolContext, 'workspace'>): string | undefined {
+  return serviceFileReason(spellings, ctx) ?? processEnvironmentReason(spellings);
 }
 
 /** What the model is told when a tool would read or change one of toolexec's own files. */
@@ -121,7 +129,7 @@ export function checkPathPermission(
     return { behavior: 'deny', message: messages.ruleDenied(toolName), type: 'rule', detail: deny.raw };
   }
   // The file tools show what they read (Edit, Write and NotebookEdit return the original too).
-  const own = serviceFileReason(all, ctx) ?? processEnvironmentReason(all);
+  const own = forbiddenFileReason(all, ctx);
   if (own) return { behavior: 'deny', message: serviceFileMessage(toolName, own), type: 'safety', detail: own };
   if (kind === 'read') {
     // The same file under another name (a hard link): Edit, Write and NotebookEdit replace the file they write
@@ -203,7 +211,7 @@ export function assertStillPermitted(
   if (deny) {
     throw new ToolError(`${messages.ruleDenied(toolName)} The path now leads to ${realPath}, which ${deny.raw} denies.`, 'permission');
   }
-  const own = serviceFileReason(all, ctx) ?? processEnvironmentReason(all);
+  const own = forbiddenFileReason(all, ctx);
   if (own) throw new ToolError(serviceFileMessage(toolName, own), 'permission');
   const link = kind === 'read' ? ctx.permissions.hardLinkChecker('read')(opened) : undefined;
   if (link && !('unknown' in link)) {

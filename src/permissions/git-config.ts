@@ -21,6 +21,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseGitGlobals } from '../bash/git-globals.js';
+import { isLongOption } from '../bash/long-option.js';
 import type { Word } from '../bash/types.js';
 import { realpathLoose } from '../workspace.js';
 import { chdirTo, gitVerb, gitWhere } from './bash-git.js';
@@ -79,12 +80,6 @@ function commonDir(gitDir: string): string | undefined {
   }
 }
 
-/** Whether `a` names one of these long options (git's parse-options takes any unambiguous prefix of four letters or more). */
-function isLong(a: string, names: readonly string[]): boolean {
-  const n = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
-  return n.length > 3 && names.some((x) => x === n || x.startsWith(n));
-}
-
 /**
  * The configuration files (absolute) a git argv prints values from, seen from
  * `cwd`; empty for other commands. `-C dir` and `--git-dir=dir` are followed.
@@ -96,7 +91,7 @@ export function gitConfigReads(argv: readonly Word[], cwd: string, home: string)
   const args = v.rest.map((w) => w.value);
   const where = gitWhere(parseGitGlobals(argv), cwd, home);
   // `git remote -vv` is -v too; `git ls-remote --get-url` prints the URL as configured (a token in it), and ls-remote names it in errors.
-  if (verb === 'remote' && !(args.some((a) => /^-v+$/.test(a) || isLong(a, ['--verbose']) || a === 'get-url' || a === 'show'))) return [];
+  if (verb === 'remote' && !(args.some((a) => /^-v+$/.test(a) || isLongOption(a, ['--verbose']) || a === 'get-url' || a === 'show'))) return [];
   // With a -C or --git-dir that is an expansion (or an expansion among the options), any of the directories passed may be the one.
   const gitDirs = where.gitDir !== undefined ? throughGitFile(where.gitDir) : where.unknown ? where.dirs.map(gitDirFrom) : [gitDirFrom(where.run)];
   const local: string[] = [];
@@ -111,9 +106,9 @@ export function gitConfigReads(argv: readonly Word[], cwd: string, home: string)
   const system = ['/etc/gitconfig'];
   if (verb === 'config') {
     const scopes = [
-      { given: args.some((a) => isLong(a, ['--global'])), files: global },
-      { given: args.some((a) => isLong(a, ['--system'])), files: system },
-      { given: args.some((a) => isLong(a, ['--local', '--worktree'])), files: local },
+      { given: args.some((a) => isLongOption(a, ['--global'])), files: global },
+      { given: args.some((a) => isLongOption(a, ['--system'])), files: system },
+      { given: args.some((a) => isLongOption(a, ['--local', '--worktree'])), files: local },
     ];
     if (scopes.some((x) => x.given)) return scopes.flatMap((x) => (x.given ? x.files : []));
   }
@@ -164,11 +159,11 @@ export function gitConfigWrite(argv: readonly Word[], cwd: string, home: string)
     if (a.startsWith('--')) {
       const eq = a.indexOf('=');
       const name = eq === -1 ? a : a.slice(0, eq);
-      const value = eq === -1 && CONFIG_VALUE_OPTIONS.some((o) => isLong(name, [o])) ? args[++i] : eq === -1 ? undefined : a.slice(eq + 1);
-      if (isLong(name, ['--file']) && value !== undefined) file = path.resolve(start, value);
-      if (isLong(name, ['--file', '--blob', '--rename-section', '--remove-section', '--edit'])) broad = true;
-      if (isLong(name, CONFIG_WRITE_OPTIONS)) writes = true;
-      else if (isLong(name, CONFIG_READ_OPTIONS)) reads = true;
+      const value = eq === -1 && CONFIG_VALUE_OPTIONS.some((o) => isLongOption(name, [o])) ? args[++i] : eq === -1 ? undefined : a.slice(eq + 1);
+      if (isLongOption(name, ['--file']) && value !== undefined) file = path.resolve(start, value);
+      if (isLongOption(name, ['--file', '--blob', '--rename-section', '--remove-section', '--edit'])) broad = true;
+      if (isLongOption(name, CONFIG_WRITE_OPTIONS)) writes = true;
+      else if (isLongOption(name, CONFIG_READ_OPTIONS)) reads = true;
       continue;
     }
     if (a.startsWith('-') && a.length > 1) {
@@ -204,10 +199,10 @@ export function gitConfigWrite(argv: readonly Word[], cwd: string, home: string)
 }
 
 function configFile(args: readonly string[], start: string, gitDir: string | undefined, home: string): string {
-  if (args.some((a) => isLong(a, ['--global']))) return path.join(home, '.gitconfig');
-  if (args.some((a) => isLong(a, ['--system']))) return '/etc/gitconfig';
+  if (args.some((a) => isLongOption(a, ['--global']))) return path.join(home, '.gitconfig');
+  if (args.some((a) => isLongOption(a, ['--system']))) return '/etc/gitconfig';
   const dir = gitDir ?? gitDirFrom(start) ?? path.join(start, '.git');
-  return path.join(dir, args.some((a) => isLong(a, ['--worktree'])) ? 'config.worktree' : 'config');
+  return path.join(dir, args.some((a) => isLongOption(a, ['--worktree'])) ? 'config.worktree' : 'config');
 }
 
 function isSymlink(p: string): boolean {

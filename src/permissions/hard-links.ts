@@ -139,6 +139,11 @@ export class DeniedLinkWalk {
     private readonly memory: DeniedFileMemory = new DeniedFileMemory(),
   ) {}
 
+  /** Whether the walk has any rule to look for (none: no file is a denied one's other name). */
+  get hasRules(): boolean {
+    return this.rules.length > 0;
+  }
+
   /** The denied files with several links, by `dev:ino`; undefined when the walk was cut short. */
   find(): Map<string, Found> | undefined {
     const rules = this.rules;
@@ -272,11 +277,14 @@ export type HardLinkCheck = ((abs: string) => HardLinkVerdict | undefined) & {
   meet(): void;
 };
 
-export function hardLinkChecker(rules: readonly DenyRuleEntry[], walk: DeniedLinkWalk = new DeniedLinkWalk(rules)): HardLinkCheck {
+/** A check against the deny rules a walk looks for (a RuleIndex keeps one walk per kind), or against these rules with a walk of their own. */
+export function hardLinkChecker(from: readonly DenyRuleEntry[] | DeniedLinkWalk): HardLinkCheck {
+  const walk = from instanceof DeniedLinkWalk ? from : new DeniedLinkWalk(from);
+  const any = walk.hasRules;
   let ids: Map<string, Found> | undefined | null = null;
   const found = (): Map<string, Found> | undefined => (ids === null ? (ids = walk.find()) : ids);
   const check = (abs: string): HardLinkVerdict | undefined => {
-    if (rules.length === 0) return undefined;
+    if (!any) return undefined;
     let st: fs.Stats;
     try {
       st = fs.statSync(abs);
@@ -296,9 +304,9 @@ export function hardLinkChecker(rules: readonly DenyRuleEntry[], walk: DeniedLin
     return hit && hit.other !== abs ? hit : undefined;
   };
   return Object.assign(check, {
-    anyLinked: () => rules.length > 0 && ((found()?.size ?? 1) > 0 || walk.displaced()),
+    anyLinked: () => any && ((found()?.size ?? 1) > 0 || walk.displaced()),
     meet: () => {
-      if (rules.length > 0) found();
+      if (any) found();
     },
   });
 }

@@ -97,6 +97,15 @@ export function compilePathRule(spec: string, base: PathBase): PathMatcher {
 }
 
 /**
+ * A specifier's glob split at its fixed (wildcard-free) directory prefix, unescaped (`/` when there is
+ * none), and the pattern below it (empty when the whole glob is fixed).
+ */
+export function fixedPrefix(spec: string, base: PathBase): { prefix: string; rest: string } {
+  const scan = picomatch.scan(specifierToGlob(spec, base));
+  return { prefix: scan.base.replace(/\\(.)/g, '$1') || '/', rest: scan.glob };
+}
+
+/**
  * Whether something a specifier covers may lie at or below a directory (an
  * absolute path): a walk looking for the files a rule covers need not enter a
  * directory for which this is false. True when the rule's fixed prefix lies
@@ -113,10 +122,9 @@ export function compilePathRule(spec: string, base: PathBase): PathMatcher {
  */
 export function compileDirFilter(spec: string, base: PathBase): PathMatcher {
   const fold = (p: string): string => (base.caseInsensitive ? p.normalize('NFC').toLowerCase() : p.normalize('NFC'));
-  const glob = specifierToGlob(spec, base);
-  const scan = picomatch.scan(glob);
-  const prefix = fold(scan.base.replace(/\\(.)/g, '$1') || '/');
-  const rest = scan.glob;
+  const fixed = fixedPrefix(spec, base);
+  const prefix = fold(fixed.prefix);
+  const rest = fixed.rest;
   const opts = { dot: true, nocase: base.caseInsensitive };
   const whole = rest === '' || /[{}()!]/.test(rest);
   const segments = whole ? [] : rest.split('/').map((seg) => (seg.includes('**') ? undefined : picomatch(seg, opts)));

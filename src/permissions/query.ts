@@ -38,7 +38,7 @@ export class SessionPermissionQuery implements PermissionQuery {
 
   hardLinkChecker(kind: PathKind): HardLinkCheck {
     if (!this.rules.hasPathRules(kind, 'deny')) return NO_LINKS;
-    return hardLinkChecker(this.rules.pathRuleList(kind, 'deny'), this.rules.linkWalk(kind));
+    return hardLinkChecker(this.rules.linkWalk(kind));
   }
 
   isReadDenied(absPath: string, known?: string): boolean {

@@ -8,8 +8,7 @@
 import type { AnyTool } from '../tool/types.js';
 import type { Behavior, PermissionRule, RuleSource } from './types.js';
 import { parseRule } from './rule-parser.js';
-import picomatch from 'picomatch';
-import { compileDirFilter, compilePathRule, specifierToGlob, type PathBase, type PathMatcher } from './path-rules.js';
+import { compileDirFilter, compilePathRule, fixedPrefix, type PathBase, type PathMatcher } from './path-rules.js';
 import { DeniedFileMemory } from './denied-memory.js';
 import { DeniedLinkWalk } from './hard-links.js';
 
@@ -157,8 +156,7 @@ export class RuleIndex {
   private prefix(r: PermissionRule, base: PathBase): string {
     let prefix = this.pathPrefixes.get(r);
     if (prefix === undefined) {
-      const glob = specifierToGlob(r.content!, r.root ? { ...base, root: r.root } : base);
-      prefix = picomatch.scan(glob).base.replace(/\\(.)/g, '$1') || '/';
+      prefix = fixedPrefix(r.content!, r.root ? { ...base, root: r.root } : base).prefix;
       this.pathPrefixes.set(r, prefix);
     }
     return prefix;

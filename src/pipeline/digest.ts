@@ -5,6 +5,7 @@
  * (Node 20): the Hash object is what costs.
  */
 import { hash } from 'node:crypto';
+import { isPlainObject } from '../util/object.js';
 
 export function digestInput(json: string): string {
   return hash('sha256', json);
@@ -12,11 +13,12 @@ export function digestInput(json: string): string {
 
 /** JSON with every object's keys sorted: equal for equal values, whatever the order they were written in. */
 export function canonicalJson(v: unknown): string {
-  return safeStringify(v, (_k, x: unknown) =>
-    x !== null && typeof x === 'object' && !Array.isArray(x)
-      ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]]))
-      : x,
-  );
+  return safeStringify(v, (_k, x: unknown) => (isPlainObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x));
+}
+
+/** An input's key for idempotency: the digest of its keys-sorted JSON, the same for a retry whose keys come back in another order. */
+export function inputKey(input: unknown): string {
+  return digestInput(canonicalJson(input));
 }
 
 /** JSON of a tool input, or a placeholder for one that cannot be serialised (a cycle, a BigInt). */

@@ -14,8 +14,8 @@ import type { Session } from '../sessions/session.js';
 import type { CanUseTool, ProgressEvent } from '../tool/types.js';
 import { ToolexecError } from '../errors.js';
 import { CallAbort } from './cancel.js';
-import { canonicalJson, digestInput, safeStringify } from './digest.js';
-import { STORED_INPUT_MAX_CHARS } from '../storage/executions.js';
+import { digestInput, inputKey, safeStringify } from './digest.js';
+import { inputMayBeCut } from '../storage/executions.js';
 import { CallContext } from './context.js';
 import { errorText } from './error-class.js';
 import { errorBlock, finished, refinished } from './finish.js';
@@ -74,7 +74,7 @@ export function queueCall(use: ToolUse, session: Session, deps: PipelineDeps, ex
     inputDigest: call.inputDigest,
     input: json,
     // Only an input the record may keep cut needs it (the executor compares a shorter one as a value).
-    inputKey: json.length >= STORED_INPUT_MAX_CHARS ? digestInput(canonicalJson(use.input)) : undefined,
+    inputKey: inputMayBeCut(json) ? inputKey(use.input) : undefined,
     actor,
     createdAt: call.createdAt,
   });

@@ -130,6 +130,14 @@ export function executionsSelect(f: ListFilter & { atLeastSeq?: number | undefin
 /** Input stored with an execution is capped; its digest always covers the whole. */
 export const STORED_INPUT_MAX_CHARS = 16 * 1024;
 
+/**
+ * Whether an input's JSON (as sent, or as stored) may be stored cut: such an input is recorded with
+ * its input key (pipeline/digest.ts inputKey), and a retry is compared by that key, not by value.
+ */
+export function inputMayBeCut(json: string): boolean {
+  return json.length >= STORED_INPUT_MAX_CHARS;
+}
+
 
 const COLUMNS = 20;
 
@@ -283,7 +291,7 @@ export class ExecutionLog {
   start(s: ExecutionStart): void {
     const input = s.input.length > STORED_INPUT_MAX_CHARS ? s.input.slice(0, STORED_INPUT_MAX_CHARS) : s.input;
     this.open.add(s.id);
-    this.pending.set(s.id, new Pending(s.id, s.sessionId, s.toolUseId, s.inputDigest, input, s.input.length < STORED_INPUT_MAX_CHARS ? null : (s.inputKey ?? null), s.actor, s.createdAt, s.tool, s.status, this.seqOf(s.id)));
+    this.pending.set(s.id, new Pending(s.id, s.sessionId, s.toolUseId, s.inputDigest, input, inputMayBeCut(s.input) ? (s.inputKey ?? null) : null, s.actor, s.createdAt, s.tool, s.status, this.seqOf(s.id)));
     this.queueFlush();
   }
 

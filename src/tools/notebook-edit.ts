@@ -20,6 +20,7 @@ import type { ToolContext, ValidationResult } from '../tool/types.js';
 import { assertFresh, FILE_MODIFIED_SINCE_READ, FILE_NOT_READ, MAX_EDIT_FILE_SIZE } from './edit.js';
 import { loadPrompt } from './prompt.js';
 import { sliceWhole } from '../util/text.js';
+import { isPlainObject } from '../util/object.js';
 
 /** Claude Code writes notebooks with a one-space indent, as Jupyter does. */
 const IPYNB_INDENT = 1;
@@ -87,8 +88,7 @@ function parseNotebook(text: string): Notebook | string {
   } catch {
     return 'Notebook is not valid JSON.';
   }
-  const isObject = (x: unknown) => typeof x === 'object' && x !== null && !Array.isArray(x);
-  if (!isObject(v) || !Array.isArray((v as Notebook).cells) || !(v as Notebook).cells.every(isObject)) {
+  if (!isPlainObject(v) || !Array.isArray((v as Notebook).cells) || !(v as Notebook).cells.every(isPlainObject)) {
     return 'Notebook is not a Jupyter notebook: it needs a "cells" list of cell objects.';
   }
   return v as Notebook;

@@ -143,6 +143,11 @@ class Capture {
   }
 }
 
+/** The result of a child that never ran: aborted before it was spawned, or not spawned at all (`spawnError`). */
+function notRun(aborted: boolean, durationMs: number, spawnError: string | undefined): RunResult {
+  return { exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, aborted, truncated: false, durationMs, spawnError };
+}
+
 export function runChild(opts: RunOptions): Promise<RunResult> {
   const started = performance.now();
   const grace = opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
@@ -159,17 +164,7 @@ export function runChild(opts: RunOptions): Promise<RunResult> {
     let exitSignal: NodeJS.Signals | null = null;
 
     if (opts.signal?.aborted) {
-      resolve({
-        exitCode: null,
-        signal: null,
-        stdout: '',
-        stderr: '',
-        timedOut: false,
-        aborted: true,
-        truncated: false,
-        durationMs: 0,
-        spawnError: undefined,
-      });
+      resolve(notRun(true, 0, undefined));
       return;
     }
 
@@ -177,17 +172,7 @@ export function runChild(opts: RunOptions): Promise<RunResult> {
     try {
       child = spawnCommand({ file: opts.file, args: opts.args, cwd: opts.cwd, env: opts.env, stdin: opts.stdin ?? '' });
     } catch (e) {
-      resolve({
-        exitCode: null,
-        signal: null,
-        stdout: '',
-        stderr: '',
-        timedOut: false,
-        aborted: false,
-        truncated: false,
-        durationMs: performance.now() - started,
-        spawnError: (e as Error).message,
-      });
+      resolve(notRun(false, performance.now() - started, (e as Error).message));
       return;
     }
 

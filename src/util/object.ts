@@ -1,0 +1,4 @@
+/** Whether a value is a JSON-style object: not null, not an array. */
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

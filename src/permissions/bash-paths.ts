@@ -21,6 +21,7 @@ import { unwrapStages, wrapperOutputs } from '../bash/wrappers.js';
 import { expandHome, realpathLoose, resolveTarget } from '../workspace.js';
 import { gitWhere } from './bash-git.js';
 import { INTERPRETER } from './run-scripts.js';
+import { memoFs } from '../util/fs-memo.js';
 
 export interface PathUse {
   word: Word;
@@ -128,7 +129,7 @@ export function commandPaths(cmd: SimpleCommand): PathArgs & { relocated: boolea
 
 function isDirectory(p: string): boolean {
   try {
-    return fs.statSync(p).isDirectory();
+    return memoFs.stat(p)?.isDirectory() ?? false;
   } catch {
     return false;
   }
@@ -534,8 +535,10 @@ export function throughProcDir(p: string, hops = 0): boolean {
     cur = `${cur}/${parts[i]}`;
     let target: string;
     try {
-      if (!fs.lstatSync(cur).isSymbolicLink()) continue;
-      target = fs.readlinkSync(cur);
+      const st = memoFs.lstat(cur);
+      if (st === undefined) return false;
+      if (!st.isSymbolicLink()) continue;
+      target = memoFs.readlink(cur);
     } catch {
       return false;
     }

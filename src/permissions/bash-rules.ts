@@ -35,7 +35,6 @@
  * Safety asks come before the working-directory ask, which
  * bypassPermissions lets through.
  */
-import fs from 'node:fs';
 import { analyseBash, analyseBashSync } from '../bash/parser.js';
 import { ACCEPT_EDITS_COMMANDS, commandName, grepOptions, pathArgs } from '../bash/paths.js';
 import { isReadOnlyCommand } from '../bash/read-only.js';
@@ -55,6 +54,7 @@ import { PATH_RULE_TOOLS } from './rule-index.js';
 import { parseRule } from './rule-parser.js';
 import type { PermissionRule, ReasonType } from './types.js';
 import { oneLine } from '../util/text.js';
+import { memoFs, withFsMemo } from '../util/fs-memo.js';
 
 /** childEnv: the environment commands run with (RIPGREP_CONFIG_PATH, XDG_CONFIG_HOME); the service's own when not given. */
 export type BashPermissionContext = Pick<ToolContext, 'permissions' | 'workspace' | 'session'> & { childEnv?: NodeJS.ProcessEnv };
@@ -145,7 +145,7 @@ function diffReadsDirectory(cmd: SimpleCommand, dirs: readonly string[]): boolea
     for (const d of dirs) {
       for (const abs of resolveWord(w, d) ?? []) {
         try {
-          if (fs.statSync(abs).isDirectory()) return true;
+          if (memoFs.stat(abs)?.isDirectory()) return true;
         } catch {
           /* not there: nothing read */
         }
@@ -269,7 +269,8 @@ function listTree(d: string, argv: readonly Word[], a: BashAnalysis, deps: TreeD
 /** What a path is now, following links. */
 function fileKind(p: string): 'directory' | 'file' | 'missing' {
   try {
-    return fs.statSync(p).isDirectory() ? 'directory' : 'file';
+    const st = memoFs.stat(p);
+    return st === undefined ? 'missing' : st.isDirectory() ? 'directory' : 'file';
   } catch {
     return 'missing';
   }
@@ -281,6 +282,11 @@ function fileKind(p: string): 'directory' | 'file' | 'missing' {
  * written (`echo $HOME` is not read-only, as in Claude Code).
  */
 export function decideBashPermission(command: string, a: BashAnalysis, ctx: BashPermissionContext, j: BashAnalysis = a): PermissionResult {
+  // Each path's realpath, stat and the like once per decision (util/fs-memo.ts), none kept for the next.
+  return withFsMemo(() => decideNow(command, a, ctx, j));
+}
+
+function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext, j: BashAnalysis): PermissionResult {
   const q = ctx.permissions;
   const denyRules = q.contentRules('Bash', 'deny');
   const askRules = q.contentRules('Bash', 'ask');

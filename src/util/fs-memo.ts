@@ -1,0 +1,80 @@
+/**
+ * One decision's look at the file system. The Bash permission check
+ * (permissions/bash-rules.ts) asks the same questions of the same paths many
+ * times in one decision: every spelling of every path is canonicalised for
+ * the deny rules, again for the ask rules, the working directories and the
+ * hard-link check, and git's start directories are walked up for a planted
+ * repository twice. `cd src && ls -la foo bar && cat x/y.txt > out.txt` cost
+ * 57 realpath calls (20 of the workspace root) and 40 stat or lstat calls;
+ * asked once each, 25 calls in all. Inside `withFsMemo(fn)` each distinct
+ * question (and each result built on them: realpathLoose, resolveTarget)
+ * reaches the kernel once; outside one, every call does.
+ *
+ * Nothing is kept between decisions: the scope ends when `fn` returns, so a
+ * link swapped between two decisions is seen by the second, as before. Within
+ * one decision the answers are those of the moment each was first asked: a
+ * change made while the (synchronous) decision runs could already land
+ * between two of its checks, so no check relied on asking twice.
+ *
+ * A scope rather than a parameter: the questions are asked deep below
+ * Workspace.canonical and the bash-paths/bash-git helpers, which other
+ * callers use unscoped; `fn` is synchronous, so nothing else runs while the
+ * scope is open.
+ */
+import fs from 'node:fs';
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** The open scope's answers, per kind of question, by path; undefined outside a scope. */
+let scope: Map<string, Map<string, Outcome>> | undefined;
+
+/** Runs `fn` (synchronous) with each file-system question answered once; a nested call joins the open scope. */
+export function withFsMemo<T>(fn: () => T): T {
+  if (scope !== undefined) return fn();
+  scope = new Map();
+  try {
+    return fn();
+  } finally {
+    scope = undefined;
+  }
+}
+
+/** `compute()`'s outcome (its value, or what it threw) for `key`, once per open scope; computed afresh outside one. */
+export function memoised<T>(kind: string, key: string, compute: () => T): T {
+  if (scope === undefined) return compute();
+  let table = scope.get(kind);
+  if (table === undefined) scope.set(kind, (table = new Map()));
+  const kept = table.get(key);
+  if (kept !== undefined) {
+    if (kept.ok) return kept.value as T;
+    throw kept.error;
+  }
+  try {
+    const value = compute();
+    table.set(key, { ok: true, value });
+    return value;
+  } catch (error) {
+    table.set(key, { ok: false, error });
+    throw error;
+  }
+}
+
+/**
+ * fs.realpathSync.native, fs.statSync, fs.lstatSync, fs.readlinkSync and fs.existsSync, answered once
+ * per scope. stat and lstat answer undefined where nothing is (ENOENT) rather than throw: most paths
+ * a command names that are missing are asked about three or four times, and an exception costs
+ * ~5 µs, the call itself 1-2 (Node 20, measured).
+ */
+export const memoFs = {
+  realpath: (p: string): string => memoised('realpath', p, () => fs.realpathSync.native(p)),
+  // What lstat found, where it was asked first, is what stat finds unless it is a symbolic link (the parents are followed alike).
+  stat: (p: string): fs.Stats | undefined =>
+    memoised('stat', p, () => {
+      const l = scope?.get('lstat')?.get(p);
+      if (l?.ok && !(l.value as fs.Stats | undefined)?.isSymbolicLink()) return l.value as fs.Stats | undefined;
+      return fs.statSync(p, { throwIfNoEntry: false });
+    }),
+  lstat: (p: string): fs.Stats | undefined => memoised('lstat', p, () => fs.lstatSync(p, { throwIfNoEntry: false })),
+  readlink: (p: string): string => memoised('readlink', p, () => fs.readlinkSync(p)),
+  exists: (p: string): boolean => memoised('exists', p, () => fs.existsSync(p)),
+};

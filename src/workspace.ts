@@ -12,12 +12,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { memoFs, memoised } from './util/fs-memo.js';
+import { memoFs, memoised } from './util/decision-memo.js';
 
 /** Symlink hops followed before giving up (the kernel's own limit is 40). */
 const MAX_SYMLINK_HOPS = 40;
 
-/** realpath of the longest existing prefix, with the rest appended (once per path within a util/fs-memo.ts scope). */
+/** realpath of the longest existing prefix, with the rest appended (once per path within a util/decision-memo.ts scope). */
 export function realpathLoose(p: string): string {
   const abs = path.resolve(p);
   return memoised('realpathLoose', abs, () => realpathLooseNow(abs));
@@ -27,8 +27,9 @@ function realpathLooseNow(abs: string): string {
   let head = abs;
   const tail: string[] = [];
   for (let i = 0; i < 4096; i++) {
-    // A name that is not there goes up at once: realpath would fail the same way, at the cost of an exception.
-    if (memoFs.exists(head)) {
+    // Where lstat finds no such name, realpath would fail the same way, at the cost of an exception: the
+    // parent at once. The path itself is looked at (resolveTarget lstats it too); a parent only if it was.
+    if (!(tail.length === 0 ? lstatMissing(head) : memoFs.knownMissing(head))) {
       try {
         const real = memoFs.realpath(head);
         return tail.length === 0 ? real : path.join(real, ...tail.reverse());
@@ -44,11 +45,19 @@ function realpathLooseNow(abs: string): string {
   return abs;
 }
 
+function lstatMissing(p: string): boolean {
+  try {
+    return memoFs.lstat(p) === undefined;
+  } catch {
+    return true;
+  }
+}
+
 /**
  * Where an access to `abs` really lands: a symlink as the last component is
  * followed even when it dangles (a write through it would create its target),
  * and the parent is canonicalised. `viaSymlink` says whether any symlink was
- * involved. Once per path within a util/fs-memo.ts scope.
+ * involved. Once per path within a util/decision-memo.ts scope.
  */
 export function resolveTarget(abs: string): { target: string; viaSymlink: boolean } {
   const start = path.resolve(abs);

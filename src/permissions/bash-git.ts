@@ -11,7 +11,7 @@ import { withoutGitGlobals } from '../bash/rule-match.js';
 import type { SimpleCommand, Word } from '../bash/types.js';
 import { unwrapStages } from '../bash/wrappers.js';
 import { realpathLoose } from '../workspace.js';
-import { memoFs } from '../util/fs-memo.js';
+import { memoFs } from '../util/decision-memo.js';
 
 /** git verbs that print file contents from the repository whatever their options. */
 const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set([

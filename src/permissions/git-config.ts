@@ -23,7 +23,7 @@ import path from 'node:path';
 import { parseGitGlobals } from '../bash/git-globals.js';
 import type { Word } from '../bash/types.js';
 import { realpathLoose } from '../workspace.js';
-import { memoFs } from '../util/fs-memo.js';
+import { memoFs } from '../util/decision-memo.js';
 import { chdirTo, gitVerb, gitWhere } from './bash-git.js';
 
 /**

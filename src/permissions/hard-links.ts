@@ -25,7 +25,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { PathMatcher } from './path-rules.js';
 import type { PermissionRule } from './types.js';
-import { memoFs } from '../util/fs-memo.js';
+import { memoFs } from '../util/decision-memo.js';
 
 /**
  * Directory entries listed per check. A checkout of 20,000 files (node_modules

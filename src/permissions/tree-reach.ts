@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { HardLinkCheck } from './hard-links.js';
 import { IGNORE_FILES } from './rg-hidden.js';
-import { memoFs } from '../util/fs-memo.js';
+import { memoFs } from '../util/decision-memo.js';
 
 export const TREE_LIMIT = 50_000;
 

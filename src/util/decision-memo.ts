@@ -1,14 +1,16 @@
 /**
- * One decision's look at the file system. The Bash permission check
- * (permissions/bash-rules.ts) asks the same questions of the same paths many
- * times in one decision: every spelling of every path is canonicalised for
- * the deny rules, again for the ask rules, the working directories and the
- * hard-link check, and git's start directories are walked up for a planted
- * repository twice. `cd src && ls -la foo bar && cat x/y.txt > out.txt` cost
- * 57 realpath calls (20 of the workspace root) and 40 stat or lstat calls;
- * asked once each, 25 calls in all. Inside `withFsMemo(fn)` each distinct
- * question (and each result built on them: realpathLoose, resolveTarget)
- * reaches the kernel once; outside one, every call does.
+ * One Bash permission decision's look at the file system and at its
+ * commands. The check (permissions/bash-rules.ts) asks the same questions of
+ * the same paths many times in one decision: every spelling of every path is
+ * canonicalised for the deny rules, again for the ask rules, the working
+ * directories and the hard-link check, and git's start directories are
+ * walked up for a planted repository twice. `cd src && ls -la foo bar && cat
+ * x/y.txt > out.txt` cost 57 realpath calls (20 of the workspace root) and 40
+ * stat or lstat calls; asked once each, 17 calls in all. Each of its steps
+ * also strips every command's wrappers again (innermostOf, commandPaths).
+ * Inside `withDecisionMemo(fn)` each distinct question (and each result built
+ * on them: realpathLoose, resolveTarget, a command's innermost form and
+ * paths) is answered once; outside one, every call computes afresh.
  *
  * Nothing is kept between decisions: the scope ends when `fn` returns, so a
  * link swapped between two decisions is seen by the second, as before. Within
@@ -25,13 +27,20 @@ import fs from 'node:fs';
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** The open scope's answers, per kind of question, by path; undefined outside a scope. */
-let scope: Map<string, Map<string, Outcome>> | undefined;
+interface Scope {
+  /** Per kind of question, by path. */
+  byPath: Map<string, Map<string, Outcome>>;
+  /** Per kind of question, by the object asked about (a command of the analysis). */
+  byObject: Map<string, Map<object, unknown>>;
+}
 
-/** Runs `fn` (synchronous) with each file-system question answered once; a nested call joins the open scope. */
-export function withFsMemo<T>(fn: () => T): T {
+/** The open scope's answers; undefined outside a scope. */
+let scope: Scope | undefined;
+
+/** Runs `fn` (synchronous) with each question answered once; a nested call joins the open scope. */
+export function withDecisionMemo<T>(fn: () => T): T {
   if (scope !== undefined) return fn();
-  scope = new Map();
+  scope = { byPath: new Map(), byObject: new Map() };
   try {
     return fn();
   } finally {
@@ -42,8 +51,8 @@ export function withFsMemo<T>(fn: () => T): T {
 /** `compute()`'s outcome (its value, or what it threw) for `key`, once per open scope; computed afresh outside one. */
 export function memoised<T>(kind: string, key: string, compute: () => T): T {
   if (scope === undefined) return compute();
-  let table = scope.get(kind);
-  if (table === undefined) scope.set(kind, (table = new Map()));
+  let table = scope.byPath.get(kind);
+  if (table === undefined) scope.byPath.set(kind, (table = new Map()));
   const kept = table.get(key);
   if (kept !== undefined) {
     if (kept.ok) return kept.value as T;
@@ -59,6 +68,17 @@ export function memoised<T>(kind: string, key: string, compute: () => T): T {
   }
 }
 
+/** `compute(of)` once per open scope for the object `of` (a pure function of it, which throws nothing); afresh outside one. */
+export function memoisedFor<K extends object, T>(kind: string, of: K, compute: (of: K) => T): T {
+  if (scope === undefined) return compute(of);
+  let table = scope.byObject.get(kind);
+  if (table === undefined) scope.byObject.set(kind, (table = new Map()));
+  if (table.has(of)) return table.get(of) as T;
+  const value = compute(of);
+  table.set(of, value);
+  return value;
+}
+
 /**
  * fs.realpathSync.native, fs.statSync, fs.lstatSync, fs.readlinkSync and fs.existsSync, answered once
  * per scope. stat and lstat answer undefined where nothing is (ENOENT) rather than throw: most paths
@@ -70,11 +90,16 @@ export const memoFs = {
   // What lstat found, where it was asked first, is what stat finds unless it is a symbolic link (the parents are followed alike).
   stat: (p: string): fs.Stats | undefined =>
     memoised('stat', p, () => {
-      const l = scope?.get('lstat')?.get(p);
+      const l = scope?.byPath.get('lstat')?.get(p);
       if (l?.ok && !(l.value as fs.Stats | undefined)?.isSymbolicLink()) return l.value as fs.Stats | undefined;
       return fs.statSync(p, { throwIfNoEntry: false });
     }),
   lstat: (p: string): fs.Stats | undefined => memoised('lstat', p, () => fs.lstatSync(p, { throwIfNoEntry: false })),
   readlink: (p: string): string => memoised('readlink', p, () => fs.readlinkSync(p)),
   exists: (p: string): boolean => memoised('exists', p, () => fs.existsSync(p)),
+  /** Whether an lstat of `p` in this scope found nothing there (or failed): asks nothing itself. */
+  knownMissing: (p: string): boolean => {
+    const l = scope?.byPath.get('lstat')?.get(p);
+    return l !== undefined && (!l.ok || l.value === undefined);
+  },
 };

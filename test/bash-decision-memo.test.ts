@@ -1,8 +1,9 @@
 /**
  * One Bash permission decision asks the file system about each path once
- * (util/fs-memo.ts): `cd src && ls -la foo bar && cat x/y.txt > out.txt`
+ * (util/decision-memo.ts): `cd src && ls -la foo bar && cat x/y.txt > out.txt`
  * made 57 realpath calls (20 of the workspace root) and 40 stat/lstat calls,
- * each path's spellings canonicalised again by every check. Nothing is kept
+ * each path's spellings canonicalised again by every check, and realpath of
+ * a missing name threw (an exception costs more than the call). Nothing is kept
  * from one decision to the next: a link swapped between two decisions is
  * judged where it leads now. The calls are counted on the real fs functions
  * (spies that call through), against a real workspace.
@@ -64,6 +65,8 @@ describe('one Bash decision', () => {
       expect(repeated, c).toEqual([]);
       // The workspace root, which every path of the line is below, was asked about.
       expect([...calls.keys()].some((k) => k.endsWith(` ${env.ws}`)), c).toBe(true);
+      // A missing name the line gives is found missing by lstat, not by realpath's exception (which costs more than the call).
+      for (const name of ['bar', 'src/bar', 'out.txt', 'src/out.txt', '../y']) expect(calls.has(`realpath.native ${path.join(env.ws, name)}`), `${c}: ${name}`).toBe(false);
     }
   });
 

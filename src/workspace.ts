@@ -28,8 +28,9 @@ function realpathLooseNow(abs: string): string {
   const tail: string[] = [];
   for (let i = 0; i < 4096; i++) {
     // Where lstat finds no such name, realpath would fail the same way, at the cost of an exception: the
-    // parent at once. The path itself is looked at (resolveTarget lstats it too); a parent only if it was.
-    if (!(tail.length === 0 ? lstatMissing(head) : memoFs.knownMissing(head))) {
+    // parent at once. Within a decision the path itself is looked at (resolveTarget lstats it too, and the
+    // answer is kept); a parent only if it was. Outside one an lstat would be one more call for a name that is there.
+    if (!(tail.length === 0 && memoFs.scoped() ? lstatMissing(head) : memoFs.knownMissing(head))) {
       try {
         const real = memoFs.realpath(head);
         return tail.length === 0 ? real : path.join(real, ...tail.reverse());

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBashParser } from '../src/bash/parser.js';
+import { Workspace } from '../src/workspace.js';
 import { cleanupTmp } from './helpers.js';
 import { ruleEnv } from './helpers-bash.js';
 
@@ -85,5 +86,19 @@ describe('one Bash decision', () => {
     expect(await env.check('cat l/.env')).toMatchObject({ behavior: 'allow' });
     fs.symlinkSync('.', path.join(env.ws, 'l'));
     expect(await env.check('cat l/.env')).toMatchObject({ behavior: 'deny', type: 'rule' });
+  });
+
+  it('outside a decision, canonicalising a path asks afresh each time, and no more than it did', async () => {
+    const env = ruleEnv();
+    fs.mkdirSync(path.join(env.ws, 'src'));
+    fs.writeFileSync(path.join(env.ws, 'src', 'a.ts'), '');
+    const ws = new Workspace(env.ws);
+    const file = path.join(env.ws, 'src', 'a.ts');
+    const calls = await fsCalls(async () => {
+      ws.canonical(file);
+      ws.canonical(file);
+    });
+    // The Read and Edit tools' check: realpath of the directory, lstat of the file, each time.
+    expect(Object.fromEntries(calls)).toEqual({ [`realpath.native ${path.join(env.ws, 'src')}`]: 2, [`lstat ${file}`]: 2 });
   });
 });

@@ -97,6 +97,8 @@ export const memoFs = {
   lstat: (p: string): fs.Stats | undefined => memoised('lstat', p, () => fs.lstatSync(p, { throwIfNoEntry: false })),
   readlink: (p: string): string => memoised('readlink', p, () => fs.readlinkSync(p)),
   exists: (p: string): boolean => memoised('exists', p, () => fs.existsSync(p)),
+  /** Whether a scope is open (answers are kept). */
+  scoped: (): boolean => scope !== undefined,
   /** Whether an lstat of `p` in this scope found nothing there (or failed): asks nothing itself. */
   knownMissing: (p: string): boolean => {
     const l = scope?.byPath.get('lstat')?.get(p);

@@ -20,7 +20,7 @@ const MAX_SYMLINK_HOPS = 40;
 /** realpath of the longest existing prefix, with the rest appended (once per path within a util/decision-memo.ts scope). */
 export function realpathLoose(p: string): string {
   const abs = path.resolve(p);
-  return memoised('realpathLoose', abs, () => realpathLooseNow(abs));
+  return memoised('realpathLoose', abs, realpathLooseNow);
 }
 
 function realpathLooseNow(abs: string): string {
@@ -62,7 +62,7 @@ function lstatMissing(p: string): boolean {
  */
 export function resolveTarget(abs: string): { target: string; viaSymlink: boolean } {
   const start = path.resolve(abs);
-  return memoised('resolveTarget', start, () => resolveTargetNow(start));
+  return memoised('resolveTarget', start, resolveTargetNow);
 }
 
 function resolveTargetNow(abs: string): { target: string; viaSymlink: boolean } {

@@ -12,51 +12,75 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { memoFs, memoised } from './util/decision-memo.js';
 
 /** Symlink hops followed before giving up (the kernel's own limit is 40). */
 const MAX_SYMLINK_HOPS = 40;
 
-/** realpath of the longest existing prefix, with the rest appended. */
+/** realpath of the longest existing prefix, with the rest appended (once per path within a util/decision-memo.ts scope). */
 export function realpathLoose(p: string): string {
   const abs = path.resolve(p);
+  return memoised('realpathLoose', abs, realpathLooseNow);
+}
+
+function realpathLooseNow(abs: string): string {
   let head = abs;
   const tail: string[] = [];
   for (let i = 0; i < 4096; i++) {
-    try {
-      const real = fs.realpathSync.native(head);
-      return tail.length === 0 ? real : path.join(real, ...tail.reverse());
-    } catch {
-      const parent = path.dirname(head);
-      if (parent === head) return abs;
-      tail.push(path.basename(head));
-      head = parent;
+    // Where lstat finds no such name, realpath would fail the same way, at the cost of an exception: the
+    // parent at once. Within a decision the path itself is looked at (resolveTarget lstats it too, and the
+    // answer is kept); a parent only if it was. Outside one an lstat would be one more call for a name that is there.
+    if (!(tail.length === 0 && memoFs.scoped() ? lstatMissing(head) : memoFs.knownMissing(head))) {
+      try {
+        const real = memoFs.realpath(head);
+        return tail.length === 0 ? real : path.join(real, ...tail.reverse());
+      } catch {
+        /* gone since, or not searchable: the parent */
+      }
     }
+    const parent = path.dirname(head);
+    if (parent === head) return abs;
+    tail.push(path.basename(head));
+    head = parent;
   }
   return abs;
+}
+
+function lstatMissing(p: string): boolean {
+  try {
+    return memoFs.lstat(p) === undefined;
+  } catch {
+    return true;
+  }
 }
 
 /**
  * Where an access to `abs` really lands: a symlink as the last component is
  * followed even when it dangles (a write through it would create its target),
  * and the parent is canonicalised. `viaSymlink` says whether any symlink was
- * involved.
+ * involved. Once per path within a util/decision-memo.ts scope.
  */
 export function resolveTarget(abs: string): { target: string; viaSymlink: boolean } {
-  let p = path.resolve(abs);
+  const start = path.resolve(abs);
+  return memoised('resolveTarget', start, resolveTargetNow);
+}
+
+function resolveTargetNow(abs: string): { target: string; viaSymlink: boolean } {
+  let p = abs;
   let viaSymlink = false;
   for (let hop = 0; hop <= MAX_SYMLINK_HOPS; hop++) {
     const parent = realpathLoose(path.dirname(p));
     if (parent !== path.dirname(p)) viaSymlink = true;
     p = path.join(parent, path.basename(p));
-    let st: fs.Stats;
+    let st: fs.Stats | undefined;
     try {
-      st = fs.lstatSync(p);
+      st = memoFs.lstat(p);
     } catch {
-      return { target: p, viaSymlink };
+      st = undefined;
     }
-    if (!st.isSymbolicLink()) return { target: p, viaSymlink };
+    if (!st?.isSymbolicLink()) return { target: p, viaSymlink };
     viaSymlink = true;
-    p = path.resolve(path.dirname(p), fs.readlinkSync(p));
+    p = path.resolve(path.dirname(p), memoFs.readlink(p));
   }
   const err = new Error(`Too many levels of symbolic links: ${abs}`) as NodeJS.ErrnoException;
   err.code = 'ELOOP';

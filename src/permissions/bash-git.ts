@@ -4,7 +4,6 @@
  * cannot be checked against, and whether it would obey a repository the
  * agent could have laid out itself.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseGitGlobals, type GitGlobals } from '../bash/git-globals.js';
 import { isLongOption, longOptionName } from '../bash/long-option.js';
@@ -13,6 +12,7 @@ import { withoutGitGlobals } from '../bash/rule-match.js';
 import type { SimpleCommand, Word } from '../bash/types.js';
 import { unwrapStages } from '../bash/wrappers.js';
 import { realpathLoose } from '../workspace.js';
+import { memoFs } from '../util/decision-memo.js';
 
 /** git verbs that print file contents from the repository whatever their options. */
 const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set([
@@ -171,8 +171,8 @@ export function gitInPlantedRepository(argv: readonly Word[], dirs: readonly str
   const realRoot = realpathLoose(root);
   for (const start of dirs) {
     for (let d = realpathLoose(start); ; d = path.dirname(d)) {
-      if (fs.existsSync(path.join(d, '.git'))) break;
-      if (['HEAD', 'objects', 'refs'].every((n) => fs.existsSync(path.join(d, n)))) return true;
+      if (memoFs.exists(path.join(d, '.git'))) break;
+      if (['HEAD', 'objects', 'refs'].every((n) => memoFs.exists(path.join(d, n)))) return true;
       if (d === realRoot || path.dirname(d) === d || !d.startsWith(realRoot)) break;
     }
   }

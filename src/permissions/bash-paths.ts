@@ -22,6 +22,7 @@ import { expandHome, realpathLoose, resolveTarget } from '../workspace.js';
 import { gitWhere } from './bash-git.js';
 import { INTERPRETER } from './run-scripts.js';
 import { wordTail } from '../bash/words.js';
+import { memoFs, memoisedFor } from '../util/decision-memo.js';
 
 export interface PathUse {
   word: Word;
@@ -59,8 +60,12 @@ export interface Cwds {
   cdCount: number;
 }
 
-/** The innermost command (every wrapper stripped), and whether a wrapper runs it elsewhere. */
+/** The innermost command (every wrapper stripped), and whether a wrapper runs it elsewhere. Once per command in a decision (util/decision-memo.ts). */
 export function innermostOf(cmd: SimpleCommand): { argv: Word[]; relocated: boolean } {
+  return memoisedFor('innermostOf', cmd, innermostNow);
+}
+
+function innermostNow(cmd: SimpleCommand): { argv: Word[]; relocated: boolean } {
   const { stages, relocated } = unwrapStages(cmd.argv, false);
   return { argv: stages[stages.length - 1]!, relocated: relocated || cmd.elsewhere === true };
 }
@@ -86,9 +91,14 @@ function xargsArgFile(argv: readonly Word[]): Word | undefined {
  * The files a simple command reads and writes (bash/paths.ts on its
  * innermost command), with what it is given at run time: the names xargs
  * appends from its input (or `-a FILE`), and `{}` of `find -exec`, which
- * no check can know. Those are non-literal words, so uncertain uses.
+ * no check can know. Those are non-literal words, so uncertain uses. Once
+ * per command in a decision (util/decision-memo.ts).
  */
 export function commandPaths(cmd: SimpleCommand): PathArgs & { relocated: boolean } {
+  return memoisedFor('commandPaths', cmd, commandPathsNow);
+}
+
+function commandPathsNow(cmd: SimpleCommand): PathArgs & { relocated: boolean } {
   const { stages, relocated } = unwrapStages(cmd.argv, false);
   let argv = stages[stages.length - 1]!;
   const name = commandName(argv);
@@ -129,7 +139,7 @@ export function commandPaths(cmd: SimpleCommand): PathArgs & { relocated: boolea
 
 function isDirectory(p: string): boolean {
   try {
-    return fs.statSync(p).isDirectory();
+    return memoFs.stat(p)?.isDirectory() ?? false;
   } catch {
     return false;
   }
@@ -530,8 +540,10 @@ export function throughProcDir(p: string, hops = 0): boolean {
     cur = `${cur}/${parts[i]}`;
     let target: string;
     try {
-      if (!fs.lstatSync(cur).isSymbolicLink()) continue;
-      target = fs.readlinkSync(cur);
+      const st = memoFs.lstat(cur);
+      if (st === undefined) return false;
+      if (!st.isSymbolicLink()) continue;
+      target = memoFs.readlink(cur);
     } catch {
       return false;
     }

@@ -35,7 +35,6 @@
  * Safety asks come before the working-directory ask, which
  * bypassPermissions lets through.
  */
-import fs from 'node:fs';
 import { analyseBash, analyseBashSync } from '../bash/parser.js';
 import { ACCEPT_EDITS_COMMANDS, commandName, grepOptions, pathArgs } from '../bash/paths.js';
 import { isReadOnlyCommand } from '../bash/read-only.js';
@@ -55,6 +54,7 @@ import { PATH_RULE_TOOLS } from './rule-index.js';
 import { parseRule } from './rule-parser.js';
 import type { PermissionRule, ReasonType } from './types.js';
 import { oneLine } from '../util/text.js';
+import { memoFs, withDecisionMemo } from '../util/decision-memo.js';
 
 /** childEnv: the environment commands run with (RIPGREP_CONFIG_PATH, XDG_CONFIG_HOME); the service's own when not given. */
 export type BashPermissionContext = Pick<ToolContext, 'permissions' | 'workspace' | 'session'> & { childEnv?: NodeJS.ProcessEnv };
@@ -145,7 +145,7 @@ function diffReadsDirectory(cmd: SimpleCommand, dirs: readonly string[]): boolea
     for (const d of dirs) {
       for (const abs of resolveWord(w, d) ?? []) {
         try {
-          if (fs.statSync(abs).isDirectory()) return true;
+          if (memoFs.stat(abs)?.isDirectory()) return true;
         } catch {
           /* not there: nothing read */
         }
@@ -269,7 +269,8 @@ function listTree(d: string, argv: readonly Word[], a: BashAnalysis, deps: TreeD
 /** What a path is now, following links. */
 function fileKind(p: string): 'directory' | 'file' | 'missing' {
   try {
-    return fs.statSync(p).isDirectory() ? 'directory' : 'file';
+    const st = memoFs.stat(p);
+    return st === undefined ? 'missing' : st.isDirectory() ? 'directory' : 'file';
   } catch {
     return 'missing';
   }
@@ -281,6 +282,11 @@ function fileKind(p: string): 'directory' | 'file' | 'missing' {
  * written (`echo $HOME` is not read-only, as in Claude Code).
  */
 export function decideBashPermission(command: string, a: BashAnalysis, ctx: BashPermissionContext, j: BashAnalysis = a): PermissionResult {
+  // Each path's realpath, stat and the like once per decision (util/decision-memo.ts), none kept for the next.
+  return withDecisionMemo(() => decideNow(command, a, ctx, j));
+}
+
+function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext, j: BashAnalysis): PermissionResult {
   const q = ctx.permissions;
   const denyRules = q.contentRules('Bash', 'deny');
   const askRules = q.contentRules('Bash', 'ask');
@@ -299,6 +305,12 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
 
   // 2. Files read or written that Read or Edit deny rules cover, in any spelling.
   const cwds = workingDirs(j, ctx.session.cwd, ctx.workspace.home);
+  // Where each command starts (`env -C DIR`), asked by four steps: once per command.
+  const startsMemo = new Map<SimpleCommand, string[] | undefined>();
+  const startsOf = (cmd: SimpleCommand): string[] | undefined => {
+    if (!startsMemo.has(cmd)) startsMemo.set(cmd, startDirs(cmd, cwds.dirs, ctx.workspace.home));
+    return startsMemo.get(cmd);
+  };
   const uses = pathUses(j, cwds);
   const spellings = spellingsOf(ctx);
   const serviceFiles = ctx.workspace.hasServiceFiles;
@@ -337,7 +349,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   // 2b. Configuration files git prints values from (`git config -l`, `git remote -v`).
   if (isReadDenyActive(ctx)) {
     for (const cmd of j.commands) {
-      for (const dir of startDirs(cmd, cwds.dirs, ctx.workspace.home) ?? []) {
+      for (const dir of startsOf(cmd) ?? []) {
         for (const file of gitConfigReads(innermostOf(cmd).argv, dir, ctx.workspace.home)) {
           const rule = q.pathRule('read', 'deny', spellings(file));
           if (rule) return { behavior: 'deny', message: `Permission to read ${file} has been denied.`, type: 'rule', detail: rule.raw };
@@ -382,7 +394,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     // A directory another command of the line fills (an archive, a clone, a checkout) may be laid out as a repository by then.
     // So may one a cd of the line leads to: git finds the repository from its working directory.
     // `env -C DIR git …` as much as `git -C DIR …`.
-    const starts = startDirs(cmd, cwds.dirs, ctx.workspace.home);
+    const starts = startsOf(cmd);
     const elsewhere = cwds.cdCount > 0 || starts === undefined || starts.some((d) => !cwds.dirs.includes(d));
     const pointed = gitNamesDirectory(innermostOf(cmd).argv) || (elsewhere && commandName(innermostOf(cmd).argv) === 'git');
     if (pointed && j.commands.some((c) => c !== cmd && plantsFiles(innermostOf(c).argv))) {
@@ -409,7 +421,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
     }
   }
   for (const cmd of j.commands) {
-    for (const dir of startDirs(cmd, cwds.dirs, ctx.workspace.home) ?? cwds.dirs) {
+    for (const dir of startsOf(cmd) ?? cwds.dirs) {
       const file = gitConfigWrite(innermostOf(cmd).argv, dir, ctx.workspace.home);
       let why = file === undefined ? undefined : spellings(file).map((p) => protectedChangeReason(p, ctx.workspace)).find((x) => x !== undefined);
       // The system-wide file (`git config --system`, where the service runs as root) is read by every git command too.
@@ -631,7 +643,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       if (!byRule.includes(rule.raw)) byRule.push(rule.raw);
       continue;
     }
-    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs) && !gitInPlantedRepository(innermostOf(cmd).argv, startDirs(cmd, cwds.dirs, ctx.workspace.home) ?? cwds.dirs, ctx.workspace.root)) continue;
+    if (isReadOnlyCommand(cmd) && readsProvablyAllowed(cmd, readDenyActive, cwds.dirs) && !gitInPlantedRepository(innermostOf(cmd).argv, startsOf(cmd) ?? cwds.dirs, ctx.workspace.root)) continue;
     if (q.mode === 'acceptEdits' && acceptEditsAllows(cmd, cwds.dirs)) {
       byMode = true;
       continue;

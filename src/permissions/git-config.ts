@@ -24,6 +24,7 @@ import { parseGitGlobals } from '../bash/git-globals.js';
 import { isLongOption } from '../bash/long-option.js';
 import type { Word } from '../bash/types.js';
 import { realpathLoose } from '../workspace.js';
+import { memoFs } from '../util/decision-memo.js';
 import { chdirTo, gitVerb, gitWhere } from './bash-git.js';
 
 /**
@@ -34,9 +35,9 @@ function gitDirFrom(dir: string): string | undefined {
   for (let d = realpathLoose(dir); ; d = path.dirname(d)) {
     const dotGit = path.join(d, '.git');
     try {
-      const st = fs.statSync(dotGit);
-      if (st.isDirectory()) return dotGit;
-      if (st.isFile()) {
+      const st = memoFs.stat(dotGit);
+      if (st?.isDirectory()) return dotGit;
+      if (st?.isFile()) {
         const named = gitdirLine(dotGit);
         return named === undefined ? undefined : path.resolve(d, named);
       }
@@ -60,7 +61,7 @@ function gitdirLine(file: string): string | undefined {
  */
 function throughGitFile(gitDir: string): string[] {
   try {
-    if (!fs.statSync(gitDir).isFile()) return [gitDir];
+    if (!memoFs.stat(gitDir)?.isFile()) return [gitDir];
     const named = gitdirLine(gitDir);
     if (named === undefined) return [gitDir];
     // From the directory the path names (git joins the two as text); from the file's own when it is reached through a link.
@@ -207,7 +208,7 @@ function configFile(args: readonly string[], start: string, gitDir: string | und
 
 function isSymlink(p: string): boolean {
   try {
-    return fs.lstatSync(p).isSymbolicLink();
+    return memoFs.lstat(p)?.isSymbolicLink() ?? false;
   } catch {
     return false;
   }

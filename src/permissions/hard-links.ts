@@ -26,6 +26,7 @@ import path from 'node:path';
 import { DeniedFileMemory } from './denied-memory.js';
 import type { PathMatcher } from './path-rules.js';
 import type { PermissionRule } from './types.js';
+import { memoFs } from '../util/decision-memo.js';
 
 /**
  * Directory entries listed per check. A checkout of 20,000 files (node_modules
@@ -60,8 +61,8 @@ export type HardLinkVerdict =
 /** Whether `p` is (still) the file `st` describes. */
 function sameFile(p: string, st: fs.Stats): boolean {
   try {
-    const o = fs.statSync(p);
-    return o.dev === st.dev && o.ino === st.ino;
+    const o = memoFs.stat(p);
+    return o !== undefined && o.dev === st.dev && o.ino === st.ino;
   } catch {
     return false;
   }
@@ -285,13 +286,13 @@ export function hardLinkChecker(from: readonly DenyRuleEntry[] | DeniedLinkWalk)
   const found = (): Map<string, Found> | undefined => (ids === null ? (ids = walk.find()) : ids);
   const check = (abs: string): HardLinkVerdict | undefined => {
     if (!any) return undefined;
-    let st: fs.Stats;
+    let st: fs.Stats | undefined;
     try {
-      st = fs.statSync(abs);
+      st = memoFs.stat(abs);
     } catch {
       return undefined;
     }
-    if (!st.isFile()) return undefined;
+    if (!st?.isFile()) return undefined;
     // A denied file met before that has since lost its denied name, whatever its link count now.
     const was = walk.formerly(st);
     if (was && was.other !== abs && !sameFile(was.other, st)) return was;

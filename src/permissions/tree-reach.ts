@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { HardLinkCheck } from './hard-links.js';
 import { IGNORE_FILES } from './rg-hidden.js';
+import { memoFs } from '../util/decision-memo.js';
 
 export const TREE_LIMIT = 50_000;
 
@@ -54,7 +55,7 @@ export interface HiddenSkip {
  */
 export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base: string) => boolean) = false, hidden?: HiddenSkip): TreeEscape | undefined {
   try {
-    if (!fs.statSync(dir).isDirectory()) return undefined;
+    if (!memoFs.stat(dir)?.isDirectory()) return undefined;
   } catch {
     return undefined;
   }
@@ -112,12 +113,13 @@ export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base:
       if (e.isSymbolicLink()) {
         const target = deps.canonical(p);
         if (deps.readDenied(target)) return { path: p, why: `a symbolic link to ${target}, which a Read deny rule covers` };
-        let st: fs.Stats;
+        let st: fs.Stats | undefined;
         try {
-          st = fs.statSync(target);
+          st = memoFs.stat(target);
         } catch {
           continue;
         }
+        if (st === undefined) continue;
         if (st.isDirectory()) {
           const inside = top === '/' || target.startsWith(`${top}/`);
           // A directory inside the tree is walked where it lies, and while names are judged every entry

@@ -123,6 +123,7 @@ describe('variables a program runs as a command', () => {
       'NODE_OPTIONS=--inspect=0.0.0.0:9229 npm test',
       'NODE_OPTIONS=--inspect-brk npm test',
       'NODE_OPTIONS=--redirect-warnings=out.txt npm test',
+      'NODE_OPTIONS=--openssl-legacy-provider npm test',
       'NODE_OPTIONS="--max-old-space-size=4096 \\"--require\\" ./evil.js" npm test',
       'NODE_OPTIONS="--max-old-space-size=4096\t--require=./evil.js" npm test',
       'NODE_OPTIONS=--max-old-space-size=$N npm test',

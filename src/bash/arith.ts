@@ -95,12 +95,12 @@ const PAGER_OR_EDITOR = /^(GIT_(PAGER|EDITOR|SEQUENCE_EDITOR)|PAGER|MANPAGER|SYS
 /**
  * node options that load nothing, read no file, write no file and open no port: heap and stack
  * sizes, warnings and traces printed to stderr, source maps, flags that turn a built-in feature on
- * or off. Not `--require`/`-r`, `--import`, `--loader`, `--experimental-loader`, `--env-file`
+ * or off. Not `--openssl-legacy-provider` (it loads a shared object from where OPENSSL_MODULES says), `--require`/`-r`, `--import`, `--loader`, `--experimental-loader`, `--env-file`
  * (which reads .env into the environment), `--inspect*`, `--redirect-warnings`, `--report-*`,
  * `--openssl-config`, `--use-env-proxy` nor anything else node takes: an unknown flag asks.
  */
 const HARMLESS_NODE_OPTION =
-  /^(--max-old-space-size=\d+|--max-semi-space-size=\d+|--stack-trace-limit=\d+|--max-http-header-size=\d+|--trace-warnings|--trace-deprecation|--trace-uncaught|--trace-exit|--trace-sync-io|--no-warnings|--no-deprecation|--throw-deprecation|--pending-deprecation|--enable-source-maps|--expose-gc|--experimental-vm-modules|--openssl-legacy-provider|--unhandled-rejections=(strict|warn|none|throw|warn-with-error-code)|--dns-result-order=(ipv4first|ipv6first|verbatim))$/;
+  /^(--max-old-space-size=\d+|--max-semi-space-size=\d+|--stack-trace-limit=\d+|--max-http-header-size=\d+|--trace-warnings|--trace-deprecation|--trace-uncaught|--trace-exit|--trace-sync-io|--no-warnings|--no-deprecation|--throw-deprecation|--pending-deprecation|--enable-source-maps|--expose-gc|--experimental-vm-modules|--unhandled-rejections=(strict|warn|none|throw|warn-with-error-code)|--dns-result-order=(ipv4first|ipv6first|verbatim))$/;
 
 /**
  * Whether a NODE_OPTIONS value holds only HARMLESS_NODE_OPTION flags (`--max-old-space-size=4096

@@ -259,11 +259,40 @@ function mayBePosix(a: BashAnalysis): boolean {
   });
 }
 
+/**
+ * The directories below its operands `grep -r` does not enter, by base name, from its `--exclude-dir`
+ * options: GNU grep strips a pattern's trailing slashes and matches it (fnmatch, no flags: `*`
+ * matches a leading dot, case counts) against the base name of each directory met below an operand,
+ * so `--exclude-dir=node_modules` skips node_modules at any depth and `--exclude-dir=a/node_modules`
+ * or `./node_modules` none. Only patterns modelled as --include's are applied (every other one is left
+ * out: the reader is taken to enter what it names), none when grep's options are not known, nor one
+ * that may be a file name instead (past the first operand where POSIXLY_CORRECT may be set, or
+ * unquoted where the shell may expand it). A command-line operand is always listed, though grep may
+ * skip one that matches. Undefined when none applies.
+ */
+function grepExcludedDirs(argv: readonly Word[], a: BashAnalysis): ((base: string) => boolean) | undefined {
+  if (!GREP_NAMES.has(commandName(argv) ?? '')) return undefined;
+  const options = grepOptions(argv);
+  if (options === undefined) return undefined;
+  const res: RegExp[] = [];
+  for (const o of options) {
+    if (o.name !== '--exclude-dir') continue;
+    if (o.afterOperand && mayBePosix(a)) continue;
+    const word = o.value;
+    if (!word?.literal || word.glob) continue;
+    const glob = word.value.replace(/\/+$/, '');
+    if (!SIMPLE_GLOB.test(glob)) continue;
+    res.push(new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.')}$`, 's'));
+  }
+  return res.length === 0 ? undefined : (base) => res.some((re) => re.test(base));
+}
+
 /** The tree's listing for a reader whose base-name filter (grep's --include) or skipping of hidden names (rg) is applied; listed again with every name when an ignore file may un-hide one. */
 function listTree(d: string, argv: readonly Word[], a: BashAnalysis, deps: TreeDeps, hidden: HiddenSkip | undefined): TreeEscape | undefined {
   const names = grepNameFilter(argv, a) ?? true;
-  const listed = treeEscape(d, deps, names, hidden);
-  return hidden?.whitelist === undefined ? listed : treeEscape(d, deps, names);
+  const excluded = grepExcludedDirs(argv, a);
+  const listed = treeEscape(d, deps, names, hidden, excluded);
+  return hidden?.whitelist === undefined ? listed : treeEscape(d, deps, names, undefined, excluded);
 }
 
 /** What a path is now, following links. */
@@ -549,7 +578,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
           };
         }
         // No rule reaches the directory by name, or none matches what is in it; a link inside it may reach a denied file.
-        const escape = rule ? listed : treeEscape(d, treeDeps);
+        const escape = rule ? listed : treeEscape(d, treeDeps, false, undefined, grepExcludedDirs(argv, a));
         if (escape) {
           const what = 'unknown' in escape ? 'more than toolexec looks through for links to Read-denied files' : `where ${escape.path} is ${escape.why}`;
           return {

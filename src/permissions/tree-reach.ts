@@ -50,9 +50,16 @@ export interface HiddenSkip {
  * depth, such as `.env`, below src): every entry is judged too, where it is listed and where it
  * really lies (`named` in the answer), so that a tree holding no such file (`grep -r TODO src`) is
  * read as any other. A function: only the files whose base name it accepts are read (grep's
- * `--include='*.ts'`).
+ * `--include='*.ts'`). `excludedDir`: the base names of directories below the tree the reader does
+ * not enter (grep's `--exclude-dir`).
  */
-export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base: string) => boolean) = false, hidden?: HiddenSkip): TreeEscape | undefined {
+export function treeEscape(
+  dir: string,
+  deps: TreeDeps,
+  names: boolean | ((base: string) => boolean) = false,
+  hidden?: HiddenSkip,
+  excludedDir?: (base: string) => boolean,
+): TreeEscape | undefined {
   try {
     if (!fs.statSync(dir).isDirectory()) return undefined;
   } catch {
@@ -96,6 +103,10 @@ export function treeEscape(dir: string, deps: TreeDeps, names: boolean | ((base:
     }
     for (const e of entries) {
       if (hidden && e.name.startsWith('.')) continue;
+      // A directory the reader does not enter below its tree (grep's --exclude-dir): neither judged nor
+      // walked where it lies. Not a link to one: the reader may follow it (grep -R), and a directory a
+      // link leads to is walked all the same.
+      if (excludedDir && e.isDirectory() && excludedDir(e.name)) continue;
       const p = path.join(cur.at, e.name);
       // A filter of base names (grep's --include/--exclude): only the files it lets through are read; a directory is entered whatever its name.
       const judged = names === true || (typeof names === 'function' && !e.isDirectory() && names(e.name));

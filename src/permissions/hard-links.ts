@@ -82,6 +82,16 @@ interface Listing {
 const MODIFIED_LATELY_MS = 1_000;
 
 /**
+ * Whether a listing made now of the directory `st` describes may be kept until the directory's
+ * identity, mtime or ctime moves: not when it was last changed within MODIFIED_LATELY_MS (a change
+ * in the same clock tick would not move them). The walk of whole trees (tree-reach.ts) keeps its
+ * listings the same way.
+ */
+export function settledNow(st: fs.BigIntStats): boolean {
+  return Date.now() - Number((st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs) / 1_000_000n) > MODIFIED_LATELY_MS;
+}
+
+/**
  * Every denied file a walk has met, by `dev:ino`, kept after it loses the name: a file given a second
  * name and then replaced under its denied one (a tar member `x` linked to `.env`, then a member `.env`,
  * in one extraction) has a single name again, no rule covers it, and the link count no longer shows it.
@@ -230,7 +240,7 @@ export class DeniedLinkWalk {
       ino: st.ino,
       mtimeNs: st.mtimeNs,
       ctimeNs: st.ctimeNs,
-      settled: Date.now() - Number((st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs) / 1_000_000n) > MODIFIED_LATELY_MS,
+      settled: settledNow(st),
       entries: entries.length,
       subdirs: [],
       covered: [],

@@ -30,8 +30,8 @@ interface KeptListing {
   entries: fs.Dirent[];
 }
 
-/** Directory entries kept between checks, at most (the oldest listings go first): a few trees of TREE_LIMIT entries. */
-const KEPT_LIMIT = 4 * TREE_LIMIT;
+/** Directory entries kept between checks, at most (the oldest listings go first): two trees of TREE_LIMIT entries, about 10 MB of Dirents. */
+const KEPT_LIMIT = 2 * TREE_LIMIT;
 const kept = new Map<string, KeptListing>();
 let keptEntries = 0;
 

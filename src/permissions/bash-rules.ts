@@ -45,7 +45,7 @@ import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, containerMounts, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, startDirs } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, gitStashesUntracked, gitTopLevel, startDirs } from './bash-git.js';
 import { treeEscape, type HiddenSkip, type TreeDeps, type TreeEscape } from './tree-reach.js';
 import { withHomeExpanded } from './home-words.js';
 import { gitExcludeWhitelists, ignoreFileWhitelists, mayWriteIgnoreFile, outerIgnoreWhitelists, rgSkipsHidden } from './rg-hidden.js';
@@ -502,10 +502,38 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   const readDenyActive = isReadDenyActive(ctx);
   // 6a. git printing what it stores (`git show HEAD:.env`, `git log -p`, `git grep`):
   // tracked files' contents, whose paths no Read deny rule can be checked against.
+  const treeDeps: TreeDeps = {
+    // A link inside the tree through /proc/self (or a pid) leads, for the command, into its own
+    // process (its working directory: `src/p` -> /proc/self/cwd), not into toolexec's: not known here.
+    canonical: (p) => (throughProcDir(p) ? PROC_LINK_TARGET : ctx.workspace.canonical(p)),
+    fold: (p) => ctx.workspace.fold(p),
+    readDenied: (abs, canonical) => abs === PROC_LINK_TARGET || q.isReadDenied(abs, canonical),
+    deniedBelow: (dir) => q.pathRuleBelow('read', 'deny', [dir])?.raw,
+    links: readLinks,
+  };
+  const env = ctx.childEnv ?? process.env;
+  /**
+   * `git stash -u` (or -a) stores every untracked file of the work tree: none a Read deny rule covers
+   * when the work tree, listed now with every name (ignored ones too, .git left out), holds none, nor a
+   * link or hard link to one. Only for git where it starts (no -C, --git-dir, --work-tree, nor
+   * GIT_DIR/GIT_WORK_TREE in the environment), in a line whose other commands are read-only (none
+   * moves a file in before it runs).
+   */
+  const stashesNothingDenied = (cmd: SimpleCommand): boolean => {
+    const argv = innermostOf(cmd).argv;
+    if (!gitStashesUntracked(argv) || gitNamesDirectory(argv) || env.GIT_DIR !== undefined || env.GIT_WORK_TREE !== undefined) return false;
+    if (!j.commands.every((c) => c === cmd || isReadOnlyCommand(c))) return false;
+    const starts = startDirs(cmd, cwds.dirs, ctx.workspace.home);
+    if (starts === undefined) return false;
+    return starts.every((s) => {
+      const top = gitTopLevel(s);
+      return top !== undefined && treeEscape(top, treeDeps, true, undefined, (base) => base === '.git') === undefined;
+    });
+  };
   if (readDenyActive) {
     for (const cmd of j.commands) {
       const moves = gitMovesStoredContent(innermostOf(cmd).argv);
-      if (moves) {
+      if (moves && !stashesNothingDenied(cmd)) {
         return { behavior: 'ask', message: `This Bash command (${moves}) moves contents git stores past Read deny rules; it needs approval.`, type: 'safety', detail: moves };
       }
       const shown = gitPrintsContent(innermostOf(cmd).argv);
@@ -519,17 +547,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       }
     }
   }
-  const treeDeps: TreeDeps = {
-    // A link inside the tree through /proc/self (or a pid) leads, for the command, into its own
-    // process (its working directory: `src/p` -> /proc/self/cwd), not into toolexec's: not known here.
-    canonical: (p) => (throughProcDir(p) ? PROC_LINK_TARGET : ctx.workspace.canonical(p)),
-    fold: (p) => ctx.workspace.fold(p),
-    readDenied: (abs, canonical) => abs === PROC_LINK_TARGET || q.isReadDenied(abs, canonical),
-    deniedBelow: (dir) => q.pathRuleBelow('read', 'deny', [dir])?.raw,
-    links: readLinks,
-  };
   // rg skips hidden names below its trees (rg-hidden.ts): so does their listing, where nothing can un-hide one.
-  const env = ctx.childEnv ?? process.env;
   const rgHidden = (cmd: SimpleCommand): boolean =>
     rgSkipsHidden(cmd, raw, env) && !uses.some((u) => u.kind === 'write' && mayWriteIgnoreFile(u.abs, u.uncertain)) && j.commands.every((c) => c === cmd || isReadOnlyCommand(c));
   const hiddenSkip = (d: string): HiddenSkip | undefined =>

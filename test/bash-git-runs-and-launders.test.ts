@@ -177,6 +177,22 @@ describe('git stash -u where the work tree holds no denied file', () => {
     for (const c of stashes) expect(['allow', 'passthrough'], `clean again: ${c}`).toContain((await env.check(c)).behavior);
   });
 
+  it('git add -f (which stages ignored files, as stash -a stores them) asks while the work tree holds a denied file', async () => {
+    // `git add -f .` was allowed with an ignored .env in the tree, and put it in the object store.
+    const env = project();
+    fs.writeFileSync(path.join(env.ws, '.gitignore'), '.env\n');
+    const forced = ['git add -f .', 'git add -fA', 'git add --force src', 'git add --for -- .', 'git add -f -- :/', 'git add -f src/a.ts src'];
+    for (const c of forced) expect(['allow', 'passthrough'], `clean: ${c}`).toContain((await env.check(c)).behavior);
+    fs.writeFileSync(path.join(env.ws, 'src', '.env'), 'KEY=1\n');
+    for (const c of forced) expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git add -f stores ignored files/) });
+    // Plain names of files are judged as reads already; without -f, ignored files are left out.
+    for (const c of ['git add -f src/a.ts', 'git add -f -- src/new.ts src/a.ts', 'git add -A', 'git add .']) expect(['allow', 'passthrough'], c).toContain((await env.check(c)).behavior);
+    expect(await env.check('git add -f src/.env')).toMatchObject({ behavior: 'deny' });
+    // What it stands against: the real git stages the ignored .env.
+    execFileSync('git', ['add', '-f', '.'], { cwd: env.ws });
+    expect(execFileSync('git', ['ls-files', '--stage', 'src/.env'], { cwd: env.ws, encoding: 'utf8' })).toMatch(/^100644 [0-9a-f]{40} 0\tsrc\/\.env\n$/);
+  });
+
   it('what the check stands against: git stash -u stores an untracked .env that git show then prints', () => {
     const dir = tmpDir('toolexec-stash-u-');
     const git = (...args: string[]): string => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@e', ...args], { cwd: dir, encoding: 'utf8' });

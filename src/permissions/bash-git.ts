@@ -160,7 +160,41 @@ export function gitMovesStoredContent(argv: readonly Word[]): string | undefined
   if (verb === 'read-tree' && has('--prefix')) return 'git read-tree --prefix puts stored files under another directory';
   if (verb === 'checkout-index' && has('--temp', '--prefix')) return 'git checkout-index --temp/--prefix writes stored files under other names';
   if (gitStashesUntracked(argv)) return 'git stash -u/-a stores untracked files (a Read-denied one among them) where other git commands can put them under other names';
+  if (gitForceAdds(argv)) return 'git add -f stores ignored files (a Read-denied one among them) where other git commands can put them under other names';
   return undefined;
+}
+
+/** `git add` options that neither take a value nor read a list of paths. */
+const GIT_ADD_PLAIN = /^--(force|all|no-ignore-removal|verbose|dry-run|ignore-errors|ignore-missing|intent-to-add|update|no-all|ignore-removal|renormalize|sparse|chmod=[+-]x)$/;
+
+/**
+ * A `git add -f` (`--force`, `-Af`), which stages ignored files too (`git add -f .` puts an ignored
+ * .env in the object store, as `git stash -a` does): its operands, and whether they are all plain
+ * names (literal, no pattern, no pathspec magic, after options known to take no value) that may each
+ * be one file. Undefined for any other argv.
+ */
+export function gitForceAdds(argv: readonly Word[]): { operands: Word[]; plain: boolean } | undefined {
+  const v = gitVerb(argv);
+  if (v?.verb !== 'add') return undefined;
+  let force = false;
+  let plain = true;
+  let done = false;
+  const operands: Word[] = [];
+  for (const w of v.rest) {
+    if (!done && w.literal && w.value === '--') done = true;
+    else if (!done && w.literal && w.value.startsWith('--')) {
+      if (longOption(w, '--force')) force = true;
+      else if (!GIT_ADD_PLAIN.test(w.value)) plain = false;
+    } else if (!done && w.literal && w.value.startsWith('-') && w.value !== '-') {
+      if (w.value.includes('f')) force = true;
+      if (!/^-[nvfipeuAN]+$/.test(w.value)) plain = false;
+    } else {
+      if (!w.literal) force = true;
+      if (!w.literal || w.glob || w.value.startsWith(':') || /[*?[\\]/.test(w.value)) plain = false;
+      operands.push(w);
+    }
+  }
+  return force ? { operands, plain: plain && operands.length > 0 } : undefined;
 }
 
 /** Whether a git argv is a `git stash` (push, save) that stores untracked files: `-u`, `-a`, `--include-untracked`, `--all`, or a word that is an expansion. */

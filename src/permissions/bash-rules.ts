@@ -36,6 +36,7 @@
  * bypassPermissions lets through.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { analyseBash, analyseBashSync } from '../bash/parser.js';
 import { ACCEPT_EDITS_COMMANDS, commandName, grepOptions, pathArgs } from '../bash/paths.js';
 import { isReadOnlyCommand } from '../bash/read-only.js';
@@ -45,7 +46,7 @@ import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, containerMounts, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, gitStashesUntracked, gitTopLevel, startDirs } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, gitForceAdds, gitStashesUntracked, gitTopLevel, startDirs } from './bash-git.js';
 import { treeEscape, type HiddenSkip, type TreeDeps, type TreeEscape } from './tree-reach.js';
 import { withHomeExpanded } from './home-words.js';
 import { gitExcludeWhitelists, ignoreFileWhitelists, mayWriteIgnoreFile, outerIgnoreWhitelists, rgSkipsHidden } from './rg-hidden.js';
@@ -513,18 +514,21 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   };
   const env = ctx.childEnv ?? process.env;
   /**
-   * `git stash -u` (or -a) stores every untracked file of the work tree: none a Read deny rule covers
-   * when the work tree, listed now with every name (ignored ones too, .git left out), holds none, nor a
-   * link or hard link to one. Only for git where it starts (no -C, --git-dir, --work-tree, nor
-   * GIT_DIR/GIT_WORK_TREE in the environment), in a line whose other commands are read-only (none
-   * moves a file in before it runs).
+   * `git stash -u` (or -a) stores every untracked file of the work tree, `git add -f` every file below
+   * its operands, ignored ones too: none a Read deny rule covers when the work tree, listed now with
+   * every name (ignored ones too, .git left out), holds none, nor a link or hard link to one (or, for
+   * `git add -f`, when every operand is a plain name of a file, judged as a read already). Only for
+   * git where it starts (no -C, --git-dir, --work-tree, nor GIT_DIR/GIT_WORK_TREE in the
+   * environment), in a line whose other commands are read-only (none moves a file in before it runs).
    */
-  const stashesNothingDenied = (cmd: SimpleCommand): boolean => {
+  const storesNothingDenied = (cmd: SimpleCommand): boolean => {
     const argv = innermostOf(cmd).argv;
-    if (!gitStashesUntracked(argv) || gitNamesDirectory(argv) || env.GIT_DIR !== undefined || env.GIT_WORK_TREE !== undefined) return false;
+    const forced = gitForceAdds(argv);
+    if (!(gitStashesUntracked(argv) || forced) || gitNamesDirectory(argv) || env.GIT_DIR !== undefined || env.GIT_WORK_TREE !== undefined) return false;
     if (!j.commands.every((c) => c === cmd || isReadOnlyCommand(c))) return false;
     const starts = startDirs(cmd, cwds.dirs, ctx.workspace.home);
     if (starts === undefined) return false;
+    if (forced?.plain && starts.every((s) => forced.operands.every((w) => fileKind(path.resolve(s, w.value)) === 'file'))) return true;
     return starts.every((s) => {
       const top = gitTopLevel(s);
       return top !== undefined && treeEscape(top, treeDeps, true, undefined, (base) => base === '.git') === undefined;
@@ -533,7 +537,7 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   if (readDenyActive) {
     for (const cmd of j.commands) {
       const moves = gitMovesStoredContent(innermostOf(cmd).argv);
-      if (moves && !stashesNothingDenied(cmd)) {
+      if (moves && !storesNothingDenied(cmd)) {
         return { behavior: 'ask', message: `This Bash command (${moves}) moves contents git stores past Read deny rules; it needs approval.`, type: 'safety', detail: moves };
       }
       const shown = gitPrintsContent(innermostOf(cmd).argv);

@@ -501,8 +501,6 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
   // 6b. A reader of whole trees (`grep -r`, `rg`, `cp -r`) given a directory reads every
   // file below it: one a Read deny rule covers may be among them.
   const readDenyActive = isReadDenyActive(ctx);
-  // 6a. git printing what it stores (`git show HEAD:.env`, `git log -p`, `git grep`):
-  // tracked files' contents, whose paths no Read deny rule can be checked against.
   const treeDeps: TreeDeps = {
     // A link inside the tree through /proc/self (or a pid) leads, for the command, into its own
     // process (its working directory: `src/p` -> /proc/self/cwd), not into toolexec's: not known here.
@@ -534,6 +532,8 @@ export function decideBashPermission(command: string, a: BashAnalysis, ctx: Bash
       return top !== undefined && treeEscape(top, treeDeps, true, undefined, (base) => base === '.git') === undefined;
     });
   };
+  // 6a. git printing what it stores (`git show HEAD:.env`, `git log -p`, `git grep`):
+  // tracked files' contents, whose paths no Read deny rule can be checked against.
   if (readDenyActive) {
     for (const cmd of j.commands) {
       const moves = gitMovesStoredContent(innermostOf(cmd).argv);

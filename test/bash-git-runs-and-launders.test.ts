@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tmpDir } from './helpers.js';
-import { bashTests, BYPASS, ruleEnv } from './helpers-bash.js';
+import { bashTests, BYPASS, ruleEnv, type RuleEnv } from './helpers-bash.js';
 
 bashTests();
 
@@ -118,3 +118,88 @@ describe('contents git stores put under another name', () => {
     expect(fs.readFileSync(path.join(dir, 'x', 'notes.txt'), 'utf8')).toBe('SECRET=hunter2\n');
   });
 });
+
+/**
+ * `git stash -u` in a work tree that holds no Read-denied file: it was a safety ask whenever Read
+ * deny rules existed (`git stash -u`, `git stash push -u` in bypassPermissions), though it can store
+ * only what the work tree holds. Now the work tree (git's top, found from where git starts) is
+ * listed with every name, ignored ones too: a denied file anywhere in it, a hard link or symbolic link
+ * to one, or git pointed elsewhere, or another command of the line that is not read-only, asks as before.
+ */
+describe('git stash -u where the work tree holds no denied file', () => {
+  function project(): RuleEnv & { secret: string } {
+    const secret = path.join(tmpDir('toolexec-stash-secret-'), 'secret.txt');
+    fs.writeFileSync(secret, 'SECRET=hunter2\n');
+    const env = ruleEnv({ deny: [...DENY, `Read(/${secret})`], mode: BYPASS.defaultMode });
+    const git = (...args: string[]): string => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@e', ...args], { cwd: env.ws, encoding: 'utf8' });
+    git('init', '-q', '-b', 'main');
+    fs.mkdirSync(path.join(env.ws, 'src'));
+    fs.writeFileSync(path.join(env.ws, 'src', 'a.ts'), 'one\n');
+    git('add', '-A');
+    git('commit', '-qm', 'one');
+    fs.writeFileSync(path.join(env.ws, 'src', 'new.ts'), 'untracked\n');
+    return { ...env, secret };
+  }
+  const stashes = ['git stash -u', 'git stash push -u', 'git stash push --include-untracked -m wip', 'git stash save -u wip', 'git stash -a', 'env -C src git stash -u', 'git stash push -u -- src'];
+
+  it('is no reason to ask', async () => {
+    const env = project();
+    // passthrough: no rule decides, and bypassPermissions then allows it.
+    for (const c of stashes) expect(['allow', 'passthrough'], c).toContain((await env.check(c)).behavior);
+  });
+
+  it('asks while the work tree holds a denied file (ignored or not), a link to one, or git is pointed elsewhere', async () => {
+    const env = project();
+    // Another command that is not read-only, -p (which prints hunks), git pointed at another directory.
+    for (const c of ['git stash -u && git stash pop', 'touch x; git stash -u', 'git stash push -p -u', 'git -C src stash -u', 'git --work-tree=src stash -u']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+    const askAll = async (why: string): Promise<void> => {
+      for (const c of stashes) expect(await env.check(c), `${why}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety' });
+    };
+    fs.writeFileSync(path.join(env.ws, 'src', '.env'), 'KEY=1\n');
+    await askAll('src/.env');
+    // Ignored: -u leaves it, -a stores it; the listing counts it all the same.
+    fs.writeFileSync(path.join(env.ws, '.gitignore'), '.env\n');
+    await askAll('src/.env ignored');
+    fs.rmSync(path.join(env.ws, 'src', '.env'));
+    // A hard link to a denied file outside the work tree: git stores its contents under the link's name.
+    fs.linkSync(env.secret, path.join(env.ws, 'src', 'notes.txt'));
+    await askAll('hard link');
+    fs.rmSync(path.join(env.ws, 'src', 'notes.txt'));
+    fs.symlinkSync(env.secret, path.join(env.ws, 'src', 'notes.txt'));
+    await askAll('symbolic link');
+    fs.rmSync(path.join(env.ws, 'src', 'notes.txt'));
+    for (const c of stashes) expect(['allow', 'passthrough'], `clean again: ${c}`).toContain((await env.check(c)).behavior);
+  });
+
+  it('git add -f (which stages ignored files, as stash -a stores them) asks while the work tree holds a denied file', async () => {
+    // `git add -f .` was allowed with an ignored .env in the tree, and put it in the object store.
+    const env = project();
+    fs.writeFileSync(path.join(env.ws, '.gitignore'), '.env\n');
+    const forced = ['git add -f .', 'git add -fA', 'git add --force src', 'git add --for -- .', 'git add -f -- :/', 'git add -f src/a.ts src'];
+    for (const c of forced) expect(['allow', 'passthrough'], `clean: ${c}`).toContain((await env.check(c)).behavior);
+    fs.writeFileSync(path.join(env.ws, 'src', '.env'), 'KEY=1\n');
+    for (const c of forced) expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git add -f stores ignored files/) });
+    // Plain names of files are judged as reads already; without -f, ignored files are left out.
+    for (const c of ['git add -f src/a.ts', 'git add -f -- src/new.ts src/a.ts', 'git add -A', 'git add .']) expect(['allow', 'passthrough'], c).toContain((await env.check(c)).behavior);
+    expect(await env.check('git add -f src/.env')).toMatchObject({ behavior: 'deny' });
+    // What it stands against: the real git stages the ignored .env.
+    execFileSync('git', ['add', '-f', '.'], { cwd: env.ws });
+    expect(execFileSync('git', ['ls-files', '--stage', 'src/.env'], { cwd: env.ws, encoding: 'utf8' })).toMatch(/^100644 [0-9a-f]{40} 0\tsrc\/\.env\n$/);
+  });
+
+  it('what the check stands against: git stash -u stores an untracked .env that git show then prints', () => {
+    const dir = tmpDir('toolexec-stash-u-');
+    const git = (...args: string[]): string => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@e', ...args], { cwd: dir, encoding: 'utf8' });
+    git('init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(dir, 'a.txt'), 'one\n');
+    git('add', '-A');
+    git('commit', '-qm', 'one');
+    fs.writeFileSync(path.join(dir, '.env'), 'SECRET=hunter2\n');
+    git('stash', '-u', '-q');
+    expect(fs.existsSync(path.join(dir, '.env'))).toBe(false);
+    expect(git('show', 'stash@{0}^3:.env')).toBe('SECRET=hunter2\n');
+  });
+});
+

@@ -99,6 +99,53 @@ describe('variables a program runs as a command', () => {
     }
   });
 
+  it('NODE_OPTIONS holding only flags that load and read nothing is no reason to ask; any other flag asks', async () => {
+    // Heap sizes and warnings were a safety ask as any NODE_OPTIONS value: `NODE_OPTIONS=--max-old-space-size=4096 npm test` asked.
+    const env = ruleEnv({ deny: ['Read(./.env)'], mode: BYPASS.defaultMode });
+    for (const c of [
+      'NODE_OPTIONS=--max-old-space-size=4096 npm test',
+      'NODE_OPTIONS="--max-old-space-size=4096 --trace-warnings" node x.js',
+      'env NODE_OPTIONS=--max-old-space-size=8192 npx vitest run',
+      'export NODE_OPTIONS="--enable-source-maps --unhandled-rejections=strict"; npm test',
+      'NODE_OPTIONS= npm test',
+    ]) {
+      expect(['allow', 'passthrough'], c).toContain((await env.check(c)).behavior);
+    }
+    // A flag that runs code (--require, -r, --import, loaders), reads a file (--env-file), opens a port
+    // (--inspect), writes one (--redirect-warnings), or a value node would unquote or bash would expand, asks.
+    for (const c of [
+      'NODE_OPTIONS=--require=./evil.js npm test',
+      "NODE_OPTIONS='--max-old-space-size=4096 -r ./evil.js' npm test",
+      'NODE_OPTIONS=--import=./evil.mjs npm test',
+      'NODE_OPTIONS=--loader=./l.mjs npm test',
+      'NODE_OPTIONS=--experimental-loader=./l.mjs npm test',
+      'NODE_OPTIONS=--env-file=.env npm test',
+      'NODE_OPTIONS=--inspect=0.0.0.0:9229 npm test',
+      'NODE_OPTIONS=--inspect-brk npm test',
+      'NODE_OPTIONS=--redirect-warnings=out.txt npm test',
+      'NODE_OPTIONS=--openssl-legacy-provider npm test',
+      'NODE_OPTIONS="--max-old-space-size=4096 \\"--require\\" ./evil.js" npm test',
+      'NODE_OPTIONS="--max-old-space-size=4096\t--require=./evil.js" npm test',
+      'NODE_OPTIONS=--max-old-space-size=$N npm test',
+      'NODE_OPTIONS=$OPTS npm test',
+      'export NODE_OPTIONS="--trace-warnings --require ./evil.js"; npm test',
+    ]) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/too complex: NODE_OPTIONS is given a value/) });
+    }
+  });
+
+  it('what the NODE_OPTIONS check stands against: node runs a --require given there, and not a heap size', () => {
+    const dir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'toolexec-nodeopts-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'evil.js'), 'console.log("EVIL RAN")\n');
+      const run = (opts: string) => spawnSync(process.execPath, ['-e', 'console.log("main")'], { cwd: dir, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: opts } }).stdout;
+      expect(run('--require ./evil.js')).toContain('EVIL RAN');
+      expect(run('--max-old-space-size=4096 --trace-warnings')).toBe('main\n');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('what the check stands against: git obeys configuration given through the environment', () => {
     const dir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'toolexec-pager-'));
     try {

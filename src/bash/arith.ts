@@ -92,9 +92,30 @@ export const PROJECT_CODE_RUNNERS: ReadonlySet<string> = new Set([
 const INERT_PROGRAM = new Set(['', 'cat', 'true', 'false', ':', 'less', 'less -R', 'less -FRX', 'more']);
 const PAGER_OR_EDITOR = /^(GIT_(PAGER|EDITOR|SEQUENCE_EDITOR)|PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL)$/;
 
+/**
+ * node options that load nothing, read no file, write no file and open no port: heap and stack
+ * sizes, warnings and traces printed to stderr, source maps, flags that turn a built-in feature on
+ * or off. Not `--openssl-legacy-provider` (it loads a shared object from where OPENSSL_MODULES says), `--require`/`-r`, `--import`, `--loader`, `--experimental-loader`, `--env-file`
+ * (which reads .env into the environment), `--inspect*`, `--redirect-warnings`, `--report-*`,
+ * `--openssl-config`, `--use-env-proxy` nor anything else node takes: an unknown flag asks.
+ */
+const HARMLESS_NODE_OPTION =
+  /^(--max-old-space-size=\d+|--max-semi-space-size=\d+|--stack-trace-limit=\d+|--max-http-header-size=\d+|--trace-warnings|--trace-deprecation|--trace-uncaught|--trace-exit|--trace-sync-io|--no-warnings|--no-deprecation|--throw-deprecation|--pending-deprecation|--enable-source-maps|--expose-gc|--experimental-vm-modules|--unhandled-rejections=(strict|warn|none|throw|warn-with-error-code)|--dns-result-order=(ipv4first|ipv6first|verbatim))$/;
+
+/**
+ * Whether a NODE_OPTIONS value holds only HARMLESS_NODE_OPTION flags (`--max-old-space-size=4096
+ * --trace-warnings`). node splits the value at spaces and takes `"` and `\` as quoting: a value
+ * with any character but letters, digits, `=`, `-`, `_`, `.`, `:`, `,` and spaces is not judged.
+ */
+function harmlessNodeOptions(value: string): boolean {
+  if (!/^[A-Za-z0-9=_.:, -]*$/.test(value)) return false;
+  return value.split(' ').every((t) => t === '' || HARMLESS_NODE_OPTION.test(t));
+}
+
 /** Whether giving `name` this value (undefined: not known) may make a later program run or load something. */
 export function isProgramVariable(name: string, value: string | undefined): boolean {
   if (!PROGRAM_VARIABLE.test(name)) return false;
+  if (name === 'NODE_OPTIONS' && value !== undefined && harmlessNodeOptions(value)) return false;
   return !(value !== undefined && PAGER_OR_EDITOR.test(name) && INERT_PROGRAM.has(value.trim()));
 }
 

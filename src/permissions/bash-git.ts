@@ -61,8 +61,19 @@ export function gitPrintsContent(argv: readonly Word[]): string | undefined {
   const verb = verbWord.value;
   if (verb === 'diff' && diffPrintsNamesOnly(rest.slice(rest.indexOf(verbWord) + 1))) return undefined;
   if (GIT_CONTENT_VERBS.has(verb)) return verb;
+  if (verb === 'stash' && stashPushes(rest.slice(rest.indexOf(verbWord) + 1))) {
+    // `git stash [push|save]` prints no contents but with -p (its hunks, interactively); its -u is --include-untracked.
+    if (rest.some((w) => !w.literal || (!w.value.startsWith('--') && /^-[A-Za-z]*p/.test(w.value)) || longOption(w, '--patch'))) return 'stash with a patch';
+    return undefined;
+  }
   if (GIT_PATCH_VERBS.has(verb) && rest.some((w) => !w.literal || GIT_PATCH_OPTION.test(w.value))) return `${verb} with a patch`;
   return undefined;
+}
+
+/** Whether the words after `stash` are a push (`push`, `save`, or no subcommand): not `show`, `list` (which take diff and log options) nor another. */
+function stashPushes(args: readonly Word[]): boolean {
+  const sub = args.find((w) => !(w.literal && w.value.startsWith('-')));
+  return sub === undefined || (sub.literal && (sub.value === 'push' || sub.value === 'save'));
 }
 
 /** The verb of a git argv (global options skipped) and the words after it; undefined when there is no literal one. */
@@ -147,15 +158,61 @@ export function gitMovesStoredContent(argv: readonly Word[]): string | undefined
   if (verb === 'update-index' && has('--cacheinfo', '--index-info')) return 'git update-index --cacheinfo/--index-info puts a stored blob under a name of its choosing';
   if (verb === 'read-tree' && has('--prefix')) return 'git read-tree --prefix puts stored files under another directory';
   if (verb === 'checkout-index' && has('--temp', '--prefix')) return 'git checkout-index --temp/--prefix writes stored files under other names';
-  if (verb === 'stash') {
-    const untracked = rest.some((w) => !w.literal || (!w.value.startsWith('--') && /^-[A-Za-z]*[ua]/.test(w.value)) || longOption(w, '--include-untracked') || longOption(w, '--all'));
-    // Not `stash list/show/pop/apply/drop/branch/clear`, whose -a/-u mean nothing of the kind or do not exist.
-    const sub = rest.find((w) => w.literal && !w.value.startsWith('-'))?.value;
-    if (untracked && (sub === undefined || sub === 'push' || sub === 'save' || !['list', 'show', 'pop', 'apply', 'drop', 'branch', 'clear', 'create', 'store'].includes(sub))) {
-      return 'git stash -u/-a stores untracked files (a Read-denied one among them) where other git commands can put them under other names';
+  if (gitStashesUntracked(argv)) return 'git stash -u/-a stores untracked files (a Read-denied one among them) where other git commands can put them under other names';
+  if (gitForceAdds(argv)) return 'git add -f stores ignored files (a Read-denied one among them) where other git commands can put them under other names';
+  return undefined;
+}
+
+/** `git add` options that neither take a value nor read a list of paths. */
+const GIT_ADD_PLAIN = /^--(force|all|no-ignore-removal|verbose|dry-run|ignore-errors|ignore-missing|intent-to-add|update|no-all|ignore-removal|renormalize|sparse|chmod=[+-]x)$/;
+
+/**
+ * A `git add -f` (`--force`, `-Af`), which stages ignored files too (`git add -f .` puts an ignored
+ * .env in the object store, as `git stash -a` does): its operands, and whether they are all plain
+ * names (literal, no pattern, no pathspec magic, after options known to take no value) that may each
+ * be one file. Undefined for any other argv.
+ */
+export function gitForceAdds(argv: readonly Word[]): { operands: Word[]; plain: boolean } | undefined {
+  const v = gitVerb(argv);
+  if (v?.verb !== 'add') return undefined;
+  let force = false;
+  let plain = true;
+  let done = false;
+  const operands: Word[] = [];
+  for (const w of v.rest) {
+    if (!done && w.literal && w.value === '--') done = true;
+    else if (!done && w.literal && w.value.startsWith('--')) {
+      if (longOption(w, '--force')) force = true;
+      else if (!GIT_ADD_PLAIN.test(w.value)) plain = false;
+    } else if (!done && w.literal && w.value.startsWith('-') && w.value !== '-') {
+      if (w.value.includes('f')) force = true;
+      if (!/^-[nvfipeuAN]+$/.test(w.value)) plain = false;
+    } else {
+      if (!w.literal) force = true;
+      if (!w.literal || w.glob || w.value.startsWith(':') || /[*?[\\]/.test(w.value)) plain = false;
+      operands.push(w);
     }
   }
-  return undefined;
+  return force ? { operands, plain: plain && operands.length > 0 } : undefined;
+}
+
+/** Whether a git argv is a `git stash` (push, save) that stores untracked files: `-u`, `-a`, `--include-untracked`, `--all`, or a word that is an expansion. */
+export function gitStashesUntracked(argv: readonly Word[]): boolean {
+  const v = gitVerb(argv);
+  if (v?.verb !== 'stash') return false;
+  const { rest } = v;
+  const untracked = rest.some((w) => !w.literal || (!w.value.startsWith('--') && /^-[A-Za-z]*[ua]/.test(w.value)) || longOption(w, '--include-untracked') || longOption(w, '--all'));
+  // Not `stash list/show/pop/apply/drop/branch/clear`, whose -a/-u mean nothing of the kind or do not exist.
+  const sub = rest.find((w) => w.literal && !w.value.startsWith('-'))?.value;
+  return untracked && (sub === undefined || sub === 'push' || sub === 'save' || !['list', 'show', 'pop', 'apply', 'drop', 'branch', 'clear', 'create', 'store'].includes(sub));
+}
+
+/** The top of the work tree git finds from `start`: the nearest directory at or above it (as it really lies) holding a `.git`; undefined when none does. */
+export function gitTopLevel(start: string): string | undefined {
+  for (let d = realpathLoose(start); ; d = path.dirname(d)) {
+    if (memoFs.exists(path.join(d, '.git'))) return d;
+    if (path.dirname(d) === d) return undefined;
+  }
 }
 
 /**

@@ -35,6 +35,7 @@
  * Safety asks come before the working-directory ask, which
  * bypassPermissions lets through.
  */
+import path from 'node:path';
 import { analyseBash, analyseBashSync } from '../bash/parser.js';
 import { ACCEPT_EDITS_COMMANDS, commandName, grepOptions, pathArgs } from '../bash/paths.js';
 import { isReadOnlyCommand } from '../bash/read-only.js';
@@ -44,7 +45,7 @@ import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, containerMounts, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, startDirs } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, gitForceAdds, gitStashesUntracked, gitTopLevel, startDirs } from './bash-git.js';
 import { treeEscape, type HiddenSkip, type TreeDeps, type TreeEscape } from './tree-reach.js';
 import { withHomeExpanded } from './home-words.js';
 import { gitExcludeWhitelists, ignoreFileWhitelists, mayWriteIgnoreFile, outerIgnoreWhitelists, rgSkipsHidden } from './rg-hidden.js';
@@ -259,11 +260,40 @@ function mayBePosix(a: BashAnalysis): boolean {
   });
 }
 
+/**
+ * The directories below its operands `grep -r` does not enter, by base name, from its `--exclude-dir`
+ * options: GNU grep strips a pattern's trailing slashes and matches it (fnmatch, no flags: `*`
+ * matches a leading dot, case counts) against the base name of each directory met below an operand,
+ * so `--exclude-dir=node_modules` skips node_modules at any depth and `--exclude-dir=a/node_modules`
+ * or `./node_modules` none. Only patterns modelled as --include's are applied (every other one is left
+ * out: the reader is taken to enter what it names), none when grep's options are not known, nor one
+ * that may be a file name instead (past the first operand where POSIXLY_CORRECT may be set, or
+ * unquoted where the shell may expand it). A command-line operand is always listed, though grep may
+ * skip one that matches. Undefined when none applies.
+ */
+function grepExcludedDirs(argv: readonly Word[], a: BashAnalysis): ((base: string) => boolean) | undefined {
+  if (!GREP_NAMES.has(commandName(argv) ?? '')) return undefined;
+  const options = grepOptions(argv);
+  if (options === undefined) return undefined;
+  const res: RegExp[] = [];
+  for (const o of options) {
+    if (o.name !== '--exclude-dir') continue;
+    if (o.afterOperand && mayBePosix(a)) continue;
+    const word = o.value;
+    if (!word?.literal || word.glob) continue;
+    const glob = word.value.replace(/\/+$/, '');
+    if (!SIMPLE_GLOB.test(glob)) continue;
+    res.push(new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.')}$`, 's'));
+  }
+  return res.length === 0 ? undefined : (base) => res.some((re) => re.test(base));
+}
+
 /** The tree's listing for a reader whose base-name filter (grep's --include) or skipping of hidden names (rg) is applied; listed again with every name when an ignore file may un-hide one. */
 function listTree(d: string, argv: readonly Word[], a: BashAnalysis, deps: TreeDeps, hidden: HiddenSkip | undefined): TreeEscape | undefined {
   const names = grepNameFilter(argv, a) ?? true;
-  const listed = treeEscape(d, deps, names, hidden);
-  return hidden?.whitelist === undefined ? listed : treeEscape(d, deps, names);
+  const excluded = grepExcludedDirs(argv, a);
+  const listed = treeEscape(d, deps, names, hidden, excluded);
+  return hidden?.whitelist === undefined ? listed : treeEscape(d, deps, names, undefined, excluded);
 }
 
 /** What a path is now, following links. */
@@ -483,12 +513,43 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
   // 6b. A reader of whole trees (`grep -r`, `rg`, `cp -r`) given a directory reads every
   // file below it: one a Read deny rule covers may be among them.
   const readDenyActive = isReadDenyActive(ctx);
+  const treeDeps: TreeDeps = {
+    // A link inside the tree through /proc/self (or a pid) leads, for the command, into its own
+    // process (its working directory: `src/p` -> /proc/self/cwd), not into toolexec's: not known here.
+    canonical: (p) => (throughProcDir(p) ? PROC_LINK_TARGET : ctx.workspace.canonical(p)),
+    fold: (p) => ctx.workspace.fold(p),
+    readDenied: (abs, canonical) => abs === PROC_LINK_TARGET || q.isReadDenied(abs, canonical),
+    deniedBelow: (dir) => q.pathRuleBelow('read', 'deny', [dir])?.raw,
+    links: readLinks,
+  };
+  const env = ctx.childEnv ?? process.env;
+  /**
+   * `git stash -u` (or -a) stores every untracked file of the work tree, `git add -f` every file below
+   * its operands, ignored ones too: none a Read deny rule covers when the work tree, listed now with
+   * every name (ignored ones too, .git left out), holds none, nor a link or hard link to one (or, for
+   * `git add -f`, when every operand is a plain name of a file, judged as a read already). Only for
+   * git where it starts (no -C, --git-dir, --work-tree, nor GIT_DIR/GIT_WORK_TREE in the
+   * environment), in a line whose other commands are read-only (none moves a file in before it runs).
+   */
+  const storesNothingDenied = (cmd: SimpleCommand): boolean => {
+    const argv = innermostOf(cmd).argv;
+    const forced = gitForceAdds(argv);
+    if (!(gitStashesUntracked(argv) || forced) || gitNamesDirectory(argv) || env.GIT_DIR !== undefined || env.GIT_WORK_TREE !== undefined) return false;
+    if (!j.commands.every((c) => c === cmd || isReadOnlyCommand(c))) return false;
+    const starts = startDirs(cmd, cwds.dirs, ctx.workspace.home);
+    if (starts === undefined) return false;
+    if (forced?.plain && starts.every((s) => forced.operands.every((w) => fileKind(path.resolve(s, w.value)) === 'file'))) return true;
+    return starts.every((s) => {
+      const top = gitTopLevel(s);
+      return top !== undefined && treeEscape(top, treeDeps, true, undefined, (base) => base === '.git') === undefined;
+    });
+  };
   // 6a. git printing what it stores (`git show HEAD:.env`, `git log -p`, `git grep`):
   // tracked files' contents, whose paths no Read deny rule can be checked against.
   if (readDenyActive) {
     for (const cmd of j.commands) {
       const moves = gitMovesStoredContent(innermostOf(cmd).argv);
-      if (moves) {
+      if (moves && !storesNothingDenied(cmd)) {
         return { behavior: 'ask', message: `This Bash command (${moves}) moves contents git stores past Read deny rules; it needs approval.`, type: 'safety', detail: moves };
       }
       const shown = gitPrintsContent(innermostOf(cmd).argv);
@@ -502,17 +563,7 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
       }
     }
   }
-  const treeDeps: TreeDeps = {
-    // A link inside the tree through /proc/self (or a pid) leads, for the command, into its own
-    // process (its working directory: `src/p` -> /proc/self/cwd), not into toolexec's: not known here.
-    canonical: (p) => (throughProcDir(p) ? PROC_LINK_TARGET : ctx.workspace.canonical(p)),
-    fold: (p) => ctx.workspace.fold(p),
-    readDenied: (abs, canonical) => abs === PROC_LINK_TARGET || q.isReadDenied(abs, canonical),
-    deniedBelow: (dir) => q.pathRuleBelow('read', 'deny', [dir])?.raw,
-    links: readLinks,
-  };
   // rg skips hidden names below its trees (rg-hidden.ts): so does their listing, where nothing can un-hide one.
-  const env = ctx.childEnv ?? process.env;
   const rgHidden = (cmd: SimpleCommand): boolean =>
     rgSkipsHidden(cmd, raw, env) && !uses.some((u) => u.kind === 'write' && mayWriteIgnoreFile(u.abs, u.uncertain)) && j.commands.every((c) => c === cmd || isReadOnlyCommand(c));
   const hiddenSkip = (d: string): HiddenSkip | undefined =>
@@ -561,7 +612,7 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
           };
         }
         // No rule reaches the directory by name, or none matches what is in it; a link inside it may reach a denied file.
-        const escape = rule ? listed : treeEscape(d, treeDeps);
+        const escape = rule ? listed : treeEscape(d, treeDeps, false, undefined, grepExcludedDirs(argv, a));
         if (escape) {
           const what = 'unknown' in escape ? 'more than toolexec looks through for links to Read-denied files' : `where ${escape.path} is ${escape.why}`;
           return {

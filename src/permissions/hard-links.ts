@@ -87,6 +87,16 @@ interface Listing {
 const MODIFIED_LATELY_MS = 1_000;
 
 /**
+ * Whether a listing made now of the directory `st` describes may be kept until the directory's
+ * identity, mtime or ctime moves: not when it was last changed within MODIFIED_LATELY_MS (a change
+ * in the same clock tick would not move them). The walk of whole trees (tree-reach.ts) keeps its
+ * listings the same way.
+ */
+export function settledNow(st: fs.BigIntStats): boolean {
+  return Date.now() - Number((st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs) / 1_000_000n) > MODIFIED_LATELY_MS;
+}
+
+/**
  * Entries the walk keeps listings of, at most: what a tree past it holds cannot be known (the caller
  * asks). WALK_LIMIT bounds what one check lists anew; a larger tree is listed over several checks.
  */
@@ -236,7 +246,7 @@ export class DeniedLinkWalk {
       ino: st.ino,
       mtimeNs: st.mtimeNs,
       ctimeNs: st.ctimeNs,
-      settled: Date.now() - Number((st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs) / 1_000_000n) > MODIFIED_LATELY_MS,
+      settled: settledNow(st),
       entries: entries.length,
       subdirs: [],
       covered: [],

@@ -47,5 +47,5 @@ process.on('SIGTERM', () =>
     process.exit(0);
   }),
 );
-// For bench/zz-prof-server.mjs (commit statistics while profiling).
+// Exported for ad-hoc profiling drivers that import this server to read its state (none is kept in bench/).
 export { app };

@@ -21,7 +21,9 @@ export function rgAvailable(env: NodeJS.ProcessEnv): boolean {
   if (ok === undefined) {
     const r = spawnSync('rg', ['--version'], { env, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 });
     ok = r.status === 0 && /^ripgrep \d+/.test(r.stdout?.toString() ?? '');
-    probed.set(key, ok);
+    // A probe cut short (a machine so loaded that rg --version took 5 s) tells nothing: this search
+    // uses the JS engine, and the next one asks again, rather than the whole process doing so for good.
+    if (ok || (r.error as NodeJS.ErrnoException | undefined)?.code !== 'ETIMEDOUT') probed.set(key, ok);
   }
   return ok;
 }

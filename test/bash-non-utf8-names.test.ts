@@ -5,6 +5,8 @@
  * - `cat $'\xff'/x` was allowed and printed .env: $'\xff' was read as the character U+00FF, whose
  *   UTF-8 (c3 bf) names no file, so the check found nothing there; bash opens the byte 0xff.
  *   A $'…' word whose \x or octal bytes are not UTF-8 is now not a literal (unknown: asks).
+ * - `cat ?/x` (or with a star for the name) was allowed and printed it: the glob's expansion built the path from
+ *   the name readdir gives back, U+FFFD in place of the byte; a match with U+FFFD now asks.
  * - `grep -Rn SECRET --exclude=.env .` was allowed and printed it: the tree's listing gets the
  *   name back from readdir as U+FFFD, and the walk found nothing below it. A name read back with
  *   U+FFFD now makes the tree unknown (asks).
@@ -28,7 +30,7 @@ describe('a directory whose name is not UTF-8', () => {
     const ff = Buffer.concat([Buffer.from(`${t.workspace}/`), Buffer.from([0xff])]);
     fs.mkdirSync(ff);
     fs.symlinkSync('../.env', Buffer.concat([ff, Buffer.from('/x')]));
-    for (const command of ["cat $'\\xff'/x", "cat $'\\377'/x", 'grep -Rn SECRET --exclude=.env .', 'grep -rn SECRET --exclude=.env -R .']) {
+    for (const command of ["cat $'\\xff'/x", "cat $'\\377'/x", 'grep -Rn SECRET --exclude=.env .', 'grep -rn SECRET --exclude=.env -R .', 'cat ?/x', 'cat */x', 'head -5 [^a]/*']) {
       const r = await run(t, 'Bash', { command });
       expect(r.text, command).not.toContain('hunter2');
       expect(r.exec.status, command).not.toBe('succeeded');

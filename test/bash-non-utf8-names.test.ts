@@ -12,10 +12,11 @@
  *   U+FFFD now makes the tree unknown (asks).
  * (`mkdir $'\xff' && ln -s ../.env $'\xff'/x` was how a line laid it out.) The real service runs bash, cat and grep.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BYPASS, bashServiceTests } from './helpers-bash.js';
+import { BYPASS, bashServiceTests, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
 const openApp = bashServiceTests();
@@ -39,5 +40,21 @@ describe('a directory whose name is not UTF-8', () => {
     const fine = await run(t, 'Bash', { command: "mkdir $'\\303\\251t\\303\\251' && echo ok > $'\\xc3\\xa9t\\xc3\\xa9'/n && cat $'\\303\\251t\\303\\251'/n && grep -rn SECRET src" });
     expect(fine.exec.status, fine.text).toBe('succeeded');
     expect(fs.readFileSync(path.join(t.workspace, 'été', 'n'), 'utf8')).toBe('ok\n');
+  });
+});
+
+describe('a denied file below a directory whose name is not UTF-8', () => {
+  it('leaves the hard-link walk unsettled: another name of it asks', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], mode: BYPASS.defaultMode });
+    const ff = Buffer.concat([Buffer.from(`${env.ws}/`), Buffer.from([0xff])]);
+    fs.mkdirSync(ff);
+    fs.writeFileSync(Buffer.concat([ff, Buffer.from('/.env')]), 'SECRET=hunter2\n');
+    fs.mkdirSync(path.join(env.ws, 'src'));
+    fs.linkSync(Buffer.concat([ff, Buffer.from('/.env')]), path.join(env.ws, 'src', 'n'));
+    fs.writeFileSync(path.join(env.ws, 'src', 'a.ts'), 'x\n');
+    // What bash reads: the secret, under a name no rule covers.
+    expect(spawnSync('cat', ['src/n'], { cwd: env.ws, encoding: 'utf8' }).stdout).toBe('SECRET=hunter2\n');
+    for (const c of ['cat src/n', 'grep -rn SECRET src']) expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await env.check('cat src/a.ts')).not.toMatchObject({ type: 'safety' });
   });
 });

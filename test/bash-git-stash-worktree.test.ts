@@ -75,4 +75,29 @@ describe('git stash -u where git is told of another work tree', () => {
     expect(await env.check('cd sub2 && git stash -u')).toMatchObject({ behavior: 'ask', type: 'safety' });
     await stays('cd sub && git stash -u');
   });
+
+  // Held already (the planted-repository check asks for git run in a directory laid out as a
+  // repository that is not a .git): kept so that the listing from the nearest .git above never allows it.
+  it('asks in a directory laid out as a repository whose config names a work tree elsewhere', async () => {
+    const outside = tmpDir('toolexec-stash-outside-');
+    fs.writeFileSync(path.join(outside, 'id'), 'KEY=hunter2\n');
+    const env = ruleEnv({ deny: [`Read(/${outside}/**)`], mode: BYPASS.defaultMode });
+    const git = (cwd: string, ...args: string[]): string => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@e', ...args], { cwd, encoding: 'utf8' });
+    git(env.ws, 'init', '-q');
+    git(env.ws, 'commit', '-q', '--allow-empty', '-m', 'x');
+    await stays('git stash -u');
+    // `git init --bare p`, then a line appends to p/config (an ordinary file): git in p takes p for its repository.
+    git(env.ws, 'init', '-q', '--bare', 'p');
+    fs.appendFileSync(path.join(env.ws, 'p', 'config'), `[core]\n\tbare = false\n\tworktree = ${outside}\n`);
+    const p = path.join(env.ws, 'p');
+    git(p, 'commit', '-q', '--allow-empty', '-m', 'x');
+    expect(await env.check('cd p && git stash -u')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    await stays('git stash -u');
+    // What git does there: the file outside is stored (and removed from where it was).
+    git(p, 'stash', '-u', '-q');
+    expect(git(p, 'show', 'stash@{0}^3:id')).toBe('KEY=hunter2\n');
+    async function stays(c: string): Promise<void> {
+      expect(await env.check(c), c).not.toMatchObject({ type: 'safety' });
+    }
+  });
 });

@@ -34,11 +34,12 @@ describe('git stash -u where git is told of another work tree', () => {
       // stash -u would clean the git directory away with the other untracked files.
       "printf 'gd/\\n' >> gd/info/exclude",
       'cd sub',
-      'git commit -q --allow-empty -m x',
     ]) {
       const r = await run(t, 'Bash', { command });
       expect(r.exec.status, `${command}: ${r.text}`).toBe('succeeded');
     }
+    // (git in sub now asks as soon as it runs there: sub/.git names a git directory outside any .git.)
+    execFileSync('git', ['commit', '-q', '--allow-empty', '-m', 'x'], { cwd: path.join(t.workspace, 'sub') });
     const stash = await run(t, 'Bash', { command: 'git stash -u' });
     // Had it run: the worktree of the stash's untracked files, outside the workspace, holds .env.
     await run(t, 'Bash', { command: `git worktree add -q ${out} 'stash@{0}^3'` });

@@ -245,19 +245,45 @@ function gitDirIsPlain(dotGit: string): boolean {
 }
 
 /**
+ * Whether a `.git` is a file (`gitdir: X`) naming a git directory that lies in no `.git` directory:
+ * `git init --separate-git-dir=gd sub` makes sub/.git name gd, whose config is an ordinary file
+ * (a line's `printf … >> gd/config` writes it) that git in sub obeys (core.fsmonitor runs a program
+ * on `git status`). A linked worktree's (.git/worktrees/NAME) and a submodule's (.git/modules/NAME)
+ * lie in one. A `.git` file that cannot be read or says no gitdir counts as one.
+ */
+function gitFileLeadsOutsideGitDir(dotGit: string): boolean {
+  if (memoFs.lstat(dotGit)?.isDirectory() === true) return false;
+  let text: string;
+  try {
+    text = fs.readFileSync(dotGit, 'utf8');
+  } catch {
+    return true;
+  }
+  const m = /^gitdir: ?(.+?)\r?\n?$/.exec(text.split('\n')[0] ?? '');
+  if (!m) return true;
+  const real = realpathLoose(path.resolve(path.dirname(dotGit), m[1]!));
+  return !real.split('/').includes('.git');
+}
+
+/**
  * Whether git would run in a directory laid out as a repository that is not
  * a `.git` (HEAD, objects and refs beside each other, between where it runs
  * and the workspace root): its `config` is an ordinary file there, and git
  * obeys it (core.fsmonitor runs a program on `git status`). git looks from
  * the real directory up its real parents (`-C link` where link leads into
- * src/p finds src/p), and so does this.
+ * src/p finds src/p), and so does this. So would one whose `.git` is a file naming a git
+ * directory outside any `.git` (gitFileLeadsOutsideGitDir).
  */
 export function gitInPlantedRepository(argv: readonly Word[], dirs: readonly string[], root: string): boolean {
   if (commandName(argv) !== 'git') return false;
   const realRoot = realpathLoose(root);
   for (const start of dirs) {
     for (let d = realpathLoose(start); ; d = path.dirname(d)) {
-      if (memoFs.exists(path.join(d, '.git'))) break;
+      const dotGit = path.join(d, '.git');
+      if (memoFs.exists(dotGit)) {
+        if (gitFileLeadsOutsideGitDir(dotGit)) return true;
+        break;
+      }
       if (['HEAD', 'objects', 'refs'].every((n) => memoFs.exists(path.join(d, n)))) return true;
       if (d === realRoot || path.dirname(d) === d || !d.startsWith(realRoot)) break;
     }

@@ -98,3 +98,28 @@ describe('grep -r --exclude-dir', () => {
     for (const c of read.slice(0, 5)) expect(run(env.ws, c), c).toContain('hunter');
   });
 });
+
+/**
+ * fnmatch's `?` is one character of the locale (one byte in the C locale) and the name is bytes;
+ * the listing's names are UTF-16 strings. `--exclude-dir='a??'` matched `a😀` in the listing (two
+ * code units) while grep, in C.UTF-8 (one character) as in C (four bytes), enters it: with
+ * Read(./.env) denied in bypassPermissions, `grep -rn KEY --exclude-dir='a??' .` was allowed and
+ * printed a😀/.env. A directory whose name is not all ASCII, where bytes, characters and code
+ * units are the same, is now walked whatever the patterns say.
+ */
+describe('grep -r --exclude-dir and names that are not ASCII', () => {
+  it('walks a directory whose name a pattern matches only as UTF-16', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], mode: BYPASS.defaultMode });
+    fs.mkdirSync(path.join(env.ws, 'a😀'));
+    fs.writeFileSync(path.join(env.ws, 'a😀', '.env'), 'KEY=hunter2\n');
+    const c = "grep -rn KEY --exclude-dir='a??' .";
+    for (const lang of ['C.UTF-8', 'C']) {
+      expect(spawnSync('bash', ['-c', c], { cwd: env.ws, encoding: 'utf8', env: { ...process.env, LC_ALL: lang } }).stdout, lang).toContain('hunter2');
+    }
+    expect(await env.check(c)).toMatchObject({ behavior: 'ask', type: 'safety' });
+    // An ASCII name the same pattern matches is still left out.
+    fs.renameSync(path.join(env.ws, 'a😀'), path.join(env.ws, 'abc'));
+    expect(await env.check(c)).toMatchObject({ behavior: 'allow' });
+    expect(run(env.ws, c)).not.toContain('hunter');
+  });
+});

@@ -47,6 +47,18 @@ describe('simple commands', () => {
     expect(decodeAnsiC('rm\\x00 -rf')).toBe('rm');
     expect(decodeAnsiC('\\162\\u006d')).toBe('rm');
   });
+
+  it('reads $-quoted \\x and octal escapes as bytes of UTF-8, and none that are not UTF-8', () => {
+    // $'\\xff' is the byte 0xff, not the character U+00FF (whose UTF-8 is c3 bf).
+    expect(decodeAnsiC('\\xff')).toBeUndefined();
+    expect(decodeAnsiC('a\\303')).toBeUndefined();
+    expect(decodeAnsiC('\\xc3z')).toBeUndefined();
+    expect(decodeAnsiC('\\303\\277')).toBe('\u00ff');
+    expect(decodeAnsiC('\\xc3\\xbf/x')).toBe('\u00ff/x');
+    expect(decodeAnsiC('\\u00ff')).toBe('\u00ff');
+    expect(decodeAnsiC('a\\x41b\\n')).toBe('aAb\n');
+    expect(decodeAnsiC('\\x')).toBe('\\x');
+  });
 });
 
 describe('where commands hide', () => {

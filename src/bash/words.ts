@@ -80,16 +80,36 @@ const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
   '?': '?',
 };
 
-/** The inside of $'…'. Bash ends the string at the first NUL it decodes. */
-export function decodeAnsiC(s: string): string {
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The inside of $'…'. Bash ends the string at the first NUL it decodes. `\xHH` and `\NNN` are
+ * bytes (`$'\xff'` is the one byte 0xff, `$'\303\277'` the two of ÿ), `\u`/`\U` characters: the
+ * bytes are read as UTF-8, and undefined when they are not UTF-8 (a name no string here can
+ * spell: realpath of the code point U+00FF asks about another file than bash opens).
+ */
+export function decodeAnsiC(s: string): string | undefined {
   let out = '';
+  let bytes: number[] = [];
+  const flush = (): boolean => {
+    if (bytes.length === 0) return true;
+    try {
+      out += UTF8.decode(Uint8Array.from(bytes));
+    } catch {
+      return false;
+    }
+    bytes = [];
+    return true;
+  };
   for (let i = 0; i < s.length; i++) {
     const c = s[i]!;
-    if (c !== '\\' || i + 1 >= s.length) {
+    const e = s[i + 1];
+    const byteEscape = c === '\\' && e !== undefined && ((e >= '0' && e <= '7') || (e === 'x' && /^[0-9a-fA-F]/.test(s[i + 2] ?? '')));
+    if (!byteEscape && !flush()) return undefined;
+    if (c !== '\\' || e === undefined) {
       out += c;
       continue;
     }
-    const e = s[i + 1]!;
     let code: number | undefined;
     let consumed = 1;
     const hex = (max: number): void => {
@@ -119,11 +139,12 @@ export function decodeAnsiC(s: string): string {
       i += 1;
       continue;
     }
-    if (code === 0) return out;
-    out += code <= 0x10ffff ? String.fromCodePoint(code) : '\ufffd';
+    if (code === 0) return flush() ? out : undefined;
+    if (byteEscape) bytes.push(code);
+    else out += code <= 0x10ffff ? String.fromCodePoint(code) : '\ufffd';
     i += consumed;
   }
-  return out;
+  return flush() ? out : undefined;
 }
 
 function stripQuotes(text: string, open: number): string {
@@ -145,7 +166,8 @@ function piece(node: Node): Piece {
       return { value: v, literal: true, shape: mask(node.text) };
     }
     case 'ansi_c_string': {
-      return { value: decodeAnsiC(stripQuotes(node.text, 2)), literal: true, shape: mask(node.text) };
+      const value = decodeAnsiC(stripQuotes(node.text, 2));
+      return value === undefined ? NON_LITERAL : { value, literal: true, shape: mask(node.text) };
     }
     case 'string': {
       for (const c of node.namedChildren) if (c && c.type !== 'string_content') return NON_LITERAL;

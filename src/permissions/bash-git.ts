@@ -4,6 +4,7 @@
  * cannot be checked against, and whether it would obey a repository the
  * agent could have laid out itself.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseGitGlobals, type GitGlobals } from '../bash/git-globals.js';
 import { isLongOption, longOptionName } from '../bash/long-option.js';
@@ -207,12 +208,61 @@ export function gitStashesUntracked(argv: readonly Word[]): boolean {
   return untracked && (sub === undefined || sub === 'push' || sub === 'save' || !['list', 'show', 'pop', 'apply', 'drop', 'branch', 'clear', 'create', 'store'].includes(sub));
 }
 
-/** The top of the work tree git finds from `start`: the nearest directory at or above it (as it really lies) holding a `.git`; undefined when none does. */
+/**
+ * The top of the work tree git finds from `start`: the nearest directory at or above it (as it
+ * really lies) holding a `.git`, when that is surely git's work tree; undefined when none does, or
+ * when git may take another directory for it. git takes its work tree from `core.worktree` in the
+ * repository's config (or config.worktree) when set, and the config is an ordinary file wherever
+ * `.git` is a file naming another git directory (`git init --separate-git-dir=gd`, then gd/config
+ * says `worktree = ..`): sub's listing would be judged while git stores the workspace's. So the top
+ * is taken only where `.git` is a directory laid out as a repository (HEAD, objects, refs: git
+ * passes over one that is not, to a directory further up), with no commondir (whose config git
+ * reads instead) and a config that names no work tree (no `worktree` key, nor extensions'
+ * worktreeConfig) and includes no other file.
+ */
 export function gitTopLevel(start: string): string | undefined {
   for (let d = realpathLoose(start); ; d = path.dirname(d)) {
-    if (memoFs.exists(path.join(d, '.git'))) return d;
+    const dotGit = path.join(d, '.git');
+    if (memoFs.exists(dotGit)) return gitDirIsPlain(dotGit) ? d : undefined;
     if (path.dirname(d) === d) return undefined;
   }
+}
+
+/** Whether a `.git` is a directory git takes as the repository of the directory holding it, with that directory as its work tree (see gitTopLevel). */
+function gitDirIsPlain(dotGit: string): boolean {
+  if (memoFs.lstat(dotGit)?.isDirectory() !== true) return false;
+  if (!['objects', 'refs'].every((n) => memoFs.lstat(path.join(dotGit, n))?.isDirectory() === true)) return false;
+  if (memoFs.lstat(path.join(dotGit, 'HEAD'))?.isFile() !== true || memoFs.exists(path.join(dotGit, 'commondir'))) return false;
+  if (memoFs.exists(path.join(dotGit, 'config.worktree'))) return false;
+  let config: string;
+  try {
+    config = fs.readFileSync(path.join(dotGit, 'config'), 'utf8');
+  } catch {
+    return false;
+  }
+  // Keys and section names are case-insensitive; a quoted or continued line may hide one: any mention asks.
+  return !/worktree|include/i.test(config);
+}
+
+/**
+ * Whether a `.git` is a file (`gitdir: X`) naming a git directory that lies in no `.git` directory:
+ * `git init --separate-git-dir=gd sub` makes sub/.git name gd, whose config is an ordinary file
+ * (a line's `printf … >> gd/config` writes it) that git in sub obeys (core.fsmonitor runs a program
+ * on `git status`). A linked worktree's (.git/worktrees/NAME) and a submodule's (.git/modules/NAME)
+ * lie in one. A `.git` file that cannot be read or says no gitdir counts as one.
+ */
+function gitFileLeadsOutsideGitDir(dotGit: string): boolean {
+  if (memoFs.lstat(dotGit)?.isDirectory() === true) return false;
+  let text: string;
+  try {
+    text = fs.readFileSync(dotGit, 'utf8');
+  } catch {
+    return true;
+  }
+  const m = /^gitdir: ?(.+?)\r?\n?$/.exec(text.split('\n')[0] ?? '');
+  if (!m) return true;
+  const real = realpathLoose(path.resolve(path.dirname(dotGit), m[1]!));
+  return !real.split('/').includes('.git');
 }
 
 /**
@@ -221,14 +271,19 @@ export function gitTopLevel(start: string): string | undefined {
  * and the workspace root): its `config` is an ordinary file there, and git
  * obeys it (core.fsmonitor runs a program on `git status`). git looks from
  * the real directory up its real parents (`-C link` where link leads into
- * src/p finds src/p), and so does this.
+ * src/p finds src/p), and so does this. So would one whose `.git` is a file naming a git
+ * directory outside any `.git` (gitFileLeadsOutsideGitDir).
  */
 export function gitInPlantedRepository(argv: readonly Word[], dirs: readonly string[], root: string): boolean {
   if (commandName(argv) !== 'git') return false;
   const realRoot = realpathLoose(root);
   for (const start of dirs) {
     for (let d = realpathLoose(start); ; d = path.dirname(d)) {
-      if (memoFs.exists(path.join(d, '.git'))) break;
+      const dotGit = path.join(d, '.git');
+      if (memoFs.exists(dotGit)) {
+        if (gitFileLeadsOutsideGitDir(dotGit)) return true;
+        break;
+      }
       if (['HEAD', 'objects', 'refs'].every((n) => memoFs.exists(path.join(d, n)))) return true;
       if (d === realRoot || path.dirname(d) === d || !d.startsWith(realRoot)) break;
     }

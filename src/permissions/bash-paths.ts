@@ -250,7 +250,7 @@ function backtrackSteps(n: number, k: number): number {
  * The existing paths an absolute pattern matches, as bash expands it
  * (components matched one directory at a time, a leading dot only by a
  * pattern that starts with one), or undefined when there are too many to
- * judge. No match: bash passes the word on as written, so nothing to add.
+ * judge or a match is a name that is not UTF-8. No match: bash passes the word on as written, so nothing to add.
  */
 export function expandGlob(pattern: string): string[] | undefined {
   let paths = ['/'];
@@ -281,6 +281,8 @@ export function expandGlob(pattern: string): string[] | undefined {
       for (const n of names) {
         if (stars >= 2 && (steps += backtrackSteps(n.length, stars)) > GLOB_MAX_STEPS) return undefined;
         if (!isMatch(n)) continue;
+        // A name that is not UTF-8 comes back with U+FFFD: the path built from it leads elsewhere (or nowhere).
+        if (n.includes('\ufffd')) return undefined;
         next.push(path.join(dir, n));
         if (next.length > GLOB_MAX_MATCHES) return undefined;
       }

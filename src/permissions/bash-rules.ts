@@ -269,7 +269,7 @@ function mayBePosix(a: BashAnalysis): boolean {
  * out: the reader is taken to enter what it names), none when grep's options are not known, nor one
  * that may be a file name instead (past the first operand where POSIXLY_CORRECT may be set, or
  * unquoted where the shell may expand it). A command-line operand is always listed, though grep may
- * skip one that matches. Undefined when none applies.
+ * skip one that matches. A name that is not all ASCII is never left out. Undefined when none applies.
  */
 function grepExcludedDirs(argv: readonly Word[], a: BashAnalysis): ((base: string) => boolean) | undefined {
   if (!GREP_NAMES.has(commandName(argv) ?? '')) return undefined;
@@ -285,7 +285,9 @@ function grepExcludedDirs(argv: readonly Word[], a: BashAnalysis): ((base: strin
     if (!SIMPLE_GLOB.test(glob)) continue;
     res.push(new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.')}$`, 's'));
   }
-  return res.length === 0 ? undefined : (base) => res.some((re) => re.test(base));
+  // fnmatch's `?` is a character of grep's locale (a byte in C) and the name bytes, the listing's
+  // names UTF-16: only an ASCII name, where the three agree, is left out (`a??` matches `a😀` here only).
+  return res.length === 0 ? undefined : (base) => /^[\x00-\x7f]*$/.test(base) && res.some((re) => re.test(base));
 }
 
 /** The tree's listing for a reader whose base-name filter (grep's --include) or skipping of hidden names (rg) is applied; listed again with every name when an ignore file may un-hide one. */

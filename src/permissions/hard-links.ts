@@ -240,6 +240,12 @@ export class DeniedLinkWalk {
       this.listings.delete(dir);
       return undefined;
     }
+    // A name that is not UTF-8 comes back with U+FFFD: what lies below it cannot be listed, nor a
+    // denied file there known by identity (a hard link to `$'\xff'/.env` elsewhere): not settled.
+    if (entries.some((e) => e.name.includes('\ufffd'))) {
+      this.listings.delete(dir);
+      return 'cut';
+    }
     this.listedNow += entries.length;
     const listing: Listing = {
       dev: st.dev,

@@ -158,6 +158,9 @@ export function treeEscape(
       }
     }
     for (const e of entries) {
+      // A name that is not UTF-8 comes back with U+FFFD in its place: it names another file than the one
+      // there (or none), so what lies below it cannot be judged (`$'\xff'/.env`, or a link in it).
+      if (e.name.includes('\ufffd')) return { unknown: true };
       if (hidden && e.name.startsWith('.')) continue;
       // A directory the reader does not enter below its tree (grep's --exclude-dir): neither judged nor
       // walked where it lies. Not a link to one: the reader may follow it (grep -R), and a directory a

@@ -233,7 +233,7 @@ function linksLeftOut(n: number, forgotten: number): string {
   }
   return (
     `[${n} ${n === 1 ? 'file with several names (a hard link) was' : 'files with several names (hard links) were'} left out of this search: ` +
-    `the files a Read deny rule covers could not all be found (looking for them passed ${WALK_LIMIT.toLocaleString('en')} entries, as a rule that matches at any depth does in a large tree), ` +
+    `the files a Read deny rule covers could not all be found (looking for them passed ${WALK_LIMIT.toLocaleString('en')} entries, as a rule that matches at any depth does in a large tree, or met a name that is not UTF-8), ` +
     `so whether ${n === 1 ? 'it is' : 'they are'} another name of a denied file is not known. Rules anchored to a directory (Read(./.env) rather than Read(**/.env)) avoid this.]`
   );
 }

@@ -52,6 +52,9 @@ export class DeniedFileMemory {
   private readonly met = new Map<string, MetDenied>();
   /** The latest birth time of a denied file met past the limit (not remembered); undefined while none was. */
   private forgottenBorn: number | undefined;
+  /** Writes the store refused, oldest first, tried again before the next one. */
+  private readonly unsaved: Array<() => void> = [];
+  private retryAt = 0;
 
   constructor(
     private readonly store: DeniedFileStore | undefined = undefined,
@@ -101,6 +104,7 @@ export class DeniedFileMemory {
    * recorded (met again under another denied name). `stillAt` says whether the recorded name still holds it.
    */
   note(st: fs.Stats, p: string, rule: string, stillAt: (p: string) => boolean): void {
+    if (this.unsaved.length > 0 && Date.now() >= this.retryAt) this.flush();
     const id = `${st.dev}:${st.ino}`;
     const was = this.met.get(id);
     if (was !== undefined && was.born === st.birthtimeMs && (was.path === p || stillAt(was.path))) return;
@@ -120,11 +124,34 @@ export class DeniedFileMemory {
     return this.met.values();
   }
 
+  /**
+   * Writes to the store, after any write it failed before: a write refused (disk full, a database
+   * opened read-only for a while) is kept and tried again, in order, at the next write or the next
+   * note(), so that what the running service remembers reaches the database once it takes writes
+   * again, and a later restart does not forget it. At most `limit` + 1 writes wait (a file
+   * remembered, removed or the overflow, each a closure over a few fields).
+   */
   private write(op: () => void): void {
-    try {
-      op();
-    } catch (e) {
-      this.onStoreError(e);
+    if (this.unsaved.length <= this.limit) this.unsaved.push(op);
+    this.flush();
+  }
+
+  private flush(): void {
+    while (this.unsaved.length > 0) {
+      try {
+        this.unsaved[0]!();
+      } catch (e) {
+        // note() runs for every denied file of every walk: it tries again a second later, not each time.
+        this.retryAt = Date.now() + 1000;
+        this.onStoreError(e);
+        return;
+      }
+      this.unsaved.shift();
     }
+  }
+
+  /** Writes the store refused and that wait to be tried again. */
+  get unsavedWrites(): number {
+    return this.unsaved.length;
   }
 }

@@ -1,0 +1,55 @@
+/**
+ * The memory of denied files met by identity (permissions/denied-memory.ts)
+ * reaches the database even when the database refused the write at first: a
+ * refused write is kept and tried again, so a restart after the database
+ * recovers still finds the file. Real SQLite; the refusal is SQLite's own
+ * (`PRAGMA query_only`, SQLITE_READONLY), as a full disk would give.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/storage/db.js';
+import { SqliteDeniedFiles } from '../src/storage/denied-files.js';
+import { cleanupTmp, tmpDir } from './helpers.js';
+
+afterAll(cleanupTmp);
+
+describe('a denied file met while the database refuses writes', () => {
+  it('is written once the database takes writes again, and a restart finds it', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'toolexec.db');
+    const secret = path.join(dir, '.env');
+    const other = path.join(dir, 'other.pem');
+    fs.writeFileSync(secret, 'SECRET=1\n');
+    fs.writeFileSync(other, 'KEY\n');
+    const db = openDatabase({ path: file });
+    const errors: unknown[] = [];
+    const memory = new SqliteDeniedFiles(db).load(undefined, (e) => errors.push(e));
+    const stillAt = (): boolean => true;
+    db.pragma('query_only = ON');
+    memory.note(fs.statSync(secret), secret, 'Read(./.env)', stillAt);
+    // Refused, and said so; the running service remembers it meanwhile.
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0])).toMatch(/readonly|read-only|query_only/i);
+    expect(memory.get(fs.statSync(secret))?.path).toBe(secret);
+    expect(memory.unsavedWrites).toBe(1);
+    // Still refused: the next write waits behind it, in order.
+    await new Promise((r) => setTimeout(r, 1100));
+    memory.note(fs.statSync(other), other, 'Read(./*.pem)', stillAt);
+    expect(memory.unsavedWrites).toBe(2);
+    db.pragma('query_only = OFF');
+    // The database takes writes again: the next walk's note() (the file met again) writes both.
+    await new Promise((r) => setTimeout(r, 1100));
+    memory.note(fs.statSync(secret), secret, 'Read(./.env)', stillAt);
+    expect(memory.unsavedWrites).toBe(0);
+    db.close();
+    // A restart: the memory as loaded from the file holds both.
+    const again = openDatabase({ path: file });
+    try {
+      const loaded = new SqliteDeniedFiles(again).load();
+      expect([...loaded.entries()].map((f) => f.path).sort()).toEqual([secret, other].sort());
+    } finally {
+      again.close();
+    }
+  });
+});

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/storage/db.js';
 import { SqliteDeniedFiles } from '../src/storage/denied-files.js';
+import { assumeBirthTimes, birthTimesReliable, DeniedFileMemory } from '../src/permissions/denied-memory.js';
 import { cleanupTmp, tmpDir } from './helpers.js';
 
 afterAll(cleanupTmp);
@@ -50,6 +51,35 @@ describe('a denied file met while the database refuses writes', () => {
       expect([...loaded.entries()].map((f) => f.path).sort()).toEqual([secret, other].sort());
     } finally {
       again.close();
+    }
+  });
+});
+
+describe('birth times that are ctimes in disguise', () => {
+  /** A stat as libuv gives it without statx: the birth time is the ctime, which a new link moves. */
+  const aliased = (st: fs.Stats, ctimeMs: number): fs.Stats => Object.assign(Object.create(Object.getPrototypeOf(st) as object) as fs.Stats, st, { ctimeMs, birthtimeMs: ctimeMs });
+
+  it('are told apart from real ones on this machine (the probe chmods a file and sees its birth time stay)', () => {
+    assumeBirthTimes(undefined);
+    expect(birthTimesReliable()).toBe(true);
+  });
+
+  it('are not used: the denied file whose ctime a hard link moved is still the denied file', () => {
+    const dir = tmpDir();
+    const secret = path.join(dir, '.env');
+    fs.writeFileSync(secret, 'SECRET=1\n');
+    const st = fs.statSync(secret);
+    const memory = new DeniedFileMemory();
+    try {
+      assumeBirthTimes(false);
+      memory.note(aliased(st, 1000), secret, 'Read(./.env)', () => true);
+      // tar links N to it (ctime moves), then replaces .env: N is the secret, met by identity.
+      expect(memory.get(aliased(st, 2000))?.path).toBe(secret);
+      // With birth times trusted, the moved "birth time" reads as another file on a reused inode.
+      assumeBirthTimes(true);
+      expect(memory.get(aliased(st, 3000))).toBeUndefined();
+    } finally {
+      assumeBirthTimes(undefined);
     }
   });
 });

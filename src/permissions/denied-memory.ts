@@ -22,7 +22,9 @@
  * every name). Asking is the price of a bound; forgetting in silence would
  * let the 10,001st secret out.
  */
-import type fs from 'node:fs';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 /** A denied file met: where, as which rule, and its birth time (0 where the file system keeps none). */
 export interface MetDenied {
@@ -47,6 +49,51 @@ export interface DeniedFileStore {
  * empty, so it is not made larger.
  */
 export const DENIED_MEMORY_LIMIT = 10_000;
+
+let birthTimes: boolean | undefined;
+
+/**
+ * Whether birth times read here are birth times. Where stat has no birth time
+ * (a kernel or container that refuses statx, as older Docker seccomp profiles
+ * do), libuv gives the ctime in its place, which a chmod or a new hard link
+ * moves: the very link that takes a denied file's name away (tar's member N)
+ * would then make the file look like another, and it would be forgotten. A
+ * file is made and chmod-ed once per process to tell; where its birth time
+ * follows its ctime, none is used (0: a reused inode is then taken for the
+ * denied file, which asks).
+ */
+export function birthTimesReliable(): boolean {
+  if (birthTimes !== undefined) return birthTimes;
+  let dir: string | undefined;
+  try {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolexec-btime-'));
+    const f = path.join(dir, 'probe');
+    fs.writeFileSync(f, '');
+    const before = fs.statSync(f, { bigint: true });
+    // A ctime later than the first, whatever the clock's grain: chmod until it moves (a few ms at most).
+    let after = before;
+    for (let i = 0; i < 1000 && after.ctimeNs === before.ctimeNs; i++) {
+      fs.chmodSync(f, i % 2 === 0 ? 0o600 : 0o644);
+      after = fs.statSync(f, { bigint: true });
+    }
+    birthTimes = after.ctimeNs !== before.ctimeNs && after.birthtimeNs === before.birthtimeNs;
+  } catch {
+    birthTimes = false;
+  } finally {
+    if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return birthTimes;
+}
+
+/** Tests: what the probe would say on a system whose stat has no birth time (undefined: probe again). */
+export function assumeBirthTimes(reliable: boolean | undefined): void {
+  birthTimes = reliable;
+}
+
+/** A file's birth time as the memory keeps it: 0 where birth times are not to be trusted. */
+function bornOf(st: fs.Stats): number {
+  return birthTimesReliable() ? st.birthtimeMs : 0;
+}
 
 export class DeniedFileMemory {
   private readonly met = new Map<string, MetDenied>();
@@ -79,7 +126,7 @@ export class DeniedFileMemory {
     const id = `${st.dev}:${st.ino}`;
     const f = this.met.get(id);
     if (f === undefined) return undefined;
-    if (f.born === st.birthtimeMs) return f;
+    if (f.born === bornOf(st)) return f;
     this.met.delete(id);
     this.write(() => this.store?.remove(f.dev, f.ino));
     return undefined;
@@ -90,7 +137,7 @@ export class DeniedFileMemory {
    * later than the latest of those (all files, where the file system keeps no birth time).
    */
   mayBeForgotten(st: fs.Stats): boolean {
-    return this.forgottenBorn !== undefined && !(st.birthtimeMs > this.forgottenBorn);
+    return this.forgottenBorn !== undefined && !(bornOf(st) > this.forgottenBorn);
   }
 
   /** Whether a denied file was met that could not be remembered. */
@@ -106,16 +153,17 @@ export class DeniedFileMemory {
   note(st: fs.Stats, p: string, rule: string, stillAt: (p: string) => boolean): void {
     if (this.unsaved.length > 0 && Date.now() >= this.retryAt) this.flush();
     const id = `${st.dev}:${st.ino}`;
+    const born = bornOf(st);
     const was = this.met.get(id);
-    if (was !== undefined && was.born === st.birthtimeMs && (was.path === p || stillAt(was.path))) return;
+    if (was !== undefined && was.born === born && (was.path === p || stillAt(was.path))) return;
     if (was === undefined && this.met.size >= this.limit) {
-      if (this.forgottenBorn === undefined || st.birthtimeMs > this.forgottenBorn) {
-        this.forgottenBorn = st.birthtimeMs;
-        this.write(() => this.store?.overflow(st.birthtimeMs, p));
+      if (this.forgottenBorn === undefined || born > this.forgottenBorn) {
+        this.forgottenBorn = born;
+        this.write(() => this.store?.overflow(born, p));
       }
       return;
     }
-    const f: MetDenied = { dev: st.dev, ino: st.ino, born: st.birthtimeMs, path: p, rule };
+    const f: MetDenied = { dev: st.dev, ino: st.ino, born, path: p, rule };
     this.met.set(id, f);
     this.write(() => this.store?.put(f));
   }

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBashParser } from '../src/bash/parser.js';
 import { cleanupTmp, tmpDir } from './helpers.js';
-import { BYPASS, ruleEnv } from './helpers-bash.js';
+import { BYPASS, countListings, HOUR_AGO, plantDirs, ruleEnv, settle, settleDirs } from './helpers-bash.js';
 
 beforeAll(async () => {
   await initBashParser();
@@ -27,33 +27,11 @@ afterEach(() => {
 });
 afterAll(cleanupTmp);
 
-const HOUR_AGO = new Date(Date.now() - 3_600_000);
-/** Past the second within which a directory's listing is not kept (setting mtime back moves ctime to now). */
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 1_100));
-
 /** `src/d0`…`src/d29`, each with a file holding TODO, no .env anywhere; every directory last changed over a second ago. */
 async function plant(ws: string): Promise<string[]> {
-  const dirs = [ws, path.join(ws, 'src')];
-  for (let i = 0; i < 30; i++) {
-    const d = path.join(ws, 'src', `d${i}`);
-    fs.mkdirSync(d, { recursive: true });
-    fs.writeFileSync(path.join(d, 'index.ts'), '// TODO\n');
-    dirs.push(d);
-  }
-  for (const d of dirs) fs.utimesSync(d, HOUR_AGO, HOUR_AGO);
-  await settle();
+  const dirs = plantDirs(ws, 'src', 30, 'index.ts', '// TODO\n');
+  await settleDirs(dirs);
   return dirs;
-}
-
-/** Directory reads from now on, by directory (the real fs.readdirSync, called through). */
-function countListings(): { readonly n: number; of(dir: string): number } {
-  const spy = vi.spyOn(fs, 'readdirSync');
-  return {
-    get n() {
-      return spy.mock.calls.length;
-    },
-    of: (dir) => spy.mock.calls.filter((c) => c[0] === dir).length,
-  };
 }
 
 describe('the listing of a tree a recursive read reaches, kept between checks', () => {

@@ -19,7 +19,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { initBashParser } from '../src/bash/parser.js';
 import { WALK_LIMIT } from '../src/permissions/hard-links.js';
 import { cleanupTmp, tmpDir } from './helpers.js';
-import { ruleEnv } from './helpers-bash.js';
+import { countListings, HOUR_AGO, plantDirs, ruleEnv, settle, settleDirs } from './helpers-bash.js';
 
 beforeAll(async () => {
   await initBashParser();
@@ -29,40 +29,14 @@ afterEach(() => {
 });
 afterAll(cleanupTmp);
 
-const HOUR_AGO = new Date(Date.now() - 3_600_000);
-
-/**
- * Past the second within which a directory's listing is not trusted: setting mtime back an hour moves
- * ctime to now, and the walk goes by ctime too (`touch -r` sets mtime back, never ctime).
- */
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 1_100));
-
 /** `.env`, `y`/`y2` two names of an ordinary file, and `pkg/d0`…`pkg/d39` with a file each; every directory last modified an hour ago and changed over a second ago. */
 async function plant(ws: string): Promise<string[]> {
   fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
   fs.writeFileSync(path.join(ws, 'y'), 'plain\n');
   fs.linkSync(path.join(ws, 'y'), path.join(ws, 'y2'));
-  const dirs = [ws, path.join(ws, 'pkg')];
-  for (let i = 0; i < 40; i++) {
-    const d = path.join(ws, 'pkg', `d${i}`);
-    fs.mkdirSync(d, { recursive: true });
-    fs.writeFileSync(path.join(d, 'index.js'), '');
-    dirs.push(d);
-  }
-  for (const d of dirs) fs.utimesSync(d, HOUR_AGO, HOUR_AGO);
-  await settle();
+  const dirs = plantDirs(ws, 'pkg', 40, 'index.js', '');
+  await settleDirs(dirs);
   return dirs;
-}
-
-/** Directory reads from now on (the real fs.readdirSync, called through). */
-function countListings(): { readonly n: number; of(dir: string): number } {
-  const spy = vi.spyOn(fs, 'readdirSync');
-  return {
-    get n() {
-      return spy.mock.calls.length;
-    },
-    of: (dir) => spy.mock.calls.filter((c) => c[0] === dir).length,
-  };
 }
 
 describe('the walk for denied files with several names, kept between checks', () => {

@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, vi } from 'vitest';
 import { initBashParser } from '../src/bash/parser.js';
 import type { PermissionMode } from '../src/config/schema.js';
 import { checkBashPermission, type BashPermissionContext } from '../src/permissions/bash-rules.js';
@@ -108,4 +108,42 @@ export function plantRepository(ws: string): void {
   fs.mkdirSync(path.join(p, 'refs'));
   fs.writeFileSync(path.join(p, 'HEAD'), 'ref: refs/heads/master\n');
   fs.writeFileSync(path.join(p, 'config'), '[core]\n\tfsmonitor = cat .env >&2; echo\n');
+}
+
+/** A time to set directories' mtime back to, so that what a test changes later moves it. */
+export const HOUR_AGO = new Date(Date.now() - 3_600_000);
+
+/**
+ * Past the second within which a directory's listing is not trusted: setting mtime back an hour moves
+ * ctime to now, and the kept listings go by ctime too (`touch -r` sets mtime back, never ctime).
+ */
+export const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 1_100));
+
+/** `parent/d0`…`parent/d{n-1}` under `ws`, each with a file `name` holding `text`; returns ws, parent and the d's. */
+export function plantDirs(ws: string, parent: string, n: number, name: string, text: string): string[] {
+  const dirs = [ws, path.join(ws, parent)];
+  for (let i = 0; i < n; i++) {
+    const d = path.join(ws, parent, `d${i}`);
+    fs.mkdirSync(d, { recursive: true });
+    fs.writeFileSync(path.join(d, name), text);
+    dirs.push(d);
+  }
+  return dirs;
+}
+
+/** Sets the directories' mtime back an hour and waits past the second within which their listings are not kept. */
+export async function settleDirs(dirs: readonly string[]): Promise<void> {
+  for (const d of dirs) fs.utimesSync(d, HOUR_AGO, HOUR_AGO);
+  await settle();
+}
+
+/** Directory reads from now on, by directory (the real fs.readdirSync, called through); vi.restoreAllMocks() ends it. */
+export function countListings(): { readonly n: number; of(dir: string): number } {
+  const spy = vi.spyOn(fs, 'readdirSync');
+  return {
+    get n() {
+      return spy.mock.calls.length;
+    },
+    of: (dir) => spy.mock.calls.filter((c) => c[0] === dir).length,
+  };
 }

@@ -46,4 +46,22 @@ describe("$'…' control and Unicode escapes", () => {
     expect(decodeAnsiC('\\u00e9')).toBeUndefined();
     expect(decodeAnsiC('\\u0041\\U0000007e')).toBe('A~');
   });
+
+  // `?` and `[…]` take a character of bash's locale: after `LC_ALL=C` on an earlier line, `??` is
+  // é's two bytes, where the check's expansion (by characters) matched nothing and judged the word as written.
+  it("leave a glob's ? and […] over a name past ASCII unknown", async () => {
+    const t = await openApp({ permissions: { ...BYPASS, deny: ['Read(./.env)'] } });
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'SECRET=hunter2\n');
+    const made = await run(t, 'Bash', { command: 'ln -s . é && mkdir src && echo ok > src/a.ts' });
+    expect(made.exec.status, made.text).toBe('succeeded');
+    for (const command of ['LC_ALL=C\ncat ??/.en?', 'LC_ALL=C\ncat ?[^x]/.en?', 'export LC_ALL=C\ncat [^s][^s]/.en?']) {
+      const r = await run(t, 'Bash', { command });
+      expect(r.text, command).not.toContain('hunter2');
+      expect(r.exec.status, command).toBe('denied');
+    }
+    // A star, and ? over ASCII names, are known as before.
+    const fine = await run(t, 'Bash', { command: 'cat s?c/*.ts && ls -d *' });
+    expect(fine.exec.status, fine.text).toBe('succeeded');
+    expect(fine.text).toContain('ok');
+  });
 });

@@ -55,7 +55,8 @@ describe('simple commands', () => {
     expect(decodeAnsiC('\\xc3z')).toBeUndefined();
     expect(decodeAnsiC('\\303\\277')).toBe('\u00ff');
     expect(decodeAnsiC('\\xc3\\xbf/x')).toBe('\u00ff/x');
-    expect(decodeAnsiC('\\u00ff')).toBe('\u00ff');
+    // \u past ASCII is spelled in bash's locale (as is in C): not known.
+    expect(decodeAnsiC('\\u00ff')).toBeUndefined();
     expect(decodeAnsiC('a\\x41b\\n')).toBe('aAb\n');
     expect(decodeAnsiC('\\x')).toBe('\\x');
   });

@@ -843,6 +843,15 @@ function findRoots(words: readonly Word[]): Word[] | undefined {
   return roots.length > 0 ? roots : [literalWord('.')];
 }
 
+/**
+ * A line that may change what bash's globs match: `shopt -s nocaseglob` (`cat .EN?` opens .env),
+ * dotglob or a GLOBIGNORE (`cat ?env`), extglob, globstar; BASHOPTS given to a bash the line runs.
+ * Named anywhere in the line's text (a nested script's too, whose commands are this line's).
+ */
+const GLOB_OPTIONS = /shopt|GLOBIGNORE|BASHOPTS/;
+/** A whole `shopt -s nullglob` (or failglob): what a glob matches stays; only a pattern matching nothing is passed on otherwise. */
+const MATCH_KEEPING_SHOPT = /\bshopt\s+-[su](?:\s+(?:nullglob|failglob))+\s*(?=[;&|\n)]|$)/g;
+
 export function analyseTree(root: Node, src: string, depth: number, nested: NestedAnalyser): BashAnalysis {
   const w = new Walker(src, depth, nested);
   if (root.hasError) w.complex('the command does not parse');
@@ -850,8 +859,16 @@ export function analyseTree(root: Node, src: string, depth: number, nested: Nest
   if (lexical) w.complex(lexical);
   w.statement(root, 'top', [], 0);
   if (w.homeOnRunner && w.definesFunction) w.complex('HOME or XDG_CONFIG_HOME is given to a command a function of the line may stand for');
-  const commands = w.tooComplex === undefined ? w.commands : [...w.commands, ...roughCommands(src)];
-  return { commands, redirects: w.redirects, tooComplex: w.tooComplex, ...(w.tooComplex === undefined && isAndChain(root) ? { andChain: true as const } : {}) };
+  let commands = w.tooComplex === undefined ? w.commands : [...w.commands, ...roughCommands(src)];
+  let redirects = w.redirects;
+  if (GLOB_OPTIONS.test(src.replace(MATCH_KEEPING_SHOPT, ''))) {
+    // What a glob matches is not known once a line may change bash's options for it: each is an expansion.
+    const unknown = (x: Word): Word => (x.glob ? { ...x, literal: false } : x);
+    const redirect = (r: Redirect): Redirect => (r.target ? { ...r, target: unknown(r.target) } : r);
+    commands = commands.map((c) => ({ ...c, argv: c.argv.map(unknown), redirects: c.redirects.map(redirect) }));
+    redirects = redirects.map(redirect);
+  }
+  return { commands, redirects, tooComplex: w.tooComplex, ...(w.tooComplex === undefined && isAndChain(root) ? { andChain: true as const } : {}) };
 }
 
 /** Whether the program is a single list whose every operator is `&&` (a subshell around it counts as it). */

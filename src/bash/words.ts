@@ -86,7 +86,8 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
  * The inside of $'…'. Bash ends the string at the first NUL it decodes. `\xHH` and `\NNN` are
  * bytes (`$'\xff'` is the one byte 0xff, `$'\303\277'` the two of ÿ), `\u`/`\U` characters: the
  * bytes are read as UTF-8, and undefined when they are not UTF-8 (a name no string here can
- * spell: realpath of the code point U+00FF asks about another file than bash opens).
+ * spell: realpath of the code point U+00FF asks about another file than bash opens), or when a
+ * `\u`/`\U` past ASCII names a character (its bytes depend on bash's locale).
  */
 export function decodeAnsiC(s: string): string | undefined {
   let out = '';
@@ -131,8 +132,12 @@ export function decodeAnsiC(s: string): string | undefined {
     else if (e === 'u') hex(4);
     else if (e === 'U') hex(8);
     else if (e === 'c' && i + 2 < s.length) {
-      code = s.charCodeAt(i + 2) & 0x1f;
-      consumed = 2;
+      // bash's TOCTRL: `?` is DEL, a letter its capital's control character; `\c\\` one backslash's.
+      // It takes one byte: after a character past ASCII the rest of its bytes stay, not UTF-8.
+      const ch = s.charCodeAt(i + 2);
+      if (ch >= 0x80) return undefined;
+      code = ch === 0x3f ? 0x7f : (ch >= 0x61 && ch <= 0x7a ? ch - 0x20 : ch) & 0x1f;
+      consumed = ch === 0x5c && s[i + 3] === '\\' ? 3 : 2;
     }
     if (code === undefined) {
       out += c + e;
@@ -140,6 +145,10 @@ export function decodeAnsiC(s: string): string | undefined {
       continue;
     }
     if (code === 0) return flush() ? out : undefined;
+    // \u and \U past ASCII are spelled in the locale bash has as it reads the line (`\u00E9`
+    // as is in C, which an earlier line's LC_ALL=C sets; bytes that are not UTF-8 past U+10FFFF
+    // or for a surrogate in UTF-8): not known here.
+    if ((e === 'u' || e === 'U') && code >= 0x80) return undefined;
     if (byteEscape) bytes.push(code);
     else out += code <= 0x10ffff ? String.fromCodePoint(code) : '\ufffd';
     i += consumed;

@@ -215,7 +215,8 @@ export function gitStashesUntracked(argv: readonly Word[]): boolean {
  * repository's config (or config.worktree) when set, and the config is an ordinary file wherever
  * `.git` is a file naming another git directory (`git init --separate-git-dir=gd`, then gd/config
  * says `worktree = ..`): sub's listing would be judged while git stores the workspace's. So the top
- * is taken only where `.git` is a directory laid out as a repository (HEAD, objects, refs: git
+ * is taken only where `.git` is a directory laid out as a repository (a HEAD naming a ref or an
+ * object, objects and refs git may enter: git
  * passes over one that is not, to a directory further up), with no commondir (whose config git
  * reads instead) and a config that names no work tree (no `worktree` key, nor extensions'
  * worktreeConfig) and includes no other file.
@@ -231,8 +232,8 @@ export function gitTopLevel(start: string): string | undefined {
 /** Whether a `.git` is a directory git takes as the repository of the directory holding it, with that directory as its work tree (see gitTopLevel). */
 function gitDirIsPlain(dotGit: string): boolean {
   if (memoFs.lstat(dotGit)?.isDirectory() !== true) return false;
-  if (!['objects', 'refs'].every((n) => memoFs.lstat(path.join(dotGit, n))?.isDirectory() === true)) return false;
-  if (memoFs.lstat(path.join(dotGit, 'HEAD'))?.isFile() !== true || memoFs.exists(path.join(dotGit, 'commondir'))) return false;
+  if (!['objects', 'refs'].every((n) => memoFs.lstat(path.join(dotGit, n))?.isDirectory() === true && enterable(path.join(dotGit, n)))) return false;
+  if (memoFs.lstat(path.join(dotGit, 'HEAD'))?.isFile() !== true || !headIsValid(path.join(dotGit, 'HEAD')) || memoFs.exists(path.join(dotGit, 'commondir'))) return false;
   if (memoFs.exists(path.join(dotGit, 'config.worktree'))) return false;
   let config: string;
   try {
@@ -242,6 +243,38 @@ function gitDirIsPlain(dotGit: string): boolean {
   }
   // Keys and section names are case-insensitive; a quoted or continued line may hide one: any mention asks.
   return !/worktree|include/i.test(config);
+}
+
+/** Whether git may enter a directory (is_git_directory's access(X_OK) of objects and refs). */
+function enterable(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether git takes a HEAD file as a repository's (validate_headref): `ref:`, white space, then
+ * `refs/`, or an object name in hex (SHA-1's 40 digits or SHA-256's 64). A `.git` whose HEAD is
+ * neither is passed over, and git goes on to the `.git` above (`echo x > sub/.git/HEAD` made git in
+ * sub store the workspace's files while sub's were listed).
+ */
+function headIsValid(head: string): boolean {
+  let text: string;
+  try {
+    const fd = fs.openSync(head, 'r');
+    try {
+      const buf = Buffer.alloc(255);
+      text = buf.subarray(0, fs.readSync(fd, buf, 0, 255, 0)).toString('latin1');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+  return /^ref:[ \t\n\v\f\r]*refs\//.test(text) || /^(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{40}(?![0-9a-fA-F]))/.test(text);
 }
 
 /**

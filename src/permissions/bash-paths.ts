@@ -250,7 +250,7 @@ function backtrackSteps(n: number, k: number): number {
  * The existing paths an absolute pattern matches, as bash expands it
  * (components matched one directory at a time, a leading dot only by a
  * pattern that starts with one), or undefined when there are too many to
- * judge or a match is a name that is not UTF-8. No match: bash passes the word on as written, so nothing to add.
+ * judge, a match is a name that is not UTF-8, or a `?` or `[…]` meets a name past ASCII. No match: bash passes the word on as written, so nothing to add.
  */
 export function expandGlob(pattern: string): string[] | undefined {
   let paths = ['/'];
@@ -269,6 +269,13 @@ export function expandGlob(pattern: string): string[] | undefined {
     }
     const isMatch = picomatch(part, { dot: part.startsWith('.'), nobrace: true, noextglob: true });
     const stars = (part.replace(/\\./g, '').match(/\*+/g) ?? []).length;
+    // `?` and `[…]` take a character of bash's locale: one of é's two bytes in C (which a line's
+    // `LC_ALL=C` on an earlier line sets), the whole of it in UTF-8. Over a name past ASCII a
+    // bracket's match is not known here (its classes too are the locale's), nor a `?`'s where the
+    // name's bytes and its characters match differently.
+    const bare = part.replace(/\\./g, '');
+    const bracket = bare.includes('[');
+    const question = bare.includes('?');
     const next: string[] = [];
     for (const dir of paths) {
       if (++dirsRead > GLOB_MAX_DIRS) return undefined;
@@ -280,6 +287,9 @@ export function expandGlob(pattern: string): string[] | undefined {
       }
       for (const n of names) {
         if (stars >= 2 && (steps += backtrackSteps(n.length, stars)) > GLOB_MAX_STEPS) return undefined;
+        if ((bracket || question) && /[^\x00-\x7f]/.test(n)) {
+          if (bracket || isMatch(n) !== isMatch(Buffer.from(n).toString('latin1'))) return undefined;
+        }
         if (!isMatch(n)) continue;
         // A name that is not UTF-8 comes back with U+FFFD: the path built from it leads elsewhere (or nowhere).
         if (n.includes('\ufffd')) return undefined;

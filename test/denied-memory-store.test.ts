@@ -5,12 +5,13 @@
  * recovers still finds the file. Real SQLite; the refusal is SQLite's own
  * (`PRAGMA query_only`, SQLITE_READONLY), as a full disk would give.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/storage/db.js';
 import { SqliteDeniedFiles } from '../src/storage/denied-files.js';
-import { assumeBirthTimes, birthTimesReliable, DeniedFileMemory } from '../src/permissions/denied-memory.js';
+import { assumeBirthTimes, assumeFileSystemType, birthTimesReliable, DeniedFileMemory } from '../src/permissions/denied-memory.js';
 import { cleanupTmp, tmpDir } from './helpers.js';
 
 afterAll(cleanupTmp);
@@ -61,7 +62,14 @@ describe('birth times that are ctimes in disguise', () => {
 
   it('are told apart from real ones on this machine (the probe chmods a file and sees its birth time stay)', () => {
     assumeBirthTimes(undefined);
-    expect(birthTimesReliable()).toBe(true);
+    // coreutils' stat reads the birth time through statx too, and prints 0 or - where there is none.
+    const f = path.join(tmpDir(), 'f');
+    fs.writeFileSync(f, '');
+    const born = execFileSync('stat', ['-c', '%W', f], { encoding: 'utf8' }).trim();
+    const reliable = birthTimesReliable();
+    if (born !== '0' && born !== '-') expect(reliable).toBe(true);
+    // Without a birth time, birth times are trusted only where node reads none either (0, never the ctime).
+    else expect(reliable ? fs.statSync(f).birthtimeMs : 0).toBe(0);
   });
 
   it('are not used: the denied file whose ctime a hard link moved is still the denied file', () => {
@@ -77,9 +85,40 @@ describe('birth times that are ctimes in disguise', () => {
       expect(memory.get(aliased(st, 2000))?.path).toBe(secret);
       // With birth times trusted, the moved "birth time" reads as another file on a reused inode.
       assumeBirthTimes(true);
-      expect(memory.get(aliased(st, 3000))).toBeUndefined();
+      assumeFileSystemType(() => 0xef53);
+      const trusting = new DeniedFileMemory();
+      trusting.note(aliased(st, 1000), secret, 'Read(./.env)', () => true);
+      expect(trusting.get(aliased(st, 2000))).toBeUndefined();
     } finally {
       assumeBirthTimes(undefined);
+      assumeFileSystemType(undefined);
+    }
+  });
+});
+
+describe('a denied file on overlayfs (a workspace in a container image)', () => {
+  /** A stat whose birth time is `born`: overlayfs gives the upper file's once a change copied the file up. */
+  const bornAt = (st: fs.Stats, born: number): fs.Stats => Object.assign(Object.create(Object.getPrototypeOf(st) as object) as fs.Stats, st, { birthtimeMs: born });
+
+  it('is remembered without its birth time: copied up by the link that takes its name away, it is still the denied file', () => {
+    const dir = tmpDir();
+    const secret = path.join(dir, '.env');
+    fs.writeFileSync(secret, 'SECRET=1\n');
+    const st = fs.statSync(secret);
+    try {
+      assumeBirthTimes(true);
+      assumeFileSystemType(() => 0x794c7630);
+      const overlay = new DeniedFileMemory();
+      overlay.note(bornAt(st, 1000), secret, 'Read(./.env)', () => true);
+      expect(overlay.get(bornAt(st, 2000))?.path).toBe(secret);
+      // On another file system the moved birth time says another file took the inode.
+      assumeFileSystemType(() => 0xef53);
+      const ext4 = new DeniedFileMemory();
+      ext4.note(bornAt(st, 1000), secret, 'Read(./.env)', () => true);
+      expect(ext4.get(bornAt(st, 2000))).toBeUndefined();
+    } finally {
+      assumeBirthTimes(undefined);
+      assumeFileSystemType(undefined);
     }
   });
 });

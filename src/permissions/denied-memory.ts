@@ -95,6 +95,36 @@ function bornOf(st: fs.Stats): number {
   return birthTimesReliable() ? st.birthtimeMs : 0;
 }
 
+/** overlayfs's statfs type (linux/magic.h OVERLAYFS_SUPER_MAGIC). */
+const OVERLAYFS_MAGIC = 0x794c7630;
+let fileSystemType = (p: string): number => fs.statfsSync(p).type;
+
+/** Tests: the file system type statfs would give (undefined: ask statfs again). */
+export function assumeFileSystemType(fn: ((p: string) => number) | undefined): void {
+  fileSystemType = fn ?? ((p) => fs.statfsSync(p).type);
+}
+
+/**
+ * Whether birth times of files on the device of `p` (`st`) may change under
+ * the same inode number: overlayfs (a workspace in a container image's layers)
+ * keeps a file's inode number when a change (a chmod, or the hard link that
+ * takes a denied name away) copies it up from a lower layer, while its birth
+ * time becomes the new upper file's. A denied file there is remembered
+ * without one. Asked once per device.
+ */
+function birthMayMove(dev: number, p: string, seen: Map<number, boolean>): boolean {
+  let moves = seen.get(dev);
+  if (moves === undefined) {
+    try {
+      moves = fileSystemType(p) === OVERLAYFS_MAGIC;
+    } catch {
+      moves = true;
+    }
+    seen.set(dev, moves);
+  }
+  return moves;
+}
+
 export class DeniedFileMemory {
   private readonly met = new Map<string, MetDenied>();
   /** The latest birth time of a denied file met past the limit (not remembered); undefined while none was. */
@@ -102,6 +132,8 @@ export class DeniedFileMemory {
   /** Writes the store refused, oldest first, tried again before the next one. */
   private readonly unsaved: Array<() => void> = [];
   private retryAt = 0;
+  /** By device: whether birth times there may move under the same inode (birthMayMove). */
+  private readonly birthMoves = new Map<number, boolean>();
 
   constructor(
     private readonly store: DeniedFileStore | undefined = undefined,
@@ -126,7 +158,8 @@ export class DeniedFileMemory {
     const id = `${st.dev}:${st.ino}`;
     const f = this.met.get(id);
     if (f === undefined) return undefined;
-    if (f.born === bornOf(st)) return f;
+    // Remembered without a birth time (none kept, or one that may move): the inode is taken for the file.
+    if (f.born === 0 || f.born === bornOf(st)) return f;
     this.met.delete(id);
     this.write(() => this.store?.remove(f.dev, f.ino));
     return undefined;
@@ -153,7 +186,7 @@ export class DeniedFileMemory {
   note(st: fs.Stats, p: string, rule: string, stillAt: (p: string) => boolean): void {
     if (this.unsaved.length > 0 && Date.now() >= this.retryAt) this.flush();
     const id = `${st.dev}:${st.ino}`;
-    const born = bornOf(st);
+    const born = birthMayMove(st.dev, p, this.birthMoves) ? 0 : bornOf(st);
     const was = this.met.get(id);
     if (was !== undefined && was.born === born && (was.path === p || stillAt(was.path))) return;
     if (was === undefined && this.met.size >= this.limit) {

@@ -14,18 +14,14 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
-import { cleanupTmp, tmpDir } from './helpers.js';
-import { BYPASS, countListings, HOUR_AGO, plantDirs, ruleEnv, settle, settleDirs } from './helpers-bash.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { tmpDir } from './helpers.js';
+import { bashTests, BYPASS, countListings, HOUR_AGO, plantDirs, ruleEnv, settle, settleDirs } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
+bashTests();
 afterEach(() => {
   vi.restoreAllMocks();
 });
-afterAll(cleanupTmp);
 
 /** `src/d0`…`src/d29`, each with a file holding TODO, no .env anywhere; every directory last changed over a second ago. */
 async function plant(ws: string): Promise<string[]> {

@@ -70,14 +70,19 @@ async function call(s: Service, name: string, input: unknown): Promise<{ behavio
   return { behavior: body.executions[0]!.decision?.behavior, text: JSON.stringify(body.tool_results[0]!.content) };
 }
 
+/** A workspace holding .env and the link-then-replace archive, with the rules the two runs share. */
+function tarWorkspace(): { dir: string; ws: string; permissions: Record<string, unknown> } {
+  const dir = tmpDir();
+  const ws = path.join(dir, 'ws');
+  fs.mkdirSync(ws);
+  fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
+  fs.writeFileSync(path.join(ws, 'a.tar'), linkThenReplace());
+  return { dir, ws, permissions: { deny: ['Read(./.env)'], allow: ['Bash(tar:*)'], headless: 'deny' } };
+}
+
 describe('a denied file that lost its denied name, after a restart', () => {
   it('is still denied under its other name when the service is started again on the same database', async () => {
-    const dir = tmpDir();
-    const ws = path.join(dir, 'ws');
-    fs.mkdirSync(ws);
-    fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
-    fs.writeFileSync(path.join(ws, 'a.tar'), linkThenReplace());
-    const permissions = { deny: ['Read(./.env)'], allow: ['Bash(tar:*)'], headless: 'deny' };
+    const { dir, ws, permissions } = tarWorkspace();
     const first = await start(dir, permissions);
     expect((await call(first, 'Bash', { command: 'tar -xf a.tar' })).behavior).toBe('allow');
     // The secret has one name now, N; .env is another file.
@@ -108,12 +113,7 @@ describe('a denied file that lost its denied name, after a restart', () => {
 
 describe('a denied file that lost its denied name while the service was stopped', () => {
   it('is denied if a walk met it while the service ran (tar -x by hand between two runs)', async () => {
-    const dir = tmpDir();
-    const ws = path.join(dir, 'ws');
-    fs.mkdirSync(ws);
-    fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
-    fs.writeFileSync(path.join(ws, 'a.tar'), linkThenReplace());
-    const permissions = { deny: ['Read(./.env)'], allow: ['Bash(tar:*)'], headless: 'deny' };
+    const { dir, ws, permissions } = tarWorkspace();
     const first = await start(dir, permissions);
     // A line running tar walks the denied files before it runs: .env is met by identity.
     expect((await call(first, 'Bash', { command: 'tar --version' })).behavior).toBe('allow');

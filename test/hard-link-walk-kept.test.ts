@@ -15,19 +15,15 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { initBashParser } from '../src/bash/parser.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WALK_LIMIT } from '../src/permissions/hard-links.js';
-import { cleanupTmp, tmpDir } from './helpers.js';
-import { countListings, HOUR_AGO, plantDirs, ruleEnv, settle, settleDirs } from './helpers-bash.js';
+import { tmpDir } from './helpers.js';
+import { bashTests, countListings, HOUR_AGO, plantDirs, ruleEnv, settle, settleDirs } from './helpers-bash.js';
 
-beforeAll(async () => {
-  await initBashParser();
-});
+bashTests();
 afterEach(() => {
   vi.restoreAllMocks();
 });
-afterAll(cleanupTmp);
 
 /** `.env`, `y`/`y2` two names of an ordinary file, and `pkg/d0`…`pkg/d39` with a file each; every directory last modified an hour ago and changed over a second ago. */
 async function plant(ws: string): Promise<string[]> {

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { globFiles, globSearch, mayBacktrack } from '../src/tools/glob.js';
+import { globFiles, globSearch, globTool, mayBacktrack } from '../src/tools/glob.js';
 import { Workspace } from '../src/workspace.js';
 import { cleanupTmp, tmpDir, type TestApp } from './helpers.js';
 import { call, decisionChain, directContext, fileApp } from './helpers-files.js';
@@ -148,4 +148,29 @@ describe('Glob: patterns that backtrack', () => {
     expect(r).toContain('Glob timed out after 10 s');
     expect(ticks).toBeGreaterThan(10);
   }, 30_000);
+});
+
+describe('Glob: a walk cut short', () => {
+  it('stops at its time budget or entry limit, and says so even when it found nothing', async () => {
+    const root = tmpDir();
+    for (let i = 0; i < 5; i++) fs.mkdirSync(path.join(root, `d${i}`, 'deep'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'd4', 'deep', 'wanted.txt'), '');
+    const ctx = { ...directContext({ root, allow: ['Glob'] }), signal: new AbortController().signal };
+    // A pattern rooted at / walks the machine: the walk stops at its budget (none here), having found nothing yet.
+    const timed = await globFiles({ pattern: '**/wanted.txt' }, ctx, { maxVisited: 1_000_000, maxWalkMs: -1 });
+    expect(timed).toEqual({ files: [], visitedLimitHit: true });
+    // The entry limit likewise: two entries of the top directory seen, the file below not reached.
+    const counted = await globFiles({ pattern: '**/wanted.txt' }, ctx, { maxVisited: 2, maxWalkMs: 60_000 });
+    expect(counted).toEqual({ files: [], visitedLimitHit: true });
+    // With room, it is found.
+    expect((await globFiles({ pattern: '**/wanted.txt' }, ctx)).files.map((f) => path.basename(f.abs))).toEqual(['wanted.txt']);
+    // What the model reads of a walk cut short with nothing found: not a bare "No files found".
+    const block = globTool.mapToolResultToToolResultBlockParam(
+      { filenames: [], numFiles: 0, truncated: true, durationMs: 1, totalMatches: 0, countIsComplete: false },
+      'toolu_1',
+    );
+    expect(block.content).toMatch(/^No files found in the part searched: the search stopped after 500,000 entries or 10 s\./);
+    const complete = globTool.mapToolResultToToolResultBlockParam({ filenames: [], numFiles: 0, truncated: false, durationMs: 1, totalMatches: 0, countIsComplete: true }, 'toolu_2');
+    expect(complete.content).toBe('No files found');
+  });
 });

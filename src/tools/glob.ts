@@ -24,6 +24,13 @@ import { loadPrompt } from './prompt.js';
 export const GLOB_MAX_RESULTS = 100;
 /** Directory entries visited at most per call. */
 export const GLOB_MAX_VISITED = 500_000;
+/**
+ * How long a walk may take, at most: a pattern rooted at / (`/**` + a name
+ * nothing has) walks the whole machine, 500,000 entries in ~8 s on a quiet
+ * one and far longer on a loaded one or a slow file system. Past it the walk
+ * stops and the answer says it was cut short.
+ */
+export const GLOB_MAX_WALK_MS = 10_000;
 
 export const GlobInput = z.strictObject({
   pattern: z.string().min(1).describe('The glob pattern to match files against'),
@@ -120,6 +127,7 @@ export function globSearch(input: GlobInput, cwd: string, workspace: Workspace):
 export async function globFiles(
   input: GlobInput,
   ctx: Pick<ToolContext, 'workspace' | 'session' | 'permissions' | 'signal'>,
+  limits: { maxVisited: number; maxWalkMs: number } = { maxVisited: GLOB_MAX_VISITED, maxWalkMs: GLOB_MAX_WALK_MS },
 ): Promise<{ files: Found[]; visitedLimitHit: boolean }> {
   const { dir: start, pattern } = globSearch(input, ctx.session.cwd, ctx.workspace);
   // A pattern such as "/" names a directory and no file in it.
@@ -150,8 +158,13 @@ export async function globFiles(
   let limitHit = false;
   // `linked`: reached through a symlink, where a name as spelt does not say where it leads.
   const stack: { dir: string; depth: number; linked: boolean }[] = [{ dir: start, depth: 0, linked: false }];
+  const walkUntil = performance.now() + limits.maxWalkMs;
   while (stack.length > 0) {
     if (ctx.signal.aborted) break;
+    if (performance.now() > walkUntil) {
+      limitHit = true;
+      break;
+    }
     const { dir, depth, linked } = stack.pop()!;
     let id: string;
     try {
@@ -169,7 +182,7 @@ export async function globFiles(
       continue;
     }
     for (const e of entries) {
-      if (++visited > GLOB_MAX_VISITED) {
+      if (++visited > limits.maxVisited) {
         limitHit = true;
         break;
       }
@@ -235,6 +248,8 @@ export async function globFiles(
   return { files, visitedLimitHit: limitHit };
 }
 
+const CUT_SHORT = `the search stopped after ${GLOB_MAX_VISITED.toLocaleString('en-US')} entries or ${GLOB_MAX_WALK_MS / 1000} s. Use a more specific path or pattern.`;
+
 export const globTool = buildTool({
   name: 'Glob',
   searchHint: 'find files by name pattern or wildcard',
@@ -268,7 +283,11 @@ export const globTool = buildTool({
   renderToolResultMessage: (out) => `Found ${out.numFiles} file${out.numFiles === 1 ? '' : 's'}`,
   toAutoClassifierInput: (input) => `${input.pattern}${input.path ? ` in ${input.path}` : ''}`,
   mapToolResultToToolResultBlockParam: (out, toolUseId) => {
-    if (out.filenames.length === 0) return { type: 'tool_result', tool_use_id: toolUseId, content: 'No files found' };
+    if (out.filenames.length === 0) {
+      // A walk cut short found nothing so far: "No files found" alone would say there are none.
+      const content = out.countIsComplete === false ? `No files found in the part searched: ${CUT_SHORT}` : 'No files found';
+      return { type: 'tool_result', tool_use_id: toolUseId, content };
+    }
     const text =
       out.filenames.join('\n') +
       (out.truncated ? '\n(Results are truncated. Consider using a more specific path or pattern.)' : '');

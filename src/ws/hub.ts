@@ -142,8 +142,8 @@ export class WsHub {
     return conn.principal.scopes.has(scope) || conn.principal.scopes.has('admin');
   }
 
-  /** Whether a frame of the connection is within server.rateLimit (and counts it); past it, answers the frame with an error. */
-  private withinLimit(conn: Conn, data: unknown, isBinary: boolean): boolean {
+  /** Whether a frame of the connection is within server.rateLimit (and counts it); past it, answers the frame (`raw`, as parsed) with an error. */
+  private withinLimit(conn: Conn, raw: unknown): boolean {
     const limit = this.opts.frameLimit;
     if (limit === undefined) return true;
     const w = conn.window;
@@ -158,25 +158,27 @@ export class WsHub {
     this.error(
       conn,
       new ToolexecError('TOOLEXEC_ERR_RATE_LIMITED', `Rate limit exceeded: at most ${limit.max} frames per ${limit.windowMs} ms from this token; retry in ${retry} s`),
-      { retry_after_s: retry, ...frameRefs(data, isBinary) },
+      { retry_after_s: retry, ...frameRefs(raw) },
     );
     return false;
   }
 
   private onFrame(conn: Conn, data: unknown, isBinary: boolean): void {
-    // Over the limit, a frame is answered with an error and not acted on (a permission.respond may be sent again).
-    if (!this.withinLimit(conn, data, isBinary)) return;
     let raw: unknown;
+    let invalid: string | undefined;
     try {
       if (isBinary) throw new Error('binary frames are not accepted; send JSON text');
       const text = String(data);
-      if (jsonDepthExceeds(text, MAX_FRAME_DEPTH)) {
-        this.error(conn, new ToolexecError('TOOLEXEC_ERR_WS_FRAME_INVALID', `The frame is nested deeper than ${MAX_FRAME_DEPTH} levels`));
-        return;
-      }
-      raw = JSON.parse(text);
+      if (jsonDepthExceeds(text, MAX_FRAME_DEPTH)) invalid = `The frame is nested deeper than ${MAX_FRAME_DEPTH} levels`;
+      else raw = JSON.parse(text);
     } catch (e) {
-      this.error(conn, new ToolexecError('TOOLEXEC_ERR_WS_FRAME_INVALID', `The frame is not JSON: ${(e as Error).message}`));
+      invalid = `The frame is not JSON: ${(e as Error).message}`;
+    }
+    // Over the limit, a frame is answered with an error naming what it was about, and not acted on
+    // (a permission.respond may be sent again).
+    if (!this.withinLimit(conn, raw)) return;
+    if (invalid !== undefined) {
+      this.error(conn, new ToolexecError('TOOLEXEC_ERR_WS_FRAME_INVALID', invalid));
       return;
     }
     const parsed = ClientFrame.safeParse(raw);
@@ -394,20 +396,9 @@ export class WsHub {
 /**
  * The ids a refused frame names (`request_id` of a permission.respond,
  * `execution_id` of a cancel), for its error frame: an approver whose answer
- * was refused by the rate limit learns which one to send again. Only from a
- * text frame that parses as an object (a frame is at most 64 KiB, the
- * websocket's maxPayload, and nested at most MAX_FRAME_DEPTH levels).
+ * was refused by the rate limit learns which one to send again.
  */
-function frameRefs(data: unknown, isBinary: boolean): { request_id?: string; execution_id?: string } {
-  if (isBinary) return {};
-  const text = String(data);
-  if (jsonDepthExceeds(text, MAX_FRAME_DEPTH)) return {};
-  let f: unknown;
-  try {
-    f = JSON.parse(text);
-  } catch {
-    return {};
-  }
+function frameRefs(f: unknown): { request_id?: string; execution_id?: string } {
   if (typeof f !== 'object' || f === null) return {};
   const { type, request_id, execution_id } = f as Record<string, unknown>;
   if (type === 'permission.respond' && typeof request_id === 'string' && request_id.length <= 200) return { request_id };

@@ -231,16 +231,35 @@ describe('the image, reproduced outside Docker', () => {
         headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
         // A new session escapes the call's process group: once bash exits, the sleep is an orphan.
         // It waits for a file of this test's, so that it is still running when looked for, however loaded the machine.
+        // bash waits until it is in its session: the call's end stops what is left in bash's group, and on a
+        // loaded machine bash could exit before the child had run setsid, so the child went with the group.
         body: JSON.stringify({
-          tool_uses: [{ type: 'tool_use', id: 'toolu_orphan', name: 'Bash', input: { command: "setsid sh -c 'until [ -e go ]; do sleep 0.05; done' </dev/null >/dev/null 2>&1 & echo $!" } }],
+          tool_uses: [
+            {
+              type: 'tool_use',
+              id: 'toolu_orphan',
+              name: 'Bash',
+              input: { command: "setsid sh -c ': > started; until [ -e go ]; do sleep 0.05; done' </dev/null >/dev/null 2>&1 & until [ -e started ]; do sleep 0.01; done; echo $!" },
+            },
+          ],
         }),
       });
       const body = (await res.json()) as { tool_results: Array<{ content: string; is_error?: boolean }> };
       expect(body.tool_results[0]!.is_error ?? false).toBe(false);
       const orphan = Number(body.tool_results[0]!.content.trim());
       expect(orphan).toBeGreaterThan(1);
-      // Reparented to the subreaper (tini), not to the host's init.
-      expect(childrenOf(tini)).toContain(orphan);
+      // Reparented to the subreaper (tini), not to the host's init. Looked for until it is there: bash's
+      // exit and the kernel's reparenting of its children are not one step, and a loaded machine may
+      // answer the call in between. Its parent is named if it never comes.
+      const ppidOf = (pid: number): string => {
+        try {
+          return /^PPid:\s*(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '?';
+        } catch {
+          return 'gone';
+        }
+      };
+      for (let i = 0; i < 200 && !childrenOf(tini).includes(orphan); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(childrenOf(tini), `the orphan's parent: ${ppidOf(orphan)}`).toContain(orphan);
       // Once it exits, tini waits for it: no zombie left in the process table.
       fs.writeFileSync(path.join(root, 'workspace', 'go'), '');
       for (let i = 0; i < 200 && fs.existsSync(`/proc/${orphan}`); i++) await new Promise((r) => setTimeout(r, 50));

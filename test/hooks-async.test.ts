@@ -7,11 +7,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { cleanupTmp, execute, makeApp, probeTool, tmpDir, use, type TestApp } from './helpers.js';
 import { script } from './helpers-hooks.js';
-import { isAlive as alive } from './helpers.js';
+import { isAlive as alive, logCapture } from './helpers.js';
 import { loadConfig } from '../src/config/load.js';
 
 let t: TestApp | undefined;
@@ -48,17 +47,6 @@ async function gone(pid: number, ms = 5000): Promise<boolean> {
     await new Promise((r) => setTimeout(r, 25));
   }
   return !alive(pid);
-}
-
-function logCapture(): { stream: Writable; lines: () => Array<Record<string, unknown>> } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer | string, _enc, cb) {
-      chunks.push(String(chunk));
-      cb();
-    },
-  });
-  return { stream, lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
 describe('async hooks', () => {

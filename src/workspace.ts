@@ -125,8 +125,9 @@ export interface ServiceFiles {
 /**
  * The paths a ServiceFiles stands for: the configuration files; the
  * database's directory (where SQLite keeps -wal, -shm and -journal files
- * beside it), or, when that directory holds a working directory (a database
- * kept in the workspace root itself), the database and those files alone.
+ * beside it, and toolexec its .lock), or, when that directory holds a working
+ * directory (a database kept in the workspace root itself), the database and
+ * those files alone.
  */
 export function servicePaths(s: ServiceFiles, roots: readonly string[]): { files: string[]; dirs: string[] } {
   const files = (s.config ?? []).map((f) => path.resolve(f));
@@ -136,7 +137,7 @@ export function servicePaths(s: ServiceFiles, roots: readonly string[]): { files
     const dir = path.dirname(db);
     const realDir = realpathLoose(dir);
     const holdsRoot = [dir, realDir].some((d) => roots.some((r) => r === d || r.startsWith(d.endsWith(path.sep) ? d : d + path.sep)));
-    if (holdsRoot) files.push(db, `${db}-wal`, `${db}-shm`, `${db}-journal`);
+    if (holdsRoot) files.push(db, `${db}-wal`, `${db}-shm`, `${db}-journal`, `${db}.lock`);
     else dirs.push(dir);
   }
   return { files, dirs };

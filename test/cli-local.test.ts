@@ -180,8 +180,8 @@ describe('toolexec check (local)', () => {
       const rule = await owner.app.inject({ method: 'POST', url: '/permissions/rules', payload: { behavior: 'deny', rule: 'Read(./a.txt)', scope: 'always' } });
       expect(rule.statusCode).toBe(201);
       const files = fs.readdirSync(p.data).sort();
-      // The service made the directory, and with it a .gitignore.
-      expect(files).toEqual(['.gitignore', 'toolexec.db', 'toolexec.db-shm', 'toolexec.db-wal']);
+      // The service made the directory, and with it a .gitignore (and the lock that keeps a second service off the database).
+      expect(files).toEqual(['.gitignore', 'toolexec.db', 'toolexec.db-shm', 'toolexec.db-wal', 'toolexec.db.lock']);
       const r = await cli(['check', '--config', p.file, '--json', 'Read', '{"file_path":"a.txt"}']);
       expect(r.stderr).toBe('');
       expect(JSON.parse(r.stdout)).toMatchObject({ behavior: 'deny', reason: { type: 'rule', detail: 'Read(./a.txt)' } });

@@ -82,28 +82,56 @@ const GITIGNORE = '# Made by toolexec with its database (audit log, stored tool 
  */
 export const PAGE_CACHE_KIB = -4000;
 
+/** Makes the directory of a database file, if missing, with a .gitignore; throws as openDatabase does. */
+export function makeDatabaseDir(file: string): void {
+  if (file === ':memory:') return;
+  const dir = path.dirname(path.resolve(file));
+  try {
+    // A directory made here (.toolexec/ in a project, by default) is kept out of git: a `git add -A`
+    // would otherwise commit the audit log and every stored tool output.
+    if (fs.mkdirSync(dir, { recursive: true }) !== undefined) fs.writeFileSync(path.join(dir, '.gitignore'), GITIGNORE);
+  } catch (e) {
+    throw openFailure(path.resolve(file), e);
+  }
+}
+
 export function openDatabase(opts: OpenOptions): Db {
   let db: Db;
+  makeDatabaseDir(opts.path);
   try {
-    if (opts.path !== ':memory:') {
-      const dir = path.dirname(path.resolve(opts.path));
-      // A directory made here (.toolexec/ in a project, by default) is kept out of git: a `git add -A`
-      // would otherwise commit the audit log and every stored tool output.
-      if (fs.mkdirSync(dir, { recursive: true }) !== undefined) fs.writeFileSync(path.join(dir, '.gitignore'), GITIGNORE);
-    }
     db = new Database(opts.path, { readonly: opts.readonly ?? false });
   } catch (e) {
     throw openFailure(path.resolve(opts.path), e);
   }
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
-  db.pragma('foreign_keys = ON');
-  // Keep the WAL from growing without bound under sustained writes.
-  db.pragma('journal_size_limit = 67108864');
-  db.pragma(`cache_size = ${PAGE_CACHE_KIB}`);
-  if (!opts.readonly) migrate(db);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('foreign_keys = ON');
+    // Keep the WAL from growing without bound under sustained writes.
+    db.pragma('journal_size_limit = 67108864');
+    db.pragma(`cache_size = ${PAGE_CACHE_KIB}`);
+    if (!opts.readonly) migrate(db);
+  } catch (e) {
+    db.close();
+    throw unusable(path.resolve(opts.path), e);
+  }
   return db;
+}
+
+/**
+ * Why an opened database cannot be used, naming the file: SQLite's own
+ * "file is not a database" or "database is locked" named neither it nor
+ * what to do, and was all `toolexec serve` printed.
+ */
+function unusable(file: string, e: unknown): ToolexecError {
+  const code = (e as { code?: unknown }).code;
+  const sqlite = (e as Error).message;
+  let why: string;
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') why = `it is not an SQLite database, or it is damaged (${sqlite}); move it aside, or choose another place with storage.path or --data-dir`;
+  else if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') why = `another process holds a lock on it (${sqlite}); stop that process, or choose another place with storage.path or --data-dir`;
+  else why = sqlite;
+  return new ToolexecError('TOOLEXEC_ERR_STORAGE_UNAVAILABLE', `cannot open the database ${file}: ${why}`);
 }
 
 export function migrate(db: Db): void {

@@ -155,6 +155,22 @@ describe('POST /mcp', () => {
     expect(err!.message).toMatch(/the id tu-r already names an earlier call of this session \(Probe\)/);
   });
 
+  it('refuses a _meta.session_id or tool_use_id holding a lone surrogate (the database would store another id) as Invalid params', async () => {
+    const { client } = await connect();
+    for (const meta of [{ session_id: 's-mcp-\ud800', tool_use_id: 'tu-s' }, { session_id: 's-mcp-lone', tool_use_id: 'tu-\udc00' }]) {
+      const err = (await client.callTool({ name: 'Probe', arguments: { value: 'v' }, _meta: meta }).then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as McpError | undefined;
+      expect(err).toBeInstanceOf(McpError);
+      expect(err!.code).toBe(ErrorCode.InvalidParams);
+      expect(err!.message).toMatch(/lone UTF-16 surrogate/);
+    }
+    // A pair is a whole character.
+    const ok = (await client.callTool({ name: 'Probe', arguments: { value: 'v' }, _meta: { session_id: 's-mcp-\ud83d\ude00', tool_use_id: 'tu-\ud83d\ude00' } })) as CallToolResult;
+    expect(execution(ok).status).toBe('succeeded');
+  });
+
   it('forwards the tool progress to a client that asked for it', async () => {
     const { client } = await connect();
     const seen: Array<{ progress: number; total?: number; message?: string }> = [];

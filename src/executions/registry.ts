@@ -27,8 +27,13 @@ export interface LiveExecution {
   readonly key: string;
 }
 
+/**
+ * The session's length leads: ids are any strings, and with a bare separator
+ * session "a\0b" with id "c" and session "a" with id "b\0c" had one key, so
+ * the second call was answered with the first one's outcome, never run.
+ */
 export function toolUseKey(sessionId: string, toolUseId: string): string {
-  return `${sessionId}\u0000${toolUseId}`;
+  return `${sessionId.length}:${sessionId}\u0000${toolUseId}`;
 }
 
 export class ExecutionRegistry implements CallObserver {

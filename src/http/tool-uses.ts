@@ -12,6 +12,7 @@ import type { ToolUse } from '../pipeline/types.js';
 import { issueText } from './validate.js';
 import type { ContentBlock, ToolResultBlock } from '../tool/types.js';
 import { isPlainObject } from '../util/object.js';
+import { idProblem } from '../util/text.js';
 
 export const MAX_TOOL_USES_PER_REQUEST = 256;
 
@@ -113,6 +114,9 @@ export function readToolUses(raw: unknown): ToolUse[] {
       throw invalid(`tool_uses[${i}] must be an object`);
     }
     const o = item as Record<string, unknown>;
+    const id = o.type === 'function_call' ? o.call_id : o.type === 'tool_use' || 'function' in o ? o.id : undefined;
+    const idIssue = typeof id === 'string' ? idProblem(id) : undefined;
+    if (idIssue !== undefined) throw invalid(`tool_uses[${i}]: its id ${idIssue}`);
     if (o.type === 'tool_use') {
       // `input` may hold anything, but zod wants the key present.
       if (isIdLike(o.id) && isIdLike(o.name) && 'input' in o) {

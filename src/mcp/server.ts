@@ -26,6 +26,7 @@ import type { Services } from '../services.js';
 import type { AnyTool } from '../tool/types.js';
 import { mcpAnnotationsOf } from './mcp-tool.js';
 import { blockToCallResult } from './results.js';
+import { idProblem } from '../util/text.js';
 
 const MAX_ID_CHARS = 256;
 
@@ -71,6 +72,8 @@ export class PoolMcpServer {
   sessionIdFor(meta: unknown, mcpSessionId: string): string {
     const s = metaString(meta, 'session_id') ?? mcpSessionId;
     if (s.length > MAX_ID_CHARS) throw new McpError(ErrorCode.InvalidParams, `_meta.session_id is longer than ${MAX_ID_CHARS} characters`);
+    const issue = idProblem(s);
+    if (issue !== undefined) throw new McpError(ErrorCode.InvalidParams, `_meta.session_id ${issue}`);
     return s;
   }
 
@@ -103,6 +106,8 @@ export class PoolMcpServer {
     const sessionId = this.sessionIdFor(params._meta, ctx.mcpSessionId);
     const toolUseId = metaString(params._meta, 'tool_use_id') ?? `mcp_${randomUUID().replace(/-/g, '')}`;
     if (toolUseId.length > MAX_ID_CHARS) throw new McpError(ErrorCode.InvalidParams, `_meta.tool_use_id is longer than ${MAX_ID_CHARS} characters`);
+    const issue = idProblem(toolUseId);
+    if (issue !== undefined) throw new McpError(ErrorCode.InvalidParams, `_meta.tool_use_id ${issue}`);
     const session = await this.svc.sessions.ready(sessionId);
     const use = { id: toolUseId, name: params.name, input: params.arguments ?? {}, format: 'anthropic' as const };
     const [item] = this.svc.executor.start(session, [use], ctx.actor, ctx.signal);

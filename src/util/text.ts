@@ -24,3 +24,19 @@ export function withoutHalfAtStart(s: string): string {
 export function sliceWhole(s: string, max: number): string {
   return s.length <= max ? s : withoutHalfAtEnd(s.slice(0, max));
 }
+
+/**
+ * A UTF-16 surrogate without its pair. SQLite stores text as UTF-8, where it
+ * becomes U+FFFD: an id holding one came back from the database as another
+ * id, so session "x\uD800" was stored as "x\uFFFD", and after a restart
+ * session "x\uFFFD" was refused (TOOL_USE_ID_REUSED) or replayed calls of
+ * the other.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Why an id (a session's, a tool use's) cannot be stored as sent, or undefined. */
+export function idProblem(id: string): string | undefined {
+  const m = LONE_SURROGATE.exec(id);
+  if (!m) return undefined;
+  return `holds a lone UTF-16 surrogate (\\u${m[0].charCodeAt(0).toString(16).toUpperCase()} at ${m.index}), which the database cannot store as sent; ids must be whole Unicode characters`;
+}

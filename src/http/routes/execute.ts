@@ -12,6 +12,7 @@ import type { Services } from '../../services.js';
 import type { ToolResultBlock } from '../../tool/types.js';
 import { actorOf } from '../context.js';
 import { ExecuteRequest, plainExecuteRequest, readToolUses, toOpenAIAnswer } from '../tool-uses.js';
+import { idProblem } from '../../util/text.js';
 import { issueText } from '../validate.js';
 
 export function newSessionId(): string {
@@ -59,6 +60,13 @@ function queuedSummary(item: BatchItem, svc: Services): ExecutionSummary {
 }
 
 function readEnvelope(raw: unknown): ExecuteRequest {
+  const body = envelope(raw);
+  const issue = body.session_id === undefined ? undefined : idProblem(body.session_id);
+  if (issue !== undefined) throw new ToolexecError('TOOLEXEC_ERR_REQUEST_INVALID', `session_id ${issue}`);
+  return body;
+}
+
+function envelope(raw: unknown): ExecuteRequest {
   const plain = plainExecuteRequest(raw);
   if (plain !== undefined) return plain;
   const body = ExecuteRequest.safeParse(raw);

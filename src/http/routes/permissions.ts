@@ -17,6 +17,7 @@ import type { Services } from '../../services.js';
 import { actorOf } from '../context.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { listingQuery, parseRequest } from '../validate.js';
+import { idProblem } from '../../util/text.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(256) });
 
@@ -30,7 +31,13 @@ export const RuleCreate = z.strictObject({
   behavior: z.enum(['allow', 'deny', 'ask']),
   rule: z.string().min(1).max(10_000),
   scope: z.enum(['session', 'always']),
-  session_id: z.string().min(1).max(256).optional(),
+  // Stored: an id SQLite would store as another (util/text.ts idProblem) would give the rule to that session after a restart.
+  session_id: z
+    .string()
+    .min(1)
+    .max(256)
+    .refine((s) => idProblem(s) === undefined, { message: 'holds a lone UTF-16 surrogate, which the database cannot store as sent' })
+    .optional(),
 });
 
 const RulesQuery = z.object({ session_id: z.string().min(1).max(256).optional() });

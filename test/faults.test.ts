@@ -174,6 +174,30 @@ describe('wait:false calls whose records cannot be committed', () => {
   });
 });
 
+describe('a call whose row is held, looked up', () => {
+  it('GET /executions/:id says the record is not written yet (503), not that there is no such execution; cancel says it is not running', async () => {
+    t = await makeApp({ permissions: { allow: ['Probe'] } }, { extraTools: [probeTool({})] });
+    t.app.toolexec.db.pragma('query_only = ON');
+    const r = await t.app.inject({ method: 'POST', url: '/execute', payload: { session_id: 'look', wait: false, tool_uses: [use('Probe', { value: 'a' }, 'look-1')] } });
+    expect(r.statusCode).toBe(202);
+    const id = r.json().executions[0].id as string;
+    // The call ran; its commit failed, and its row is held.
+    await until(async () => t!.app.toolexec.registry.size === 0, 'the call to end');
+    expect(t.app.toolexec.executions.isHeld(id)).toBe(true);
+    const got = await t.app.inject({ method: 'GET', url: `/executions/${id}` });
+    expect(got.statusCode).toBe(503);
+    expect(got.json().error).toMatchObject({ code: 'TOOLEXEC_ERR_STORAGE_UNAVAILABLE', details: { execution_id: id } });
+    const cancel = await t.app.inject({ method: 'POST', url: `/executions/${id}/cancel` });
+    expect(cancel.statusCode).toBe(409);
+    expect(cancel.json().error.code).toBe('TOOLEXEC_ERR_EXECUTION_NOT_RUNNING');
+    t.app.toolexec.db.pragma('query_only = OFF');
+    await until(async () => t!.app.toolexec.executions.get(id)?.status === 'succeeded', 'the held row');
+    const later = await t.app.inject({ method: 'GET', url: `/executions/${id}` });
+    expect(later.statusCode).toBe(200);
+    expect(later.json().execution).toMatchObject({ id, status: 'succeeded' });
+  });
+});
+
 describe('a call whose row is held, repeated', () => {
   it('is not run again once its session was evicted and made anew, nor once its id left the recent ones', async () => {
     const calls: unknown[] = [];

@@ -115,6 +115,39 @@ describe('persistence threshold', () => {
   });
 });
 
+describe('GET /results/:id conditional requests', () => {
+  it('serves a Range only under an If-Range holding its ETag (another ETag or a date gets the whole), and answers 304 to its ETag in If-None-Match', async () => {
+    t = await makeApp({ results: { persistThresholdChars: 1000 } }, { extraTools: [bigTool(100_000)] });
+    const r = await execute(t.app, { tool_uses: [use('Big', { n: 100 })] });
+    const id = r.body.executions[0]!.result_id!;
+    const whole = lines(100);
+    const get = (headers: Record<string, string>) => t!.app.inject({ method: 'GET', url: `/results/${id}`, headers });
+    const same = await get({ range: 'bytes=0-9', 'if-range': `"${id}"` });
+    expect(same.statusCode).toBe(206);
+    expect(same.body).toBe(whole.slice(0, 10));
+    for (const ifRange of ['"res_other"', `W/"${id}"`, 'Wed, 21 Oct 2015 07:28:00 GMT']) {
+      const other = await get({ range: 'bytes=0-9', 'if-range': ifRange });
+      expect(other.statusCode).toBe(200);
+      expect(other.headers['content-range']).toBeUndefined();
+      expect(other.body).toBe(whole);
+    }
+    for (const inm of [`"${id}"`, `"res_x", W/"${id}"`, '*']) {
+      const cached = await get({ 'if-none-match': inm });
+      expect(cached.statusCode).toBe(304);
+      expect(cached.body).toBe('');
+      expect(cached.headers.etag).toBe(`"${id}"`);
+    }
+    // A range past the end is refused with the size (RFC 9110 §15.5.17), in the error's JSON.
+    const past = await get({ range: `bytes=${whole.length}-` });
+    expect(past.statusCode).toBe(416);
+    expect(past.headers['content-range']).toBe(`bytes */${whole.length}`);
+    expect(past.json().error.code).toBe('TOOLEXEC_ERR_RANGE_NOT_SATISFIABLE');
+    const stale = await get({ 'if-none-match': '"res_other"' });
+    expect(stale.statusCode).toBe(200);
+    expect(stale.body).toBe(whole);
+  });
+});
+
 describe('SpillingOutputSink', () => {
   it('holds at most the threshold in memory, then writes chunks; multibyte text survives chunk edges', async () => {
     t = await makeApp();

@@ -96,4 +96,34 @@ describe('restart after a crash', () => {
     const again = await execute(t.app, { session_id: 's-kill', tool_uses: [use('Bash', { command: 'sleep 60' }, 'tu-kill')] });
     expect(again.body.executions[0]).toMatchObject({ id: RUNNING, replayed: true, decision: { behavior: 'allow', reason: { type: 'rule', detail: 'Bash' } } });
   });
+
+  it('a row whose stored result block is damaged (not a block\'s shape) is replayed and shown without it, not answered 500', async () => {
+    t = await makeApp({}, { extraTools: [sleepTool({ safe: true })] });
+    const dbPath = t.dbPath;
+    const workspace = t.workspace;
+    const ids: string[] = [];
+    for (const tu of ['d1', 'd2', 'd3']) {
+      const r = await execute(t.app, { session_id: 's-dmg', tool_uses: [use('SafeSleep', { ms: 0, tag: tu }, tu)] });
+      ids.push(r.body.executions[0]!.id);
+    }
+    await t.close();
+    t = undefined;
+    const db = new Database(dbPath);
+    const damage = db.prepare('UPDATE executions SET result_block = ? WHERE id = ?');
+    damage.run('{"type":"tool_result","tool_use_id":"d1","content":5}', ids[0]);
+    damage.run('null', ids[1]);
+    damage.run('[{"type":"text"}]', ids[2]);
+    db.close();
+
+    t = await makeApp({ workspace: { root: workspace }, storage: { path: dbPath } }, { extraTools: [sleepTool({ safe: true })] });
+    for (const [i, tu] of ['d1', 'd2', 'd3'].entries()) {
+      const again = await execute(t.app, { session_id: 's-dmg', tool_uses: [use('SafeSleep', { ms: 0, tag: tu }, tu)] });
+      expect(again.status).toBe(200);
+      expect(again.body.executions[0]).toMatchObject({ id: ids[i], status: 'succeeded', replayed: true });
+      expect(again.body.tool_results[0]).toMatchObject({ type: 'tool_result', tool_use_id: tu, content: '' });
+      const shown = await t.app.inject({ method: 'GET', url: `/executions/${ids[i]}` });
+      expect(shown.statusCode).toBe(200);
+      expect(shown.json().execution).toMatchObject({ id: ids[i], preview: null });
+    }
+  });
 });

@@ -13,7 +13,7 @@ import { queueCall, runToolUse } from '../pipeline/run-tool-use.js';
 import { CallAbort } from '../pipeline/cancel.js';
 import type { FinishedCall, PipelineDeps, QueuedCall, ToolUse } from '../pipeline/types.js';
 import type { Session } from '../sessions/session.js';
-import { inputMayBeCut, type ExecutionRow } from '../storage/executions.js';
+import { inputMayBeCut, storedBlock, type ExecutionRow } from '../storage/executions.js';
 import type { ToolResultBlock } from '../tool/types.js';
 import type { ExecutionRegistry } from './registry.js';
 
@@ -91,14 +91,7 @@ export function summaryOfRow(r: ExecutionRow): ExecutionSummary {
 }
 
 function blockOfRow(r: ExecutionRow): ToolResultBlock {
-  if (r.result_block) {
-    try {
-      return JSON.parse(r.result_block) as ToolResultBlock;
-    } catch {
-      /* fall through */
-    }
-  }
-  return { type: 'tool_result', tool_use_id: r.tool_use_id, content: '', is_error: r.is_error === 1 };
+  return storedBlock(r) ?? { type: 'tool_result', tool_use_id: r.tool_use_id, content: '', is_error: r.is_error === 1 };
 }
 
 export interface ExecutorOptions {

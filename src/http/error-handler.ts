@@ -117,8 +117,24 @@ export function wsClientErrorHandler(err: Error, socket: Duplex): void {
   }
 }
 
+/**
+ * Headers of a body that was never sent. To stream, Fastify copies the
+ * route's headers onto the raw response; a stream that fails before its
+ * first byte comes here with them still there, and its text/plain
+ * Content-Type made the JSON error unsendable (Fastify's own 500 went out
+ * instead, in another shape), with the Content-Range of the bytes promised.
+ */
+const BODY_HEADERS = ['content-type', 'content-length', 'content-range', 'content-encoding', 'etag', 'last-modified'];
+
 /** The service's error handler: every error as `{error:{code,message}}` with its status. */
 export function handleError(err: FastifyError | ToolexecError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // Only a stream's headers are on the raw response (a 416 thrown by a route keeps its Content-Range: bytes */size).
+  if (!reply.raw.headersSent && reply.raw.hasHeader('content-type')) {
+    for (const h of BODY_HEADERS) {
+      reply.removeHeader(h);
+      reply.raw.removeHeader(h);
+    }
+  }
   {
     if (err instanceof ToolexecError) {
       if (err.statusCode >= 500) req.log.error({ err }, err.message);

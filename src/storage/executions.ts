@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import { MultiRowWriter, NOOP_OP, type Db, type GroupCommitWriter } from './db.js';
+import type { ToolResultBlock } from '../tool/types.js';
 
 export interface ExecutionRow {
   seq: number;
@@ -40,6 +41,28 @@ export interface ExecutionRow {
   created_at: number;
   finished_at: number | null;
   duration_ms: number | null;
+}
+
+/**
+ * The tool_result block a row stores, or undefined when it holds none that
+ * can be answered (no block, not JSON, or not a block's shape: a damaged or
+ * hand-edited row). Read as it was, a block whose content was a number or
+ * an object made a replay of the call, and GET /executions/:id, answer 500.
+ */
+export function storedBlock(r: Pick<ExecutionRow, 'result_block'>): ToolResultBlock | undefined {
+  if (r.result_block === null) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(r.result_block);
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const b = v as { type?: unknown; tool_use_id?: unknown; content?: unknown };
+  if (b.type !== 'tool_result' || typeof b.tool_use_id !== 'string') return undefined;
+  const c = b.content;
+  const blocks = Array.isArray(c) && c.every((x) => typeof x === 'object' && x !== null && typeof (x as { type?: unknown }).type === 'string' && ((x as { type: string }).type !== 'text' || typeof (x as { text?: unknown }).text === 'string'));
+  return typeof c === 'string' || blocks ? (v as ToolResultBlock) : undefined;
 }
 
 export interface ExecutionStart {

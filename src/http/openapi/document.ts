@@ -121,7 +121,12 @@ export const ROUTE_DOCS: RouteDoc[] = [
     scope: 'read',
     tag: 'execution',
     summary: 'One execution: step timings, decision and its chain, hooks’ messages, result preview',
-    responses: { 200: { description: 'The execution', schema: S.ExecutionDetail }, ...STD_ERRORS, 404: err('No such execution') },
+    responses: {
+      200: { description: 'The execution', schema: S.ExecutionDetail },
+      ...STD_ERRORS,
+      404: err('No such execution'),
+      503: err('It ran, but its record is not written yet (the database is not taking writes), or shutting down; retry later'),
+    },
   },
   {
     method: 'post',
@@ -144,7 +149,8 @@ export const ROUTE_DOCS: RouteDoc[] = [
     summary: 'A persisted large result, whole (Range supported)',
     responses: {
       200: { description: 'The result', contentType: 'text/plain' },
-      206: { description: 'A byte range of the result', contentType: 'text/plain' },
+      206: { description: 'A byte range of the result (whole, as 200, when If-Range names another ETag)', contentType: 'text/plain' },
+      304: { description: 'Not modified: If-None-Match holds its ETag' },
       ...STD_ERRORS,
       404: err('No such result'),
       416: err('Range not satisfiable'),

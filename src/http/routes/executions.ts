@@ -10,7 +10,7 @@ import { ToolexecError } from '../../errors.js';
 import type { Call } from '../../pipeline/types.js';
 import { TERMINAL_STATUSES } from '../../pipeline/types.js';
 import type { Services } from '../../services.js';
-import { seqOfId, type ExecutionRow } from '../../storage/executions.js';
+import { seqOfId, storedBlock, type ExecutionRow } from '../../storage/executions.js';
 import type { ToolResultBlock } from '../../tool/types.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { listingQuery, parseRequest } from '../validate.js';
@@ -80,6 +80,12 @@ function liveItem(call: Call) {
   };
 }
 
+function heldError(id: string): ToolexecError {
+  return new ToolexecError('TOOLEXEC_ERR_STORAGE_UNAVAILABLE', `Execution ${id} ran, but its record is not written yet (the database is not taking writes); retry later`, {
+    execution_id: id,
+  });
+}
+
 export function executionRoutes(app: FastifyInstance, svc: Services): void {
   app.get('/executions', { config: { scope: 'read' } }, async (req) => {
     const { limit, cursor, session_id, status, tool } = parseRequest(ExecutionsQuery, req.query, 'query');
@@ -114,7 +120,11 @@ export function executionRoutes(app: FastifyInstance, svc: Services): void {
     const { id } = parseRequest(IdParams, req.params, 'params');
     const live = svc.registry.get(id)?.call;
     const row = svc.executions.get(id);
-    if (!row && !live) throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_FOUND', `No execution ${id}`);
+    if (!row && !live) {
+      // It ran, and its record waits for the database to take writes again (as POST /execute tells a repeat).
+      if (svc.executions.isHeld(id)) throw heldError(id);
+      throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_FOUND', `No execution ${id}`);
+    }
     if (live && !TERMINAL_STATUSES.has(live.status)) {
       const d = 'decision' in live ? live.decision : undefined;
       return {
@@ -165,7 +175,7 @@ export function executionRoutes(app: FastifyInstance, svc: Services): void {
         error_class: r.error_class,
         is_error: r.is_error === 1,
         result_id: r.result_id,
-        preview: previewOf(json<ToolResultBlock | null>(r.result_block, null)),
+        preview: previewOf(storedBlock(r) ?? null),
         actor: r.actor,
         created_at: r.created_at,
         finished_at: r.finished_at,
@@ -179,7 +189,10 @@ export function executionRoutes(app: FastifyInstance, svc: Services): void {
     const { id } = parseRequest(IdParams, req.params, 'params');
     if (svc.registry.cancel(id)) return reply.status(202).send({ execution: { id, status: 'cancelling' } });
     const row = svc.executions.get(id);
-    if (!row) throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_FOUND', `No execution ${id}`);
+    if (!row) {
+      if (svc.executions.isHeld(id)) throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_RUNNING', `Execution ${id} has ended; its record is not written yet`);
+      throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_FOUND', `No execution ${id}`);
+    }
     throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_RUNNING', `Execution ${id} is ${row.status}`, { status: row.status });
   });
 }

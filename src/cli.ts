@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * The `toolexec` command. `serve` runs the service; the operator commands
- * talk to the configuration (tools, check) or to a running service (exec,
- * audit, approve, health, and tools/check with --url). Each command lives in
+ * talk to the configuration (tools, check), to the database (denied-memory)
+ * or to a running service (exec, audit, approve, health, and tools/check
+ * with --url). Each command lives in
  * src/cli/ and is imported only when used, so that `toolexec health` (the
  * container's HEALTHCHECK) starts in a few milliseconds.
  * Exit codes: 0 ok, 1 failure, 2 bad usage or configuration.
@@ -19,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   audit: async () => (await import('./cli/audit.js')).auditCommand,
   approve: async () => (await import('./cli/approve.js')).approveCommand,
   health: async () => (await import('./cli/health.js')).healthCommand,
+  'denied-memory': async () => (await import('./cli/denied-memory.js')).deniedMemoryCommand,
 };
 
 export const USAGE = `usage: toolexec <command> [options]
@@ -31,6 +33,9 @@ commands:
   audit     print (or follow) a running service's permission decisions
   approve   list the permission requests waiting for a person, or answer one
   health    exit 0 when a running service is alive (or ready)
+  denied-memory
+            the memory of denied files met by identity: size, overflow,
+            files no longer at their denied names; clear it after checking
 
 Run "toolexec <command> --help" for a command's options, "toolexec --version"
 for the version.

@@ -27,8 +27,10 @@ import { ResultStore } from './results/store.js';
 import type { Session } from './sessions/session.js';
 import { SessionStore } from './sessions/store.js';
 import { AuditLog } from './storage/audit.js';
-import { GroupCommitWriter, openDatabase, type Db } from './storage/db.js';
+import { GroupCommitWriter, makeDatabaseDir, openDatabase, type Db } from './storage/db.js';
+import { lockDatabase } from './storage/lock.js';
 import { SqliteDeniedFiles } from './storage/denied-files.js';
+import { defaultPinLimit } from './permissions/denied-memory.js';
 import { Checkpointer } from './storage/checkpointer.js';
 import { ExecutionLog } from './storage/executions.js';
 import { Observability, type ObservabilityOptions } from './observability/observability.js';
@@ -102,6 +104,9 @@ export interface Services {
   close(): Promise<void>;
 }
 
+/** How often the memory of denied files drops the rows of files deleted since, between walks. */
+const DENIED_PRUNE_MS = 60_000;
+
 export function createServices(opts: ServiceOptions): Services {
   const { config } = opts;
   const problems = configProblems(config);
@@ -118,7 +123,16 @@ export function createServices(opts: ServiceOptions): Services {
       runScripts: scriptsRunByService(config.hooks, config.mcpServers, realpathLoose(config.workspace.root)),
     },
   );
-  const db = openDatabase({ path: dbPath });
+  // One service per database file (storage/lock.ts), taken before anything reads or changes it.
+  makeDatabaseDir(dbPath);
+  const dbLock = dbPath === ':memory:' ? undefined : lockDatabase(dbPath);
+  let db: Db;
+  try {
+    db = openDatabase({ path: dbPath });
+  } catch (e) {
+    dbLock?.release();
+    throw e;
+  }
   const writer = new GroupCommitWriter(db);
   const checkpointer = dbPath === ':memory:' ? undefined : new Checkpointer(db, dbPath, writer);
   // Tool output is masked before it is stored or answered: a command that prints a token (`ps e`, a file holding one) hands it to nobody.
@@ -148,8 +162,20 @@ export function createServices(opts: ServiceOptions): Services {
   for (const e of compiled.errors) log.warn({ rule: e.raw, source: e.source, error: e.error }, 'permission rule ignored');
   const pathBase = { root: workspace.root, cwd: workspace.root, home: workspace.home, caseInsensitive: workspace.caseInsensitive };
   // The denied files met by identity by an earlier process: one that lost its denied name then is still known.
-  const deniedFiles = new SqliteDeniedFiles(db).load(undefined, (e) => log.error({ err: e }, 'could not record a denied file met by identity'));
+  const deniedFiles = new SqliteDeniedFiles(db).load(undefined, (e) => log.error({ err: e }, 'could not record a denied file met by identity'), {
+    pinLimit: defaultPinLimit(),
+    warn: (event, detail) =>
+      log.warn(
+        detail,
+        event === 'nearly_full'
+          ? 'the memory of denied files met by identity is 80% full: past its limit, files born before the next denied file met ask (see toolexec denied-memory)'
+          : 'a denied file could not be remembered by identity (the memory is full): files born no later than it now ask; see toolexec denied-memory',
+      ),
+  });
   const ruleStore = new RuleStore(db, ruleInputs, pathBase, deniedFiles);
+  // Walks prune the memory too; this frees a deleted denied file's blocks when none runs (denied-memory.ts, Pruning).
+  const pruneDenied = setInterval(() => deniedFiles.prune(), DENIED_PRUNE_MS);
+  pruneDenied.unref();
 
   // Bash and hooks get neither the tokens nor the credentials the
   // configuration's headers name; configured MCP servers (and the ${VAR}
@@ -257,6 +283,7 @@ export function createServices(opts: ServiceOptions): Services {
     pendingPermissionRequests: () => broker.pendingCount,
     websocketConnections: () => hub.connections,
     backgroundTasks: () => tasks?.running ?? 0,
+    deniedFiles: () => ({ remembered: deniedFiles.size, limit: deniedFiles.limit, overflowed: deniedFiles.overflowed, held: deniedFiles.pinnedFiles }),
     mcp,
     requiredMcpServers: Object.keys(config.mcpServers).filter((name) => config.mcpServers[name]!.required === true),
     ...opts.observability,
@@ -300,9 +327,12 @@ export function createServices(opts: ServiceOptions): Services {
       await mcp.close();
       observability.close();
       await retention.stop();
+      clearInterval(pruneDenied);
+      deniedFiles.close();
       writer.flushNow();
       await checkpointer?.stop();
       db.close();
+      dbLock?.release();
     },
   };
   mcp.start();

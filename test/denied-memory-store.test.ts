@@ -33,7 +33,7 @@ describe('a denied file met while the database refuses writes', () => {
     // Refused, and said so; the running service remembers it meanwhile.
     expect(errors).toHaveLength(1);
     expect(String(errors[0])).toMatch(/readonly|read-only|query_only/i);
-    expect(memory.get(fs.statSync(secret))?.path).toBe(secret);
+    expect(memory.get(fs.statSync(secret), secret)?.path).toBe(secret);
     expect(memory.unsavedWrites).toBe(1);
     // Still refused: the next write waits behind it, in order.
     await new Promise((r) => setTimeout(r, 1100));
@@ -73,22 +73,19 @@ describe('birth times that are ctimes in disguise', () => {
   });
 
   it('are not used: the denied file whose ctime a hard link moved is still the denied file', () => {
-    const dir = tmpDir();
-    const secret = path.join(dir, '.env');
-    fs.writeFileSync(secret, 'SECRET=1\n');
-    const st = fs.statSync(secret);
+    const { secret, st } = plantSecret();
     const memory = new DeniedFileMemory();
     try {
       assumeBirthTimes(false);
       memory.note(aliased(st, 1000), secret, 'Read(./.env)', () => true);
       // tar links N to it (ctime moves), then replaces .env: N is the secret, met by identity.
-      expect(memory.get(aliased(st, 2000))?.path).toBe(secret);
+      expect(memory.get(aliased(st, 2000), secret)?.path).toBe(secret);
       // With birth times trusted, the moved "birth time" reads as another file on a reused inode.
       assumeBirthTimes(true);
       assumeFileSystemType(() => 0xef53);
       const trusting = new DeniedFileMemory();
       trusting.note(aliased(st, 1000), secret, 'Read(./.env)', () => true);
-      expect(trusting.get(aliased(st, 2000))).toBeUndefined();
+      expect(trusting.get(aliased(st, 2000), secret)).toBeUndefined();
     } finally {
       assumeBirthTimes(undefined);
       assumeFileSystemType(undefined);
@@ -96,26 +93,66 @@ describe('birth times that are ctimes in disguise', () => {
   });
 });
 
-describe('a denied file on overlayfs (a workspace in a container image)', () => {
-  /** A stat whose birth time is `born`: overlayfs gives the upper file's once a change copied the file up. */
-  const bornAt = (st: fs.Stats, born: number): fs.Stats => Object.assign(Object.create(Object.getPrototypeOf(st) as object) as fs.Stats, st, { birthtimeMs: born });
+/** A .env in a directory of its own, and its stat. */
+function plantSecret(): { secret: string; st: fs.Stats } {
+  const secret = path.join(tmpDir(), '.env');
+  fs.writeFileSync(secret, 'SECRET=1\n');
+  return { secret, st: fs.statSync(secret) };
+}
 
+/** A stat whose birth time is `born`: overlayfs gives the upper file's once a change copied the file up. */
+const bornAt = (st: fs.Stats, born: number): fs.Stats => Object.assign(Object.create(Object.getPrototypeOf(st) as object) as fs.Stats, st, { birthtimeMs: born });
+
+describe('a denied file on overlayfs (a workspace in a container image)', () => {
   it('is remembered without its birth time: copied up by the link that takes its name away, it is still the denied file', () => {
-    const dir = tmpDir();
-    const secret = path.join(dir, '.env');
-    fs.writeFileSync(secret, 'SECRET=1\n');
-    const st = fs.statSync(secret);
+    const { secret, st } = plantSecret();
     try {
       assumeBirthTimes(true);
       assumeFileSystemType(() => 0x794c7630);
       const overlay = new DeniedFileMemory();
       overlay.note(bornAt(st, 1000), secret, 'Read(./.env)', () => true);
-      expect(overlay.get(bornAt(st, 2000))?.path).toBe(secret);
+      expect(overlay.get(bornAt(st, 2000), secret)?.path).toBe(secret);
       // On another file system the moved birth time says another file took the inode.
       assumeFileSystemType(() => 0xef53);
       const ext4 = new DeniedFileMemory();
       ext4.note(bornAt(st, 1000), secret, 'Read(./.env)', () => true);
-      expect(ext4.get(bornAt(st, 2000))).toBeUndefined();
+      expect(ext4.get(bornAt(st, 2000), secret)).toBeUndefined();
+    } finally {
+      assumeBirthTimes(undefined);
+      assumeFileSystemType(undefined);
+    }
+  });
+});
+
+describe('where birth times are not kept, whichever the reason', () => {
+  it('a denied file on overlayfs met past the limit leaves every file there in doubt, whatever birth time it reads now', () => {
+    const { secret, st } = plantSecret();
+    try {
+      assumeBirthTimes(true);
+      assumeFileSystemType(() => 0x794c7630);
+      const full = new DeniedFileMemory(undefined, { files: [] }, 0);
+      full.note(bornAt(st, 1000), secret, 'Read(./.env)', () => true);
+      expect(full.overflowed).toBe(true);
+      // tar linked N to it (copying it up: a new birth time) and replaced .env: N may be the forgotten secret.
+      const n = path.join(path.dirname(secret), 'N');
+      expect(full.mayBeForgotten(bornAt(st, 2000), n)).toBe(true);
+    } finally {
+      assumeBirthTimes(undefined);
+      assumeFileSystemType(undefined);
+    }
+  });
+
+  it('a file remembered with its birth time is still the denied file when read by a process that cannot trust birth times', () => {
+    const { secret, st } = plantSecret();
+    try {
+      assumeBirthTimes(true);
+      assumeFileSystemType(() => 0xef53);
+      const memory = new DeniedFileMemory();
+      memory.note(bornAt(st, 1000), secret, 'Read(./.env)', () => true);
+      // Restarted where stat gives the ctime for a birth time (no statx): the "birth time" read is the ctime the link moved.
+      assumeBirthTimes(false);
+      expect(memory.get(bornAt(st, 2000), path.join(path.dirname(secret), 'N'))?.path).toBe(secret);
+      expect(memory.size).toBe(1);
     } finally {
       assumeBirthTimes(undefined);
       assumeFileSystemType(undefined);

@@ -30,6 +30,11 @@ export interface MetricSources {
   websocketConnections(): number;
   /** Background Bash tasks running now. */
   backgroundTasks?: (() => number) | undefined;
+  /**
+   * The memory of denied files met by identity (permissions/denied-memory.ts): files remembered, its
+   * limit, whether one could not be remembered, files held open to see them deleted.
+   */
+  deniedFiles?: (() => { remembered: number; limit: number; overflowed: boolean; held: number }) | undefined;
   /** MCP servers and their states; absent when MCP is not part of the service. */
   mcpServers?: (() => ReadonlyArray<{ name: string; state: string; tools: number }>) | undefined;
 }
@@ -148,6 +153,41 @@ export class ServiceMetrics {
         this.set(backgroundTasks?.() ?? 0);
       },
     });
+    const deniedFiles = src.deniedFiles;
+    if (deniedFiles) {
+      new Gauge({
+        name: 'toolexec_denied_files_remembered',
+        help: 'Denied files remembered by identity (a hard link or an extraction may take their denied name away); see toolexec_denied_files_limit.',
+        registers,
+        collect() {
+          this.set(deniedFiles().remembered);
+        },
+      });
+      new Gauge({
+        name: 'toolexec_denied_files_limit',
+        help: 'Denied files remembered at most: past it, files born before the next one met ask.',
+        registers,
+        collect() {
+          this.set(deniedFiles().limit);
+        },
+      });
+      new Gauge({
+        name: 'toolexec_denied_files_overflowed',
+        help: '1 once a denied file could not be remembered (files born no later than it ask, until cleared with toolexec denied-memory --clear-overflow), else 0.',
+        registers,
+        collect() {
+          this.set(deniedFiles().overflowed ? 1 : 0);
+        },
+      });
+      new Gauge({
+        name: 'toolexec_denied_files_held_open',
+        help: 'Remembered denied files held open (O_PATH) to see them deleted, so that their rows go.',
+        registers,
+        collect() {
+          this.set(deniedFiles().held);
+        },
+      });
+    }
     const mcpServers = src.mcpServers;
     if (mcpServers) {
       new Gauge({

@@ -9,7 +9,7 @@ import type { ExecutionEvent, ExecutionRegistry } from '../executions/registry.j
 import type { Db, GroupCommitWriter } from '../storage/db.js';
 import { StatsStore } from '../storage/stats.js';
 import { CallStats, type ToolStatsView } from './call-stats.js';
-import { ServiceMetrics } from './metrics.js';
+import { ServiceMetrics, type MetricSources } from './metrics.js';
 import { Readiness, type McpReadinessSource } from './readiness.js';
 
 /** How often changed statistics are written: at most this much is lost to a crash. */
@@ -24,6 +24,8 @@ export interface ObservabilityOptions {
   websocketConnections(): number;
   /** Background Bash tasks running now. */
   backgroundTasks?: (() => number) | undefined;
+  /** The memory of denied files met by identity (permissions/denied-memory.ts). */
+  deniedFiles?: MetricSources['deniedFiles'];
   /** MCP servers' states; absent when the service runs without MCP. */
   mcp?: { status(): ReadonlyArray<{ name: string; state: string; tools: number }> } | undefined;
   /** MCP servers that must be connected for readiness. */
@@ -70,6 +72,7 @@ export class Observability {
       executionsInFlight: () => opts.registry.size,
       websocketConnections: opts.websocketConnections,
       backgroundTasks: opts.backgroundTasks,
+      deniedFiles: opts.deniedFiles,
       mcpServers: mcp ? () => mcp.status() : undefined,
     });
     const mcpReadiness: McpReadinessSource | undefined = mcp

@@ -114,17 +114,17 @@ const WALK_KEPT_LIMIT = 10 * WALK_LIMIT;
 export class DeniedLinkWalk {
   private readonly listings = new Map<string, Listing>();
   /** The denied file the file `st` describes was met as, by any walk so far, if one of these rules still covers that name. */
-  formerly(st: fs.Stats): Found | undefined {
+  formerly(st: fs.Stats, p: string): Found | undefined {
     // An inode reused after a delete is born anew (where the file system records birth: 0 where not).
-    const f = this.memory.get(st);
+    const f = this.memory.get(st, p);
     if (f === undefined) return undefined;
     const rule = this.covering(f.path);
     return rule ? { rule, other: f.path } : undefined;
   }
 
   /** Whether `st` may be a denied file met past the memory's limit, which these rules would judge. */
-  mayBeForgotten(st: fs.Stats): boolean {
-    return this.rules.length > 0 && this.memory.mayBeForgotten(st);
+  mayBeForgotten(st: fs.Stats, p: string): boolean {
+    return this.rules.length > 0 && this.memory.mayBeForgotten(st, p);
   }
 
   /** Whether a denied file met so far no longer lies where it was met (it may have another name now), or may have been forgotten. */
@@ -136,7 +136,7 @@ export class DeniedLinkWalk {
         const st = fs.statSync(f.path);
         if (st.dev !== f.dev || st.ino !== f.ino) return true;
         // Its inode under its denied name, born anew: the file met is gone (get() forgets it).
-        this.memory.get(st);
+        this.memory.get(st, f.path);
       } catch {
         return true;
       }
@@ -159,6 +159,8 @@ export class DeniedLinkWalk {
   find(): Map<string, Found> | undefined {
     const rules = this.rules;
     const out = new Map<string, Found>();
+    // The denied files deleted since the last walk are forgotten (denied-memory.ts, Pruning).
+    this.memory.prune();
     const note = (p: string, rule: PermissionRule): void => {
       let st: fs.Stats;
       try {
@@ -310,10 +312,10 @@ export function hardLinkChecker(from: readonly DenyRuleEntry[] | DeniedLinkWalk)
     }
     if (!st?.isFile()) return undefined;
     // A denied file met before that has since lost its denied name, whatever its link count now.
-    const was = walk.formerly(st);
+    const was = walk.formerly(st, abs);
     if (was && was.other !== abs && !sameFile(was.other, st)) return was;
     // A denied file met past the memory's limit may be this one: not remembered, it cannot be told.
-    if (!was && walk.mayBeForgotten(st)) return { unknown: true, forgotten: true };
+    if (!was && walk.mayBeForgotten(st, abs)) return { unknown: true, forgotten: true };
     if (st.nlink < 2) return undefined;
     const known = found();
     if (known === undefined) return { unknown: true };

@@ -40,10 +40,24 @@ export class SqliteDeniedFiles implements DeniedFileStore {
     this.overflowStmt.run({ born, path, at: Date.now() });
   }
 
+  /** Every remembered file, with when it was met (ms), oldest first: for an operator (toolexec denied-memory). */
+  rows(): Array<MetDenied & { met_at: number }> {
+    return this.db.prepare('SELECT dev, ino, born, path, rule, met_at FROM denied_files ORDER BY met_at, path').all() as Array<MetDenied & { met_at: number }>;
+  }
+
+  /** The overflow as recorded: the latest birth time of a denied file that could not be remembered, where it was met, when. */
+  overflowState(): { born: number; path: string; at: number } | undefined {
+    return this.db.prepare('SELECT born, path, at FROM denied_files_overflow WHERE id = 1').get() as { born: number; path: string; at: number } | undefined;
+  }
+
+  /** Forgets the overflow (an operator's decision, toolexec denied-memory --clear-overflow); whether there was one. */
+  clearOverflow(): boolean {
+    return this.db.prepare('DELETE FROM denied_files_overflow WHERE id = 1').run().changes > 0;
+  }
+
   /** The memory as the last process left it, writing here from now on. */
-  load(limit?: number, onError?: (e: unknown) => void): DeniedFileMemory {
+  load(limit?: number, onError?: (e: unknown) => void, opts?: ConstructorParameters<typeof DeniedFileMemory>[4]): DeniedFileMemory {
     const files = this.db.prepare('SELECT dev, ino, born, path, rule FROM denied_files').all() as MetDenied[];
-    const over = this.db.prepare('SELECT born FROM denied_files_overflow WHERE id = 1').get() as { born: number } | undefined;
-    return new DeniedFileMemory(this, { files, forgottenBorn: over?.born }, limit, onError);
+    return new DeniedFileMemory(this, { files, forgottenBorn: this.overflowState()?.born }, limit, onError, opts);
   }
 }

@@ -54,6 +54,28 @@ describe('websocket subscriptions', () => {
     expect(await admin.roundTrip({ type: 'subscribe', session_id: '*' })).toEqual([{ type: 'ack', ref: 'subscribe', session_id: '*' }]);
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
   });
+
+  it('a result whose chunks are gone before the first byte (deleted after its row was read, or a damaged row) is a 404 in the contract\'s shape, not a 500 of Fastify\'s', async () => {
+    const { base } = await start();
+    const text = 'y'.repeat(300 * 1024);
+    const meta = t!.app.toolexec.results.put({ sessionId: 's', tool: 'Bash' }, text);
+    // What the stream meets when retention deletes the result between the route's read of its row and its first chunk.
+    t!.app.toolexec.db.prepare('DELETE FROM result_chunks WHERE result_id = ?').run(meta.id);
+    for (const range of [undefined, 'bytes=100-200']) {
+      const res = await fetch(`${base}/results/${meta.id}`, { headers: { authorization: `Bearer ${TOKEN}`, ...(range ? { range } : {}) } });
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(res.headers.get('content-range')).toBeNull();
+      expect(await res.json()).toMatchObject({ error: { code: 'TOOLEXEC_ERR_RESULT_NOT_FOUND' } });
+    }
+    // A row whose size is not one went out as `Content-Length: -5`, which no client could parse.
+    const other = t!.app.toolexec.results.put({ sessionId: 's', tool: 'Bash' }, text);
+    t!.app.toolexec.db.prepare('UPDATE results SET total_bytes = -5 WHERE id = ?').run(other.id);
+    const damaged = await fetch(`${base}/results/${other.id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(damaged.status).toBe(404);
+    expect(await damaged.json()).toMatchObject({ error: { code: 'TOOLEXEC_ERR_RESULT_NOT_FOUND' } });
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  });
 });
 
 /** GET with a raw client that reads `firstBytes`, runs `between`, then reads to the end or the socket's close. */

@@ -70,6 +70,20 @@ describe('grep -r --exclude-dir', () => {
     }
   });
 
+  it('a pattern of many * is matched in steps bounded by its length: the check answers', async () => {
+    const env = ruleEnv({ deny: ['Read(./.env)'], mode: 'default' });
+    project(env);
+    // As regular expressions these backtracked without end against the 60-character names (the check never answered).
+    const name = 'a'.repeat(60);
+    fs.mkdirSync(path.join(env.ws, 'src', name));
+    fs.writeFileSync(path.join(env.ws, 'src', name, name), 'KEY\n');
+    const many = `${'*a'.repeat(14)}*b`;
+    for (const c of [`grep -rn KEY --exclude-dir=node_modules --exclude-dir=vendor --exclude-dir='${many}' .`, `grep -rn KEY --exclude-dir=node_modules --exclude-dir=vendor --exclude='${many}' .`]) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'allow' });
+    }
+    expect(await env.check(`grep -rn KEY --exclude-dir='${many}' .`)).toMatchObject({ behavior: 'ask', type: 'safety' });
+  });
+
   it('patterns that do not leave out every directory holding one ask as before', async () => {
     const env = ruleEnv({ deny: ['Read(./.env)'], mode: BYPASS.defaultMode });
     project(env);

@@ -579,7 +579,8 @@ const GIT_MESSAGE_FILE_VERBS: ReadonlySet<string> = new Set(['commit', 'tag', 'n
  * patch, an mbox, files mailed, and files staged (`git add .env` puts it in
  * the object store, where `git push` or `git bundle` carries it away).
  */
-const GIT_FILE_OPERAND_VERBS: ReadonlySet<string> = new Set(['hash-object', 'apply', 'am', 'send-email', 'add', 'update-index']);
+/** `stage` is git's other name for `add`. */
+const GIT_FILE_OPERAND_VERBS: ReadonlySet<string> = new Set(['hash-object', 'apply', 'am', 'send-email', 'add', 'stage', 'update-index']);
 
 /**
  * The files a git verb reads where an option or its operands say: a commit,

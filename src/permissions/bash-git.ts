@@ -14,6 +14,7 @@ import type { SimpleCommand, Word } from '../bash/types.js';
 import { unwrapStages } from '../bash/wrappers.js';
 import { realpathLoose } from '../workspace.js';
 import { memoFs } from '../util/decision-memo.js';
+import { readSmallFile, readSmallText } from '../util/read-small-file.js';
 
 /** git verbs that print file contents from the repository whatever their options. */
 const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set([
@@ -175,7 +176,8 @@ const GIT_ADD_PLAIN = /^--(force|all|no-ignore-removal|verbose|dry-run|ignore-er
  */
 export function gitForceAdds(argv: readonly Word[]): { operands: Word[]; plain: boolean } | undefined {
   const v = gitVerb(argv);
-  if (v?.verb !== 'add') return undefined;
+  // `git stage` is git's other name for add.
+  if (v?.verb !== 'add' && v?.verb !== 'stage') return undefined;
   let force = false;
   let plain = true;
   let done = false;
@@ -229,6 +231,14 @@ export function gitTopLevel(start: string): string | undefined {
   }
 }
 
+/** Whether a `.git` (of any kind) lies at or above `start`, as it really lies. */
+export function gitDirAbove(start: string): boolean {
+  for (let d = realpathLoose(start); ; d = path.dirname(d)) {
+    if (memoFs.exists(path.join(d, '.git'))) return true;
+    if (path.dirname(d) === d) return false;
+  }
+}
+
 /** Whether a `.git` is a directory git takes as the repository of the directory holding it, with that directory as its work tree (see gitTopLevel). */
 function gitDirIsPlain(dotGit: string): boolean {
   if (memoFs.lstat(dotGit)?.isDirectory() !== true) return false;
@@ -237,7 +247,7 @@ function gitDirIsPlain(dotGit: string): boolean {
   if (memoFs.exists(path.join(dotGit, 'config.worktree'))) return false;
   let config: string;
   try {
-    config = fs.readFileSync(path.join(dotGit, 'config'), 'utf8');
+    config = readSmallText(path.join(dotGit, 'config'), 4 << 20, true);
   } catch {
     return false;
   }
@@ -264,13 +274,8 @@ function enterable(dir: string): boolean {
 function headIsValid(head: string): boolean {
   let text: string;
   try {
-    const fd = fs.openSync(head, 'r');
-    try {
-      const buf = Buffer.alloc(255);
-      text = buf.subarray(0, fs.readSync(fd, buf, 0, 255, 0)).toString('latin1');
-    } finally {
-      fs.closeSync(fd);
-    }
+    // Non-blocking and regular files only: HEAD may have become a FIFO since its lstat.
+    text = readSmallFile(head, 255).toString('latin1');
   } catch {
     return false;
   }
@@ -288,7 +293,7 @@ function gitFileLeadsOutsideGitDir(dotGit: string): boolean {
   if (memoFs.lstat(dotGit)?.isDirectory() === true) return false;
   let text: string;
   try {
-    text = fs.readFileSync(dotGit, 'utf8');
+    text = readSmallText(dotGit, 64 << 10, true);
   } catch {
     return true;
   }

@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { parseGitGlobals } from '../bash/git-globals.js';
+import { isLongOption } from '../bash/long-option.js';
 import { commandName, hasPathModel, hiddenNames, pathArgs, type PathArgs } from '../bash/paths.js';
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { withoutGitGlobals } from '../bash/rule-match.js';
@@ -705,6 +706,31 @@ function gitNameBases(argv: readonly Word[], dirs: readonly string[], home: stri
   return { dirs: [...out], unknown };
 }
 
+/**
+ * Whether a command gives its source files another name (a hard link): `cp -l`/`--link` (`cp -al`),
+ * `ln` without -s/--symbolic, `link`. A word that is no literal may be any option.
+ */
+export function makesHardLinks(argv: readonly Word[]): boolean {
+  const name = commandName(argv);
+  if (name === 'link') return true;
+  if (name !== 'cp' && name !== 'ln') return false;
+  let symbolic = false;
+  let hard = name === 'ln';
+  for (const w of argv.slice(1)) {
+    if (!w.literal) return true;
+    const x = w.value;
+    if (x === '--') break;
+    if (x.startsWith('--')) {
+      if (name === 'cp' && isLongOption(x, ['--link'], 4)) hard = true;
+      if (name === 'ln' && isLongOption(x, ['--symbolic'], 4)) symbolic = true;
+    } else if (x.startsWith('-') && x.length > 1) {
+      if (name === 'cp' && x.includes('l')) hard = true;
+      if (name === 'ln' && x.includes('s')) symbolic = true;
+    }
+  }
+  return hard && !symbolic;
+}
+
 export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   const uses: PathUse[] = [];
   const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean; opaque?: boolean; bases?: string[] }): void => {
@@ -764,6 +790,9 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     const fallback = cmd.origin === 'fallback';
     const first = uses.length;
     for (const w of p.reads) add(w, 'read', { fallback, relocated, opaque: p.opaque.includes(w), bases });
+    // A hard link made of a file lets it be changed in place under the new name (`cp -l .git/config c && echo … >> c`):
+    // making one is judged as a change of the file it names.
+    if (makesHardLinks(argv)) for (const w of p.reads) add(w, 'write', { fallback, relocated, opaque: p.opaque.includes(w), bases });
     for (const w of p.writes) add(w, 'write', { fallback, relocated, opaque: p.opaque.includes(w), bases });
     // What the command reads without naming it: an unknown location.
     for (const w of p.opaque) if (!p.reads.includes(w)) add(w, 'read', { fallback, opaque: true, bases });

@@ -45,7 +45,11 @@ import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, containerMounts, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, gitForceAdds, gitStashesUntracked, gitTopLevel, startDirs } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, gitForceAdds, gitStashesUntracked, gitDirAbove, gitTopLevel, gitVerb, gitWhere, startDirs } from './bash-git.js';
+import { gitStages, mayStage, type Staging } from './git-staging.js';
+import { starMatch } from '../util/star-match.js';
+import { parseGitGlobals } from '../bash/git-globals.js';
+import { realpathLoose } from '../workspace.js';
 import { treeEscape, type HiddenSkip, type TreeDeps, type TreeEscape } from './tree-reach.js';
 import { withHomeExpanded } from './home-words.js';
 import { gitExcludeWhitelists, ignoreFileWhitelists, mayWriteIgnoreFile, outerIgnoreWhitelists, rgSkipsHidden } from './rg-hidden.js';
@@ -220,7 +224,7 @@ function grepNameFilter(argv: readonly Word[], a: BashAnalysis): ((base: string)
   // --exclude-dir (or after --) excludes nothing.
   const options = grepOptions(argv);
   if (options === undefined) return undefined;
-  const rules: Array<{ include: boolean; re: RegExp }> = [];
+  const rules: Array<{ include: boolean; glob: string }> = [];
   for (const o of options) {
     if (o.name === '--exclude-from') return undefined;
     if (o.name !== '--include' && o.name !== '--exclude') continue;
@@ -232,12 +236,11 @@ function grepNameFilter(argv: readonly Word[], a: BashAnalysis): ((base: string)
     // Unquoted, the shell may expand the pattern to a file's name (`--exclude=*.env` to a planted
     // `--exclude=x.env`), which excludes less than the pattern would; an --include so expanded includes less.
     if (word.glob && o.name === '--exclude') return undefined;
-    const re = new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.')}$`, 's');
-    rules.push({ include: o.name === '--include', re });
+    rules.push({ include: o.name === '--include', glob });
   }
   if (rules.length === 0) return undefined;
   return (base) => {
-    for (let k = rules.length - 1; k >= 0; k--) if (rules[k]!.re.test(base)) return rules[k]!.include;
+    for (let k = rules.length - 1; k >= 0; k--) if (starMatch(rules[k]!.glob, base, true)) return rules[k]!.include;
     return !rules[0]!.include;
   };
 }
@@ -275,7 +278,7 @@ function grepExcludedDirs(argv: readonly Word[], a: BashAnalysis): ((base: strin
   if (!GREP_NAMES.has(commandName(argv) ?? '')) return undefined;
   const options = grepOptions(argv);
   if (options === undefined) return undefined;
-  const res: RegExp[] = [];
+  const globs: string[] = [];
   for (const o of options) {
     if (o.name !== '--exclude-dir') continue;
     if (o.afterOperand && mayBePosix(a)) continue;
@@ -283,11 +286,11 @@ function grepExcludedDirs(argv: readonly Word[], a: BashAnalysis): ((base: strin
     if (!word?.literal || word.glob) continue;
     const glob = word.value.replace(/\/+$/, '');
     if (!SIMPLE_GLOB.test(glob)) continue;
-    res.push(new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.')}$`, 's'));
+    globs.push(glob);
   }
   // fnmatch's `?` is a character of grep's locale (a byte in C) and the name bytes, the listing's
   // names UTF-16: only an ASCII name, where the three agree, is left out (`a??` matches `a😀` here only).
-  return res.length === 0 ? undefined : (base) => /^[\x00-\x7f]*$/.test(base) && res.some((re) => re.test(base));
+  return globs.length === 0 ? undefined : (base) => /^[\x00-\x7f]*$/.test(base) && globs.some((g) => starMatch(g, base, true));
 }
 
 /** The tree's listing for a reader whose base-name filter (grep's --include) or skipping of hidden names (rg) is applied; listed again with every name when an ignore file may un-hide one. */
@@ -296,6 +299,14 @@ function listTree(d: string, argv: readonly Word[], a: BashAnalysis, deps: TreeD
   const excluded = grepExcludedDirs(argv, a);
   const listed = treeEscape(d, deps, names, hidden, excluded);
   return hidden?.whitelist === undefined ? listed : treeEscape(d, deps, names, undefined, excluded);
+}
+
+/** git verbs that change neither the work tree nor what git ignores there: a staging in the same line is judged on the tree as it is. */
+const GIT_KEEPS_WORK_TREE: ReadonlySet<string> = new Set(['add', 'stage', 'commit', 'push', 'status', 'fetch', 'tag', 'log']);
+
+function gitKeepsWorkTree(argv: readonly Word[]): boolean {
+  const v = gitVerb(argv);
+  return v !== undefined && GIT_KEEPS_WORK_TREE.has(v.verb);
 }
 
 /** What a path is now, following links. */
@@ -538,13 +549,51 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
     const forced = gitForceAdds(argv);
     if (!(gitStashesUntracked(argv) || forced) || gitNamesDirectory(argv) || env.GIT_DIR !== undefined || env.GIT_WORK_TREE !== undefined) return false;
     if (!j.commands.every((c) => c === cmd || isReadOnlyCommand(c))) return false;
-    const starts = startDirs(cmd, cwds.dirs, ctx.workspace.home);
+    const starts = startsOf(cmd);
     if (starts === undefined) return false;
     if (forced?.plain && starts.every((s) => forced.operands.every((w) => fileKind(path.resolve(s, w.value)) === 'file'))) return true;
     return starts.every((s) => {
       const top = gitTopLevel(s);
       return top !== undefined && treeEscape(top, treeDeps, true, undefined, (base) => base === '.git') === undefined;
     });
+  };
+  /**
+   * `git add -A` (`.`, a directory, `:/`), `git add -u`, `git commit -a`, `git stash` (git-staging.ts):
+   * the work tree they cover, listed as for stash -u, holds no denied file nor link to one that git
+   * would stage (not surely ignored, or may be tracked; for -u, commit -a and stash only the latter).
+   * Only for git where it starts or where its `-C` options lead (not --git-dir, --work-tree, --bare,
+   * nor GIT_DIR, GIT_WORK_TREE or GIT_INDEX_FILE in the environment), in a line whose other commands
+   * are read-only or git verbs that change neither the work tree nor what it ignores (add, commit,
+   * push, …), and which writes no file that may be an ignore file (`echo > .gitignore && git add -A`).
+   */
+  const stagesDenied = (cmd: SimpleCommand, staging: Staging): TreeEscape | undefined => {
+    const unknown: TreeEscape = { unknown: true };
+    const argv = innermostOf(cmd).argv;
+    if (env.GIT_DIR !== undefined || env.GIT_WORK_TREE !== undefined || env.GIT_INDEX_FILE !== undefined) return unknown;
+    const g = parseGitGlobals(argv);
+    if (g.expansions.length > 0 || g.options.some((o) => o.name === '--git-dir' || o.name === '--work-tree' || o.name === '--bare')) return unknown;
+    if (!j.commands.every((c) => c === cmd || isReadOnlyCommand(c) || gitKeepsWorkTree(innermostOf(c).argv))) return unknown;
+    if (uses.some((u) => u.kind === 'write' && mayWriteIgnoreFile(u.abs, u.uncertain))) return unknown;
+    const starts = startsOf(cmd);
+    if (starts === undefined) return unknown;
+    for (const s of starts) {
+      const where = gitWhere(g, s, ctx.workspace.home);
+      if (where.unknown) return unknown;
+      const top = gitTopLevel(where.run);
+      // No .git there nor above: git finds no repository (one laid out in ordinary files asks at step 4) and stages nothing.
+      if (top === undefined && !gitDirAbove(where.run)) continue;
+      if (top === undefined) return unknown;
+      // git takes a pathspec's `..` from where it really runs (`git -C link add ..` is the parent of link's target).
+      const named = staging.names?.map((w) => path.resolve(realpathLoose(where.run), w.value));
+      // A name that is a file was judged as a read; one not there stages nothing but its removal (a plain name with no
+      // global option but -C is matched as written: no pattern, magic, nor --icase-pathspecs or -c core.ignoreCase).
+      const trees = named === undefined ? [top] : named.filter((p) => fileKind(p) === 'directory').map(realpathLoose);
+      for (const t of trees) {
+        const found = treeEscape(t, treeDeps, true, undefined, (base) => base === '.git', (p, isDir) => mayStage(staging.scope, top, p, isDir));
+        if (found) return found;
+      }
+    }
+    return undefined;
   };
   // 6a. git printing what it stores (`git show HEAD:.env`, `git log -p`, `git grep`):
   // tracked files' contents, whose paths no Read deny rule can be checked against.
@@ -553,6 +602,17 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
       const moves = gitMovesStoredContent(innermostOf(cmd).argv);
       if (moves && !storesNothingDenied(cmd)) {
         return { behavior: 'ask', message: `This Bash command (${moves}) moves contents git stores past Read deny rules; it needs approval.`, type: 'safety', detail: moves };
+      }
+      const staging = gitStages(innermostOf(cmd).argv);
+      const staged = staging && stagesDenied(cmd, staging);
+      if (staging && staged) {
+        const what = 'unknown' in staged ? 'a work tree toolexec cannot look through (too large, or git may take another, or another command of the line may change what git ignores)' : `${staged.path}, ${staged.why}`;
+        return {
+          behavior: 'ask',
+          message: `This Bash command (${staging.what}) would stage ${what}, for git to store and send wherever it is pushed; it needs approval.`,
+          type: 'safety',
+          detail: `${staging.what} stages what Read deny rules cover: ${'unknown' in staged ? 'unknown work tree' : staged.path}`,
+        };
       }
       const shown = gitPrintsContent(innermostOf(cmd).argv);
       if (shown) {

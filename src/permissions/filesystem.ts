@@ -15,8 +15,10 @@
 import path from 'node:path';
 import { ToolError } from '../pipeline/error-class.js';
 import type { PermissionResult, ToolContext } from '../tool/types.js';
+import { withDecisionMemo } from '../util/decision-memo.js';
 import type { Workspace } from '../workspace.js';
 import { DENIED_MEMORY_LIMIT } from './denied-memory.js';
+import { gitHooksReason, sharedInodeReason } from './git-hooks.js';
 import type { HardLinkVerdict } from './hard-links.js';
 import { messages } from './messages.js';
 
@@ -53,13 +55,15 @@ export function protectedPathReason(absPath: string): string | undefined {
 
 /**
  * Why changing a path always needs a person's approval, in every mode: a
- * protected path, or a script toolexec runs itself (Workspace.runScriptReason).
+ * protected path, a script toolexec runs itself (Workspace.runScriptReason), or
+ * a file in the hooks directory a repository's `core.hooksPath` names, or another name (a hard
+ * link) of the repository's config, a hook or a protected file in a workspace root (git-hooks.ts).
  * `globStart`: the path is a directory a glob only starts in (`src` of
  * `src/*.ts`), which the command does not move or remove, so only the
  * protected paths count for it.
  */
 export function protectedChangeReason(abs: string, workspace: Workspace, globStart = false): string | undefined {
-  return protectedPathReason(abs) ?? (globStart ? undefined : workspace.runScriptReason(abs));
+  return protectedPathReason(abs) ?? (globStart ? undefined : workspace.runScriptReason(abs)) ?? gitHooksReason(abs, workspace, globStart) ?? sharedInodeReason(abs, workspace, (p) => protectedPathReason(p) !== undefined);
 }
 
 /** The spellings of a path a rule is matched against: canonical first, then as resolved. */
@@ -107,7 +111,7 @@ function processEnvironmentReason(spellings: readonly string[]): string | undefi
  * Why one of these spellings of a path is a file no rule or mode lets a tool read or change:
  * one of toolexec's own files, or a process's environment (the first when it is both); undefined when none.
  */
-export function forbiddenFileReason(spellings: readonly string[], ctx: Pick<ToolContext, 'workspace'>): string | undefined {
+function forbiddenFileReason(spellings: readonly string[], ctx: Pick<ToolContext, 'workspace'>): string | undefined {
   return serviceFileReason(spellings, ctx) ?? processEnvironmentReason(spellings);
 }
 
@@ -139,7 +143,10 @@ export function checkPathPermission(
   }
   if (kind === 'edit') {
     let why: string | undefined;
-    for (const p of all) if ((why = protectedChangeReason(p, ctx.workspace)) !== undefined) break;
+    // One memo for the spellings: each would otherwise walk up for .git and stat the same configs again.
+    withDecisionMemo(() => {
+      for (const p of all) if ((why = protectedChangeReason(p, ctx.workspace)) !== undefined) break;
+    });
     if (why) {
       return {
         behavior: 'ask',

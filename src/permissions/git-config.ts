@@ -25,6 +25,7 @@ import { isLongOption } from '../bash/long-option.js';
 import type { Word } from '../bash/types.js';
 import { realpathLoose } from '../workspace.js';
 import { memoFs } from '../util/decision-memo.js';
+import { readSmallText } from '../util/read-small-file.js';
 import { chdirTo, gitVerb, gitWhere } from './bash-git.js';
 
 /**
@@ -32,14 +33,22 @@ import { chdirTo, gitVerb, gitWhere } from './bash-git.js';
  * git looks from the real directory up its real parents (`-C link` where link leads into sub finds sub/.git).
  */
 function gitDirFrom(dir: string): string | undefined {
+  return repositoryFrom(dir)?.gitDir;
+}
+
+/**
+ * The repository seen from `dir`: its git directory (as gitDirFrom) and its work tree's top, the
+ * directory that holds the `.git` (where git runs hooks and resolves a relative `core.hooksPath`).
+ */
+export function repositoryFrom(dir: string): { top: string; gitDir: string } | undefined {
   for (let d = realpathLoose(dir); ; d = path.dirname(d)) {
     const dotGit = path.join(d, '.git');
     try {
       const st = memoFs.stat(dotGit);
-      if (st?.isDirectory()) return dotGit;
+      if (st?.isDirectory()) return { top: d, gitDir: dotGit };
       if (st?.isFile()) {
         const named = gitdirLine(dotGit);
-        return named === undefined ? undefined : path.resolve(d, named);
+        return named === undefined ? undefined : { top: d, gitDir: path.resolve(d, named) };
       }
     } catch {
       /* not here: the parent */
@@ -50,7 +59,7 @@ function gitDirFrom(dir: string): string | undefined {
 
 /** The directory a `.git` file names in its `gitdir:` line, as written. */
 function gitdirLine(file: string): string | undefined {
-  return /^gitdir:\s*(.+?)\s*$/m.exec(fs.readFileSync(file, 'utf8').slice(0, 4096))?.[1];
+  return /^gitdir:\s*(.+?)\s*$/m.exec(readSmallText(file, 4096))?.[1];
 }
 
 /**
@@ -72,9 +81,9 @@ function throughGitFile(gitDir: string): string[] {
 }
 
 /** The common git directory a linked worktree's git directory names (its `commondir` file), if any. */
-function commonDir(gitDir: string): string | undefined {
+export function commonDir(gitDir: string): string | undefined {
   try {
-    const v = fs.readFileSync(path.join(gitDir, 'commondir'), 'utf8').slice(0, 4096).trim();
+    const v = readSmallText(path.join(gitDir, 'commondir'), 4096).trim();
     return v.length > 0 ? path.resolve(gitDir, v) : undefined;
   } catch {
     return undefined;

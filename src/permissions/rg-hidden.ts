@@ -22,6 +22,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { readSmallText } from '../util/read-small-file.js';
 import type { SimpleCommand } from '../bash/types.js';
 
 export const IGNORE_FILES: ReadonlySet<string> = new Set(['.gitignore', '.ignore', '.rgignore']);
@@ -85,7 +86,8 @@ export function ignoreFileWhitelists(file: string): boolean {
     const st = fs.statSync(file);
     if (!st.isFile()) return false;
     if (st.size > IGNORE_MAX_BYTES) return true;
-    text = fs.readFileSync(file, 'utf8');
+    // Non-blocking and regular files only, to the cap: it may have become a FIFO since the stat.
+    text = readSmallText(file, IGNORE_MAX_BYTES, true);
   } catch (e) {
     return (e as NodeJS.ErrnoException).code !== 'ENOENT';
   }
@@ -116,7 +118,8 @@ export function outerIgnoreWhitelists(dir: string, home: string, env: NodeJS.Pro
   const xdg = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(home, '.config');
   for (const cfg of [path.join(home, '.gitconfig'), path.join(xdg, 'git', 'config')]) {
     try {
-      if (/excludesfile|\[include/i.test(fs.readFileSync(cfg, 'utf8'))) return true;
+      // A FIFO or a link to /dev/zero in its place must not hold the event loop: unreadable is 'may'.
+      if (/excludesfile|\[include/i.test(readSmallText(cfg, 4 << 20, true))) return true;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return true;
     }

@@ -111,7 +111,9 @@ export interface HiddenSkip {
  * really lies (`named` in the answer), so that a tree holding no such file (`grep -r TODO src`) is
  * read as any other. A function: only the files whose base name it accepts are read (grep's
  * `--include='*.ts'`). `excludedDir`: the base names of directories below the tree the reader does
- * not enter (grep's `--exclude-dir`).
+ * not enter (grep's `--exclude-dir`). `takes`: whether the reader takes the entry at this path (git
+ * add leaves an ignored file out); what it finds at one it does not take is passed over, and a
+ * directory it does not take is not entered.
  */
 export function treeEscape(
   dir: string,
@@ -119,6 +121,7 @@ export function treeEscape(
   names: boolean | ((base: string) => boolean) = false,
   hidden?: HiddenSkip,
   excludedDir?: (base: string) => boolean,
+  takes?: (p: string, isDir: boolean) => boolean,
 ): TreeEscape | undefined {
   try {
     if (!memoFs.stat(dir)?.isDirectory()) return undefined;
@@ -172,14 +175,19 @@ export function treeEscape(
       // A plain entry of a directory whose real path is known really lies there: judged by both names without
       // resolving either again (a 32,000-entry tree cost 66,000 stats a check that way).
       const real = path.join(cur.real, e.name);
-      if (judged && (e.isSymbolicLink() ? deps.readDenied(p) || deps.readDenied(real) : deps.readDenied(p, deps.fold(real)))) return { path: p, why: 'a file a Read deny rule covers', named: true };
+      const taken = (): boolean => takes === undefined || takes(p, e.isDirectory());
+      if (judged && (e.isSymbolicLink() ? deps.readDenied(p) || deps.readDenied(real) : deps.readDenied(p, deps.fold(real))) && taken()) return { path: p, why: 'a file a Read deny rule covers', named: true };
       if (e.isDirectory()) {
+        // A directory the reader leaves out whole (git add's ignored directory holding nothing tracked).
+        if (!taken()) continue;
         walked.add(real);
         queue.push({ at: p, real });
         continue;
       }
       let file = p;
       if (e.isSymbolicLink()) {
+        // One the reader leaves out is not followed either (git add stores a link it takes as a link).
+        if (!taken()) continue;
         const target = deps.canonical(p);
         if (deps.readDenied(target)) return { path: p, why: `a symbolic link to ${target}, which a Read deny rule covers` };
         let st: fs.Stats | undefined;
@@ -211,7 +219,7 @@ export function treeEscape(
       if (!statFiles) continue;
       const link = deps.links(file);
       if (link && 'unknown' in link) return { unknown: true };
-      if (link) return { path: p, why: `a hard link to ${link.other}, which ${link.rule.raw} denies` };
+      if (link && taken()) return { path: p, why: `a hard link to ${link.other}, which ${link.rule.raw} denies` };
     }
   }
   return undefined;

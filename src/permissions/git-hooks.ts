@@ -1,0 +1,406 @@
+/**
+ * The hooks directory a repository's `core.hooksPath` names (husky sets
+ * `.husky`; `.githooks`, `tools/hooks`): git runs `pre-commit`,
+ * `commit-msg`, `post-checkout`… from there instead of `.git/hooks`, so a
+ * file written there is a program the next `git commit` (allowed by
+ * `Bash(git:*)`) runs, with the command's rights and unseen. It plays the
+ * role `.git/hooks` plays, so writing it is a protected change, as writing
+ * `.git/` is: it always asks a person, in acceptEdits and bypassPermissions
+ * too (permissions/filesystem.ts, permissions/bash-rules.ts).
+ *
+ * Which repositories: the one the written path belongs to (git's own walk up
+ * for a `.git` directory or file, from its directory) and each working
+ * directory's. Which files: that repository's `config` (a linked worktree's
+ * `config.worktree` and its common directory's `config`), the global ones
+ * (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`, `$GIT_CONFIG_GLOBAL`) and
+ * the system one, following `include.path` and every `includeIf.*.path`
+ * (whatever its condition: a directory it may name is protected). A
+ * relative value is relative to the work tree's top, where git runs hooks;
+ * `~/` is the home directory. Every value met counts, not only the last.
+ *
+ * husky 9 names `.husky/_`, whose hooks each run `.husky/<hook>` (with `sh
+ * -e`, so it need not be executable): a hooks directory named `_` brings the
+ * directory above it (or, when that is the top, the files there named as
+ * git's hooks).
+ *
+ * Protected: the hooks directory itself, what is below it, and, where it is
+ * below the top, the directories that hold it (`mv staged tools` makes
+ * `tools/hooks`), except as the directory a glob only starts in.
+ *
+ * The files those configurations include are protected as well: git reads
+ * one as it reads `.git/config`, so whoever writes it sets core.hooksPath (to
+ * a directory written before it named one), core.fsmonitor or an alias. With
+ * `include.path = ../tools/git.config` in .git/config, a Write of
+ * tools/git.config with `[core] hooksPath = hk` (hk/pre-commit written
+ * first, when nothing named hk) was allowed in acceptEdits, and the next `git
+ * commit` ran the planted hook.
+ *
+ * A file's values are kept by its identity (device, inode, size, times), so
+ * an Edit reads no configuration file twice while it does not change.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { memoFs, memoised } from '../util/decision-memo.js';
+import { readSmallText } from '../util/read-small-file.js';
+import { realpathLoose, type Workspace } from '../workspace.js';
+import { commonDir, repositoryFrom } from './git-config.js';
+import { settledNow } from './hard-links.js';
+
+/** What one configuration file sets: its `core.hooksPath` values and the files it includes, both as written. */
+interface FileValues {
+  hooksPaths: string[];
+  includes: string[];
+}
+
+/** How much of a configuration file is read (git's are a few KB; a larger one is read this far). */
+const MAX_CONFIG_BYTES = 1 << 20;
+/** git's own limit on nested includes. */
+const MAX_INCLUDE_DEPTH = 10;
+const CACHE_LIMIT = 512;
+const cache = new Map<string, { id: string; values: FileValues }>();
+
+/** The values of one configuration file, or undefined when it is not there (or cannot be read). */
+function fileValues(file: string): FileValues | undefined {
+  let st: fs.Stats | undefined;
+  try {
+    st = memoFs.stat(file);
+  } catch {
+    return undefined;
+  }
+  if (!st?.isFile()) return undefined;
+  const id = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  const kept = cache.get(file);
+  if (kept?.id === id) return kept.values;
+  let text: string;
+  try {
+    text = readSmallText(file, MAX_CONFIG_BYTES);
+  } catch {
+    // Unreadable to the service is most likely unreadable to the commands it runs: git would stop on it.
+    return undefined;
+  }
+  const values = parseGitConfig(text);
+  // Kept only once its times are past the clock's grain: a same-size rewrite within the tick of this
+  // read would keep the identity, and the values read here would be taken for the new ones.
+  const now = fs.statSync(file, { bigint: true, throwIfNoEntry: false });
+  if (now !== undefined && settledNow(now)) {
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    cache.set(file, { id, values });
+  }
+  return values;
+}
+
+/**
+ * git's configuration syntax, as far as the values read here go: `[section]`,
+ * `[section "sub"]` and `[section.sub]` headers (a key may follow on the same
+ * line), `name = value` or a bare `name`, comments after `#` or `;`, quotes,
+ * the escapes `\"`, `\\`, `\n`, `\t`, `\b` and a backslash before the end of
+ * a line continuing the value. Section and key names are case-insensitive.
+ */
+export function parseGitConfig(text: string): FileValues {
+  const out: FileValues = { hooksPaths: [], includes: [] };
+  let section = '';
+  let i = 0;
+  const n = text.length;
+  const skipLine = (): void => {
+    while (i < n && text[i] !== '\n') i++;
+  };
+  while (i < n) {
+    const c = text[i]!;
+    if (c === '\n' || c === ' ' || c === '\t' || c === '\r' || c === '\uFEFF') {
+      i++;
+      continue;
+    }
+    if (c === '#' || c === ';') {
+      skipLine();
+      continue;
+    }
+    if (c === '[') {
+      const end = headerEnd(text, i + 1);
+      if (end === -1) {
+        section = '\0';
+        skipLine();
+        continue;
+      }
+      section = headerName(text.slice(i + 1, end));
+      i = end + 1;
+      continue;
+    }
+    const key = /^[A-Za-z][A-Za-z0-9-]*/.exec(text.slice(i, i + 256))?.[0];
+    if (key === undefined) {
+      skipLine();
+      continue;
+    }
+    i += key.length;
+    while (i < n && (text[i] === ' ' || text[i] === '\t')) i++;
+    let value: string | undefined;
+    if (text[i] === '=') {
+      const r = readValue(text, i + 1);
+      value = r.value;
+      i = r.end;
+    } else {
+      skipLine();
+    }
+    if (value === undefined) continue;
+    // git uses a value as a C string: what follows a NUL is not part of it (`hk<NUL>zz` runs hooks from hk).
+    value = value.split('\0')[0]!;
+    const k = key.toLowerCase();
+    if (section === 'core' && k === 'hookspath') out.hooksPaths.push(value);
+    if ((section === 'include' || section.startsWith('includeif ')) && k === 'path') out.includes.push(value);
+  }
+  return out;
+}
+
+/** Where a header's `]` is (quotes and escapes inside a subsection skipped), or -1 when the line has none. */
+function headerEnd(text: string, from: number): number {
+  let quoted = false;
+  for (let j = from; j < text.length; j++) {
+    const c = text[j]!;
+    if (c === '\n') return -1;
+    if (quoted && c === '\\') j++;
+    else if (c === '"') quoted = !quoted;
+    else if (c === ']' && !quoted) return j;
+  }
+  return -1;
+}
+
+/** A header's section, lower case; with a subsection, `name sub` (`includeif gitdir:…`, `core sub`, `core.sub` alike). */
+function headerName(inner: string): string {
+  const m = /^\s*([A-Za-z0-9.-]+)\s*(?:"(.*)")?\s*$/s.exec(inner);
+  if (!m) return '\0';
+  const name = m[1]!.toLowerCase();
+  if (m[2] !== undefined) return `${name} ${m[2]}`;
+  const dot = name.indexOf('.');
+  return dot === -1 ? name : `${name.slice(0, dot)} ${name.slice(dot + 1)}`;
+}
+
+/** A value from `from` (after the `=`) to the end of its line, and where parsing goes on. */
+function readValue(text: string, from: number): { value: string; end: number } {
+  let value = '';
+  /** The value's length up to its last character that is not unquoted trailing space. */
+  let kept = 0;
+  let quoted = false;
+  let j = from;
+  while (j < text.length && (text[j] === ' ' || text[j] === '\t')) j++;
+  for (; j < text.length; j++) {
+    const c = text[j]!;
+    if (c === '\n' && !quoted) break;
+    if (c === '\\') {
+      const e = text[j + 1];
+      j++;
+      if (e === '\n') continue;
+      if (e === '\r' && text[j + 1] === '\n') {
+        j++;
+        continue;
+      }
+      value += e === 'n' ? '\n' : e === 't' ? '\t' : e === 'b' ? '\b' : (e ?? '');
+      kept = value.length;
+      continue;
+    }
+    if (c === '"') {
+      quoted = !quoted;
+      kept = value.length;
+      continue;
+    }
+    if (!quoted && (c === '#' || c === ';')) {
+      while (j < text.length && text[j] !== '\n') j++;
+      break;
+    }
+    if (c === '\r' && !quoted && text[j + 1] === '\n') continue;
+    value += c;
+    if (quoted || (c !== ' ' && c !== '\t')) kept = value.length;
+  }
+  return { value: value.slice(0, kept), end: j };
+}
+
+/** `~/…` (and `~`) as git's pathname values take it: the home directory. */
+function expandTilde(p: string, home: string): string {
+  return p === '~' ? home : p.startsWith('~/') ? path.join(home, p.slice(2)) : p;
+}
+
+/** Every `core.hooksPath` value in a file and the files it includes, as written; `included` gathers the files included (absolute). */
+function hooksPathsIn(file: string, home: string, included: string[], depth = 0, seen: Set<string> = new Set()): string[] {
+  if (seen.has(file)) return [];
+  seen.add(file);
+  const v = fileValues(file);
+  if (v === undefined) return [];
+  const out = [...v.hooksPaths];
+  if (depth < MAX_INCLUDE_DEPTH) {
+    for (const inc of v.includes) {
+      if (inc === '') continue;
+      const p = path.resolve(path.dirname(file), expandTilde(inc, home));
+      included.push(p);
+      out.push(...hooksPathsIn(p, home, included, depth + 1, seen));
+    }
+  }
+  return out;
+}
+
+/** The configuration files every repository's git reads: the global and system ones. */
+function sharedConfigFiles(home: string): string[] {
+  const env = process.env;
+  const xdg = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : path.join(home, '.config');
+  const files = [path.join(home, '.gitconfig'), path.join(xdg, 'git', 'config'), '/etc/gitconfig'];
+  if (env.GIT_CONFIG_GLOBAL) files.push(env.GIT_CONFIG_GLOBAL);
+  if (env.GIT_CONFIG_SYSTEM) files.push(env.GIT_CONFIG_SYSTEM);
+  return files;
+}
+
+/** How a repository's configuration is named in a message. */
+function repoConfigName(top: string): string {
+  return `the configuration of the repository at ${top}`;
+}
+
+/** The hooks git runs (githooks(5)): the names husky 9's `_` directory runs from the directory above it. */
+const GIT_HOOKS = [
+  'applypatch-msg', 'pre-applypatch', 'post-applypatch', 'pre-commit', 'pre-merge-commit', 'prepare-commit-msg', 'commit-msg',
+  'post-commit', 'pre-rebase', 'post-checkout', 'post-merge', 'pre-push', 'pre-receive', 'update', 'proc-receive', 'post-receive',
+  'post-update', 'reference-transaction', 'push-to-checkout', 'pre-auto-gc', 'post-rewrite', 'sendemail-validate',
+  'fsmonitor-watchman', 'p4-changelist', 'p4-prepare-changelist', 'p4-post-changelist', 'p4-pre-submit', 'post-index-change',
+];
+
+interface HooksDir {
+  /** Absolute, as configured (resolved against the top). */
+  dir: string;
+  /** Where it really leads. */
+  real: string;
+  /** The work tree's top, real. */
+  top: string;
+  value: string;
+  /** A configuration file a repository's configuration includes (`dir` is that file), not a hooks directory. */
+  config?: true;
+}
+
+/** The hooks directories the repository seen from `dir` may use (none outside a repository). */
+function hooksDirsFrom(dir: string, home: string): HooksDir[] {
+  return memoised('gitHooksDirs', dir, () => {
+    const repo = repositoryFrom(dir);
+    if (repo === undefined) return [];
+    const files = [path.join(repo.gitDir, 'config'), path.join(repo.gitDir, 'config.worktree')];
+    const common = commonDir(repo.gitDir);
+    if (common !== undefined) files.push(path.join(common, 'config'));
+    files.push(...sharedConfigFiles(home));
+    const out: HooksDir[] = [];
+    const seen = new Set<string>();
+    const included: string[] = [];
+    for (const f of files) {
+      for (const value of hooksPathsIn(f, home, included)) {
+        if (value === '' || value === '/dev/null') continue;
+        const abs = path.resolve(repo.top, expandTilde(value, home));
+        if (seen.has(abs)) continue;
+        seen.add(abs);
+        out.push({ dir: abs, real: realpathLoose(abs), top: repo.top, value });
+        // husky 9 names `.husky/_`, whose hooks run `.husky/<hook>` (with `sh -e`, executable or not).
+        if (path.basename(abs) === '_') {
+          const parent = path.dirname(abs);
+          const real = realpathLoose(parent);
+          const runs = real === repo.top ? GIT_HOOKS.map((h) => path.join(parent, h)) : [parent];
+          for (const d of runs) {
+            if (seen.has(d)) continue;
+            seen.add(d);
+            out.push({ dir: d, real: d === parent ? real : realpathLoose(d), top: repo.top, value });
+          }
+        }
+      }
+    }
+    // An included file is read as the configuration that names it: whoever writes it sets core.hooksPath, core.fsmonitor, aliases.
+    for (const inc of included) {
+      if (seen.has(inc)) continue;
+      seen.add(inc);
+      out.push({ dir: inc, real: realpathLoose(inc), top: repo.top, value: inc, config: true });
+    }
+    return out;
+  });
+}
+
+/**
+ * Why writing an absolute path changes a hooks directory `core.hooksPath`
+ * names (see above), or undefined. `globStart`: the path is only the
+ * directory a glob starts in, so a directory holding the hooks directory does
+ * not count for it.
+ */
+export function gitHooksReason(abs: string, workspace: Workspace, globStart = false): string | undefined {
+  const target = path.resolve(abs);
+  const real = realpathLoose(target);
+  const starts = new Set([path.dirname(real), path.dirname(target), ...workspace.roots]);
+  const home = process.env.HOME !== undefined && process.env.HOME !== '' ? process.env.HOME : os.homedir();
+  const f = (p: string): string => workspace.fold(p);
+  const spellings = [...new Set([f(target), f(real)])];
+  for (const start of starts) {
+    for (const h of hooksDirsFrom(start, home)) {
+      for (const d of new Set([f(h.dir), f(h.real)])) {
+        for (const t of spellings) {
+          if (h.config && (t === d || (!globStart && d.startsWith(t + path.sep) && t.startsWith(f(h.top) + path.sep)))) {
+            return `${abs} ${t === d ? 'is' : `holds ${h.dir},`} a file git reads as its configuration (included from ${repoConfigName(h.top)}): a setting there (core.hooksPath, core.fsmonitor) runs a program on a later git command`;
+          }
+          if (h.config) continue;
+          if (t === d || t.startsWith(d + path.sep)) {
+            return `${abs} is ${t === d ? '' : 'in '}${h.dir}, where git's hooks are (core.hooksPath ${h.value}): a hook there runs on a later git command`;
+          }
+          // A directory that holds it, below the work tree's top: moving another there puts hooks in place.
+          if (!globStart && d.startsWith(t + path.sep) && t.startsWith(f(h.top) + path.sep)) {
+            return `${abs} holds ${h.dir}, where git's hooks are (core.hooksPath ${h.value}): a hook there runs on a later git command`;
+          }
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The names in a directory (at most 1,000), as paths; none when it cannot be listed. */
+function entries(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir).slice(0, 1000).map((n) => path.join(dir, n));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Why writing a file in place changes a protected one under another name: a file with several names
+ * (hard links) that is the repository's config, a hook (.git/hooks, a core.hooksPath directory), an
+ * included configuration, or a protected file in a workspace root or its .claude/.vscode. With
+ * Bash(git:*) in acceptEdits, `cp -l .git/config cfg.txt && echo '[core] fsmonitor = "…"' >> cfg.txt
+ * && git status` ran the program, and `cp -l .husky/pre-commit notes.txt && echo … >> notes.txt`
+ * changed the hook the next `git commit` ran: neither name written was protected. (Making the link
+ * is judged as a change of its source, bash-paths.ts; this is for a link made some other way.)
+ */
+export function sharedInodeReason(abs: string, workspace: Workspace, isProtected: (p: string) => boolean): string | undefined {
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(abs, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+  if (st === undefined || !st.isFile() || st.nlink < 2) return undefined;
+  const home = process.env.HOME !== undefined && process.env.HOME !== '' ? process.env.HOME : os.homedir();
+  const candidates: string[] = [];
+  for (const start of new Set([path.dirname(realpathLoose(abs)), path.dirname(path.resolve(abs)), ...workspace.roots])) {
+    const repo = repositoryFrom(start);
+    if (repo !== undefined) {
+      const common = commonDir(repo.gitDir);
+      for (const g of common === undefined ? [repo.gitDir] : [repo.gitDir, common]) {
+        candidates.push(path.join(g, 'config'), path.join(g, 'config.worktree'), ...entries(path.join(g, 'hooks')));
+      }
+    }
+    for (const h of hooksDirsFrom(start, home)) candidates.push(h.dir, ...(h.config ? [] : entries(h.dir)));
+  }
+  for (const root of workspace.roots) {
+    for (const p of [...entries(root), ...entries(path.join(root, '.claude')), ...entries(path.join(root, '.vscode'))]) if (isProtected(p)) candidates.push(p);
+  }
+  const self = path.resolve(abs);
+  for (const c of candidates) {
+    if (c === self) continue;
+    let o: fs.Stats | undefined;
+    try {
+      o = memoFs.stat(c);
+    } catch {
+      continue;
+    }
+    if (o?.isFile() && o.dev === st.dev && o.ino === st.ino) {
+      return `${abs} is another name (a hard link) of ${c}: a change in place changes that protected file (git reads or runs it, or it is a protected path)`;
+    }
+  }
+  return undefined;
+}

@@ -23,8 +23,11 @@ export function reportRows() {
     for (const r of http.rows) {
       rows.push([
         `POST /execute, no-op tool, auth + audit + metrics, ${r.connections} conn.`,
-        `bare Fastify ${r.bare_rps} req/s; latency ${lat(r, 'bare')}`,
-        `${r.toolexec_rps} req/s = **${r.ratio}×**; latency ${lat(r, 'toolexec')}; CPU ${r.toolexec_cpu_us} vs ${r.bare_cpu_us} µs/req`,
+        `bare Fastify ${r.bare_rps} req/s; latency ${lat(r, 'bare')}` +
+          // The second baseline (bench/servers/bare-durable.mjs), in results that have it.
+          (r.durable_rps !== undefined ? `; bare + the same two durable rows ${r.durable_rps} req/s, CPU ${r.durable_cpu_us} µs/req` : ''),
+        `${r.toolexec_rps} req/s = **${r.ratio}×**; latency ${lat(r, 'toolexec')}; CPU ${r.toolexec_cpu_us} vs ${r.bare_cpu_us} µs/req` +
+          (r.durable_rps !== undefined ? `; ${r.ratio_vs_durable}× the durable route` : ''),
         '≥ 0.6×',
         yes(r.ratio >= 0.6),
         when(http),

@@ -1,6 +1,7 @@
 // The baseline: a bare Fastify route that parses the same JSON body and returns
 // JSON of the same shape and size as toolexec's answer for the no-op tool.
 import Fastify from 'fastify';
+import { serveBench } from './serve.mjs';
 
 const app = Fastify({ logger: false });
 app.post('/execute', async (req) => {
@@ -24,12 +25,4 @@ app.post('/execute', async (req) => {
     ],
   };
 });
-await app.listen({ host: '127.0.0.1', port: 0 });
-console.log(`LISTENING ${app.server.address().port}`);
-// CPU time used so far, on request: the benches compare CPU per request, which
-// a shared, noisy machine disturbs less than throughput.
-process.on('SIGUSR2', () => {
-  const u = process.cpuUsage();
-  console.log(`CPU ${u.user + u.system} ${u.user} ${u.system}`);
-});
-process.on('SIGTERM', () => app.close().then(() => process.exit(0)));
+await serveBench(app);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { buildApp } from '../../dist/app.js';
 import { buildTool } from '../../dist/tool/build-tool.js';
+import { serveBench } from './serve.mjs';
 
 export const BENCH_TOKEN = 'bench-token-0123456789abcdef';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolexec-bench-'));
@@ -33,19 +34,6 @@ const app = await buildApp({
     hooks: hooks > 0 ? { PreToolUse: [{ matcher: 'Noop', hooks: Array.from({ length: hooks }, (_, i) => ({ type: 'command', command: `exit 0 # ${i}` })) }] } : {},
   },
 });
-await app.listen({ host: '127.0.0.1', port: 0 });
-console.log(`LISTENING ${app.server.address().port}`);
-// CPU time used so far, on request: the benches compare CPU per request, which
-// a shared, noisy machine disturbs less than throughput.
-process.on('SIGUSR2', () => {
-  const u = process.cpuUsage();
-  console.log(`CPU ${u.user + u.system} ${u.user} ${u.system}`);
-});
-process.on('SIGTERM', () =>
-  app.close().then(() => {
-    fs.rmSync(dir, { recursive: true, force: true });
-    process.exit(0);
-  }),
-);
+await serveBench(app, () => fs.rmSync(dir, { recursive: true, force: true }));
 // Exported for ad-hoc profiling drivers that import this server to read its state (none is kept in bench/).
 export { app };

@@ -24,9 +24,9 @@ import { parseGitGlobals } from '../bash/git-globals.js';
 import { isLongOption } from '../bash/long-option.js';
 import type { Word } from '../bash/types.js';
 import { realpathLoose } from '../workspace.js';
-import { memoFs } from '../util/decision-memo.js';
-import { readSmallText } from '../util/read-small-file.js';
+import { memoFs, memoised } from '../util/decision-memo.js';
 import { chdirTo, gitVerb, gitWhere } from './bash-git.js';
+import { KeptReads } from './kept-reads.js';
 
 /**
  * The repository's git directory seen from `dir` (a `.git` directory, or the one a `.git` file names), if any:
@@ -40,26 +40,47 @@ function gitDirFrom(dir: string): string | undefined {
  * The repository seen from `dir`: its git directory (as gitDirFrom) and its work tree's top, the
  * directory that holds the `.git` (where git runs hooks and resolves a relative `core.hooksPath`).
  */
-export function repositoryFrom(dir: string): { top: string; gitDir: string } | undefined {
-  for (let d = realpathLoose(dir); ; d = path.dirname(d)) {
-    const dotGit = path.join(d, '.git');
-    try {
-      const st = memoFs.stat(dotGit);
-      if (st?.isDirectory()) return { top: d, gitDir: dotGit };
-      if (st?.isFile()) {
-        const named = gitdirLine(dotGit);
-        return named === undefined ? undefined : { top: d, gitDir: path.resolve(d, named) };
-      }
-    } catch {
-      /* not here: the parent */
-    }
-    if (path.dirname(d) === d) return undefined;
-  }
+export function repositoryFrom(dir: string): Repository | undefined {
+  return repositoryAt(realpathLoose(dir));
 }
 
-/** The directory a `.git` file names in its `gitdir:` line, as written. */
+type Repository = { top: string; gitDir: string };
+
+/** path.join of a normalised absolute directory and a name, without path.join's normalising (the walks ask it at every level). */
+export function under(dir: string, name: string): string {
+  return dir.endsWith('/') ? dir + name : `${dir}/${name}`;
+}
+
+/** repositoryFrom for a real directory: once per directory in a decision, so the walks from a file's directory and from the root it is in meet. */
+function repositoryAt(d: string): Repository | undefined {
+  return memoised('gitRepositoryAt', d, repositoryAtNow);
+}
+
+function repositoryAtNow(d: string): Repository | undefined {
+  const dotGit = under(d, '.git');
+  try {
+    const st = memoFs.stat(dotGit);
+    if (st?.isDirectory()) return { top: d, gitDir: dotGit };
+    if (st?.isFile()) {
+      const named = gitdirLine(dotGit);
+      return named === undefined ? undefined : { top: d, gitDir: path.resolve(d, named) };
+    }
+  } catch {
+    /* not here: the parent */
+  }
+  const parent = path.dirname(d);
+  return parent === d ? undefined : repositoryAt(parent);
+}
+
+/** `.git` files' `gitdir:` lines and `commondir` files, kept between decisions by the file's identity (kept-reads.ts). */
+const gitdirLines = new KeptReads((text) => /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1], 4096);
+const commonDirs = new KeptReads((text) => text.trim(), 4096);
+
+/** The directory a `.git` file names in its `gitdir:` line, as written; throws when the file cannot be read. */
 function gitdirLine(file: string): string | undefined {
-  return /^gitdir:\s*(.+?)\s*$/m.exec(readSmallText(file, 4096))?.[1];
+  const line = gitdirLines.get(file);
+  if (line === undefined) throw Object.assign(new Error(`cannot read ${file}`), { code: 'ENOENT' });
+  return line.value;
 }
 
 /**
@@ -82,12 +103,9 @@ function throughGitFile(gitDir: string): string[] {
 
 /** The common git directory a linked worktree's git directory names (its `commondir` file), if any. */
 export function commonDir(gitDir: string): string | undefined {
-  try {
-    const v = readSmallText(path.join(gitDir, 'commondir'), 4096).trim();
-    return v.length > 0 ? path.resolve(gitDir, v) : undefined;
-  } catch {
-    return undefined;
-  }
+  // Mostly there is none: a stat finds that, where a read would cost an exception.
+  const v = commonDirs.get(under(gitDir, 'commondir'))?.value;
+  return v !== undefined && v.length > 0 ? path.resolve(gitDir, v) : undefined;
 }
 
 /**

@@ -35,17 +35,19 @@
  * first, when nothing named hk) was allowed in acceptEdits, and the next `git
  * commit` ran the planted hook.
  *
- * A file's values are kept by its identity (device, inode, size, times), so
- * an Edit reads no configuration file twice while it does not change.
+ * A file's values are kept between decisions by its identity (device, inode,
+ * size, times: kept-reads.ts), so an Edit reads no configuration file twice
+ * while it does not change; every decision stats each one again (an edit, a
+ * file created or deleted is seen by the next), and walks up for the `.git`
+ * again (one appearing above is seen too).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { memoFs, memoised } from '../util/decision-memo.js';
-import { readSmallText } from '../util/read-small-file.js';
 import { realpathLoose, type Workspace } from '../workspace.js';
-import { commonDir, repositoryFrom } from './git-config.js';
-import { settledNow } from './hard-links.js';
+import { commonDir, repositoryFrom, under } from './git-config.js';
+import { KeptReads } from './kept-reads.js';
 
 /** What one configuration file sets: its `core.hooksPath` values and the files it includes, both as written. */
 interface FileValues {
@@ -57,37 +59,13 @@ interface FileValues {
 const MAX_CONFIG_BYTES = 1 << 20;
 /** git's own limit on nested includes. */
 const MAX_INCLUDE_DEPTH = 10;
-const CACHE_LIMIT = 512;
-const cache = new Map<string, { id: string; values: FileValues }>();
+/** Each configuration file's values, kept by its identity (kept-reads.ts). */
+const kept = new KeptReads(parseGitConfig, MAX_CONFIG_BYTES);
 
 /** The values of one configuration file, or undefined when it is not there (or cannot be read). */
 function fileValues(file: string): FileValues | undefined {
-  let st: fs.Stats | undefined;
-  try {
-    st = memoFs.stat(file);
-  } catch {
-    return undefined;
-  }
-  if (!st?.isFile()) return undefined;
-  const id = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-  const kept = cache.get(file);
-  if (kept?.id === id) return kept.values;
-  let text: string;
-  try {
-    text = readSmallText(file, MAX_CONFIG_BYTES);
-  } catch {
-    // Unreadable to the service is most likely unreadable to the commands it runs: git would stop on it.
-    return undefined;
-  }
-  const values = parseGitConfig(text);
-  // Kept only once its times are past the clock's grain: a same-size rewrite within the tick of this
-  // read would keep the identity, and the values read here would be taken for the new ones.
-  const now = fs.statSync(file, { bigint: true, throwIfNoEntry: false });
-  if (now !== undefined && settledNow(now)) {
-    if (cache.size >= CACHE_LIMIT) cache.clear();
-    cache.set(file, { id, values });
-  }
-  return values;
+  // Unreadable to the service is most likely unreadable to the commands it runs: git would stop on it.
+  return kept.get(file)?.value;
 }
 
 /**
@@ -224,6 +202,8 @@ function hooksPathsIn(file: string, home: string, included: string[], depth = 0,
   seen.add(file);
   const v = fileValues(file);
   if (v === undefined) return [];
+  // Most files set neither: nothing to copy.
+  if (v.includes.length === 0) return v.hooksPaths;
   const out = [...v.hooksPaths];
   if (depth < MAX_INCLUDE_DEPTH) {
     for (const inc of v.includes) {
@@ -236,13 +216,19 @@ function hooksPathsIn(file: string, home: string, included: string[], depth = 0,
   return out;
 }
 
+/** The last list sharedConfigFiles made, and what it was made from. */
+let sharedKept: { from: string; files: readonly string[] } | undefined;
+
 /** The configuration files every repository's git reads: the global and system ones. */
-function sharedConfigFiles(home: string): string[] {
+function sharedConfigFiles(home: string): readonly string[] {
   const env = process.env;
+  const from = `${home}\0${env.XDG_CONFIG_HOME}\0${env.GIT_CONFIG_GLOBAL}\0${env.GIT_CONFIG_SYSTEM}`;
+  if (sharedKept?.from === from) return sharedKept.files;
   const xdg = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : path.join(home, '.config');
   const files = [path.join(home, '.gitconfig'), path.join(xdg, 'git', 'config'), '/etc/gitconfig'];
   if (env.GIT_CONFIG_GLOBAL) files.push(env.GIT_CONFIG_GLOBAL);
   if (env.GIT_CONFIG_SYSTEM) files.push(env.GIT_CONFIG_SYSTEM);
+  sharedKept = { from, files };
   return files;
 }
 
@@ -273,10 +259,11 @@ interface HooksDir {
 
 /** The hooks directories the repository seen from `dir` may use (none outside a repository). */
 function hooksDirsFrom(dir: string, home: string): HooksDir[] {
-  return memoised('gitHooksDirs', dir, () => {
-    const repo = repositoryFrom(dir);
-    if (repo === undefined) return [];
-    const files = [path.join(repo.gitDir, 'config'), path.join(repo.gitDir, 'config.worktree')];
+  const repo = repositoryFrom(dir);
+  if (repo === undefined) return [];
+  // Once per repository in a decision: the file's directory and the root it is in mostly find the same one.
+  return memoised('gitHooksDirs', `${repo.top}\0${repo.gitDir}\0${home}`, () => {
+    const files = [under(repo.gitDir, 'config'), under(repo.gitDir, 'config.worktree')];
     const common = commonDir(repo.gitDir);
     if (common !== undefined) files.push(path.join(common, 'config'));
     files.push(...sharedConfigFiles(home));
@@ -369,7 +356,7 @@ function entries(dir: string): string[] {
 export function sharedInodeReason(abs: string, workspace: Workspace, isProtected: (p: string) => boolean): string | undefined {
   let st: fs.Stats | undefined;
   try {
-    st = fs.statSync(abs, { throwIfNoEntry: false });
+    st = memoFs.stat(abs);
   } catch {
     return undefined;
   }

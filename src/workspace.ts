@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { memoFs, memoised } from './util/decision-memo.js';
+import { memoFs, memoised, memoPeek, memoSeed } from './util/decision-memo.js';
 
 /** Symlink hops followed before giving up (the kernel's own limit is 40). */
 const MAX_SYMLINK_HOPS = 40;
@@ -23,6 +23,29 @@ export function realpathLoose(p: string): string {
   return memoised('realpathLoose', abs, realpathLooseNow);
 }
 
+/** realpathLoose of a directory that is most likely there (the one a file is named in). */
+function realpathLooseDir(p: string): string {
+  return memoised('realpathLoose', path.resolve(p), realpathLooseThere);
+}
+
+/**
+ * realpathLoose of a path that is most likely there (a file's directory): realpath asked at once, without
+ * the lstat that spares a missing name realpath's exception (realpathLooseNow, which answers where it fails).
+ */
+function realpathLooseThere(abs: string): string {
+  if (!memoFs.scoped() || memoFs.knownMissing(abs)) return realpathLooseNow(abs);
+  const known = knownRealBelow(abs);
+  if (known !== undefined) return known;
+  try {
+    const real = memoFs.realpath(abs);
+    seedRealAncestors(real);
+    return real;
+  } catch {
+    // Gone, or not searchable: as any other path.
+    return realpathLooseNow(abs);
+  }
+}
+
 function realpathLooseNow(abs: string): string {
   let head = abs;
   const tail: string[] = [];
@@ -31,8 +54,13 @@ function realpathLooseNow(abs: string): string {
     // parent at once. Within a decision the path itself is looked at (resolveTarget lstats it too, and the
     // answer is kept); a parent only if it was. Outside one an lstat would be one more call for a name that is there.
     if (!(tail.length === 0 && memoFs.scoped() ? lstatMissing(head) : memoFs.knownMissing(head))) {
+      // A name that is no symbolic link, in a directory whose real path this decision knows (resolveTarget
+      // asked it of the file's directory): the real path is that one's, and no realpath is asked again.
+      const real = tail.length === 0 ? knownRealBelow(head) : undefined;
+      if (real !== undefined) return real;
       try {
         const real = memoFs.realpath(head);
+        seedRealAncestors(real);
         return tail.length === 0 ? real : path.join(real, ...tail.reverse());
       } catch {
         /* gone since, or not searchable: the parent */
@@ -44,6 +72,30 @@ function realpathLooseNow(abs: string): string {
     head = parent;
   }
   return abs;
+}
+
+/**
+ * Within a decision, a real path and every directory above it are real as they are spelt (at the
+ * moment realpath answered): a later realpathLoose of one of them (the walks up for a `.git` from
+ * the file's directory and from each root) is answered from it.
+ */
+function seedRealAncestors(real: string): void {
+  if (!memoFs.scoped()) return;
+  for (let d = real; ; d = path.dirname(d)) {
+    memoSeed('realpathLoose', d, d);
+    if (path.dirname(d) === d) return;
+  }
+}
+
+/** The real path of `p` when it is a name other than a symbolic link in a directory whose real path this decision has (none outside a scope). */
+function knownRealBelow(p: string): string | undefined {
+  const parent = path.dirname(p);
+  if (parent === p) return undefined;
+  const dir = memoPeek('realpathLoose', parent);
+  const st = memoPeek('lstat', p);
+  if (dir === undefined || st === undefined) return undefined;
+  const s = st.value as fs.Stats | undefined;
+  return s !== undefined && !s.isSymbolicLink() ? path.join(dir.value as string, path.basename(p)) : undefined;
 }
 
 function lstatMissing(p: string): boolean {
@@ -69,7 +121,7 @@ function resolveTargetNow(abs: string): { target: string; viaSymlink: boolean } 
   let p = abs;
   let viaSymlink = false;
   for (let hop = 0; hop <= MAX_SYMLINK_HOPS; hop++) {
-    const parent = realpathLoose(path.dirname(p));
+    const parent = realpathLooseDir(path.dirname(p));
     if (parent !== path.dirname(p)) viaSymlink = true;
     p = path.join(parent, path.basename(p));
     let st: fs.Stats | undefined;

@@ -126,6 +126,13 @@ export function checkPathPermission(
   filePath: string,
   ctx: ToolContext,
 ): PermissionResult {
+  // An edit's check has one memo (util/decision-memo.ts): the protected-change check walks up for a .git from
+  // the directory canonical() has just resolved, and stats the file it has just looked at. A read's asks
+  // each question once, and a scope would only cost it.
+  return kind === 'edit' ? withDecisionMemo(() => checkPathPermissionNow(kind, toolName, filePath, ctx)) : checkPathPermissionNow(kind, toolName, filePath, ctx);
+}
+
+function checkPathPermissionNow(kind: 'read' | 'edit', toolName: string, filePath: string, ctx: ToolContext): PermissionResult {
   const q = ctx.permissions;
   const { canonical, all } = pathSpellings(filePath, ctx);
   const deny = q.pathRule(kind, 'deny', all);
@@ -143,10 +150,7 @@ export function checkPathPermission(
   }
   if (kind === 'edit') {
     let why: string | undefined;
-    // One memo for the spellings: each would otherwise walk up for .git and stat the same configs again.
-    withDecisionMemo(() => {
-      for (const p of all) if ((why = protectedChangeReason(p, ctx.workspace)) !== undefined) break;
-    });
+    for (const p of all) if ((why = protectedChangeReason(p, ctx.workspace)) !== undefined) break;
     if (why) {
       return {
         behavior: 'ask',

@@ -68,6 +68,24 @@ export function memoised<T>(kind: string, key: string, compute: (key: string) =>
   }
 }
 
+/**
+ * Records `value` as the answer to `key` in the open scope unless one is there already (nothing
+ * outside a scope): an answer that follows from others already given (workspace.ts realpathLoose seeds the
+ * directories above a real path as real).
+ */
+export function memoSeed(kind: string, key: string, value: unknown): void {
+  if (scope === undefined) return;
+  let table = scope.byPath.get(kind);
+  if (table === undefined) scope.byPath.set(kind, (table = new Map()));
+  if (!table.has(key)) table.set(key, { ok: true, value });
+}
+
+/** The answer to `key` given in the open scope, if any (asks nothing itself). */
+export function memoPeek(kind: string, key: string): { value: unknown } | undefined {
+  const kept = scope?.byPath.get(kind)?.get(key);
+  return kept?.ok ? { value: kept.value } : undefined;
+}
+
 /** `compute(of)` once per open scope for the object `of` (a pure function of it, which throws nothing); afresh outside one. */
 export function memoisedFor<K extends object, T>(kind: string, of: K, compute: (of: K) => T): T {
   if (scope === undefined) return compute(of);
@@ -84,7 +102,6 @@ const NO_THROW = { throwIfNoEntry: false } as const;
 const realpathNow = (p: string): string => fs.realpathSync.native(p);
 const lstatNow = (p: string): fs.Stats | undefined => fs.lstatSync(p, NO_THROW);
 const readlinkNow = (p: string): string => fs.readlinkSync(p);
-const existsNow = (p: string): boolean => fs.existsSync(p);
 /** What lstat found, where it was asked first, is what stat finds unless it is a symbolic link (the parents are followed alike). */
 const statNow = (p: string): fs.Stats | undefined => {
   const l = scope?.byPath.get('lstat')?.get(p);
@@ -103,7 +120,17 @@ export const memoFs = {
   stat: (p: string): fs.Stats | undefined => memoised('stat', p, statNow),
   lstat: (p: string): fs.Stats | undefined => memoised('lstat', p, lstatNow),
   readlink: (p: string): string => memoised('readlink', p, readlinkNow),
-  exists: (p: string): boolean => memoised('exists', p, existsNow),
+  /**
+   * fs.existsSync, as the stat of the same path (one question for both: the walks up for a `.git`
+   * ask one, repositoryFrom the other, of the same names).
+   */
+  exists: (p: string): boolean => {
+    try {
+      return memoFs.stat(p) !== undefined;
+    } catch {
+      return false;
+    }
+  },
   /** Whether a scope is open (answers are kept). */
   scoped: (): boolean => scope !== undefined,
   /** Whether an lstat of `p` in this scope found nothing there (or failed): asks nothing itself. */

@@ -19,13 +19,23 @@ const MAX_SYMLINK_HOPS = 40;
 
 /** realpath of the longest existing prefix, with the rest appended (once per path within a util/decision-memo.ts scope). */
 export function realpathLoose(p: string): string {
-  const abs = path.resolve(p);
-  return memoised('realpathLoose', abs, realpathLooseNow);
+  return memoised('realpathLoose', absolute(p), realpathLooseNow);
 }
 
 /** realpathLoose of a directory that is most likely there (the one a file is named in). */
 function realpathLooseDir(p: string): string {
-  return memoised('realpathLoose', path.resolve(p), realpathLooseThere);
+  return memoised('realpathLoose', absolute(p), realpathLooseThere);
+}
+
+/** No `.` or `..` component, no empty one, no trailing slash. */
+const NOT_NORMAL = /\/\.{0,2}(?:\/|$)/;
+
+/**
+ * path.resolve(p), without its work for a path that is absolute and normal already (the checks pass
+ * such paths many times a decision: a file's, its directory's, the roots).
+ */
+export function absolute(p: string): string {
+  return p.startsWith('/') && (p === '/' || !NOT_NORMAL.test(p)) ? p : path.resolve(p);
 }
 
 /**
@@ -113,7 +123,7 @@ function lstatMissing(p: string): boolean {
  * involved. Once per path within a util/decision-memo.ts scope.
  */
 export function resolveTarget(abs: string): { target: string; viaSymlink: boolean } {
-  const start = path.resolve(abs);
+  const start = absolute(abs);
   return memoised('resolveTarget', start, resolveTargetNow);
 }
 

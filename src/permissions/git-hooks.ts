@@ -45,7 +45,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { memoFs, memoised } from '../util/decision-memo.js';
-import { realpathLoose, type Workspace } from '../workspace.js';
+import { absolute, realpathLoose, type Workspace } from '../workspace.js';
 import { commonDir, repositoryFrom, under } from './git-config.js';
 import { KeptReads } from './kept-reads.js';
 
@@ -232,6 +232,12 @@ function sharedConfigFiles(home: string): readonly string[] {
   return files;
 }
 
+/** The home directory git takes `~/` and the global files from: $HOME (read once: each read of process.env asks the environment), else the user's. */
+function homeDir(): string {
+  const h = process.env.HOME;
+  return h !== undefined && h !== '' ? h : os.homedir();
+}
+
 /** How a repository's configuration is named in a message. */
 function repoConfigName(top: string): string {
   return `the configuration of the repository at ${top}`;
@@ -307,10 +313,10 @@ function hooksDirsFrom(dir: string, home: string): HooksDir[] {
  * not count for it.
  */
 export function gitHooksReason(abs: string, workspace: Workspace, globStart = false): string | undefined {
-  const target = path.resolve(abs);
+  const target = absolute(abs);
   const real = realpathLoose(target);
   const starts = new Set([path.dirname(real), path.dirname(target), ...workspace.roots]);
-  const home = process.env.HOME !== undefined && process.env.HOME !== '' ? process.env.HOME : os.homedir();
+  const home = homeDir();
   const f = (p: string): string => workspace.fold(p);
   const spellings = [...new Set([f(target), f(real)])];
   for (const start of starts) {
@@ -361,7 +367,7 @@ export function sharedInodeReason(abs: string, workspace: Workspace, isProtected
     return undefined;
   }
   if (st === undefined || !st.isFile() || st.nlink < 2) return undefined;
-  const home = process.env.HOME !== undefined && process.env.HOME !== '' ? process.env.HOME : os.homedir();
+  const home = homeDir();
   const candidates: string[] = [];
   for (const start of new Set([path.dirname(realpathLoose(abs)), path.dirname(path.resolve(abs)), ...workspace.roots])) {
     const repo = repositoryFrom(start);

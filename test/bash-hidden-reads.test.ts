@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeApp } from './helpers.js';
+import { makeApp, tmpDir } from './helpers.js';
 import { bashTests, BYPASS, ruleEnv, type RuleEnvOptions } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 
@@ -89,6 +89,28 @@ describe('git configuration printed by git config, git var -l and git remote -v'
       expect((await env.check(c)).behavior, c).toBe('deny');
     }
     expect((await env.check('git config --local -l')).behavior).toBe('allow');
+  });
+
+  it('denies them when a Read deny rule covers the global or system file the environment names ($XDG_CONFIG_HOME, $GIT_CONFIG_GLOBAL, $GIT_CONFIG_SYSTEM)', async () => {
+    // git config -l prints $XDG_CONFIG_HOME/git/config (not ~/.config/git/config) when the commands' environment sets it.
+    for (const [name, file, deny] of [
+      ['XDG_CONFIG_HOME', (d: string) => path.join(d, 'git', 'config'), (d: string) => `Read(/${d}/git/config)`],
+      ['GIT_CONFIG_GLOBAL', (d: string) => path.join(d, 'global.gitconfig'), (d: string) => `Read(/${d}/global.gitconfig)`],
+      ['GIT_CONFIG_SYSTEM', (d: string) => path.join(d, 'system.gitconfig'), (d: string) => `Read(/${d}/system.gitconfig)`],
+    ] as const) {
+      const dir = path.join(tmpDir('toolexec-git-env-'), 'cfg');
+      const denied = repo([deny(dir)]);
+      fs.mkdirSync(path.join(dir, 'git'), { recursive: true });
+      fs.writeFileSync(file(dir), '[credential]\n\thelper = store --file /tmp/token\n');
+      const value = name === 'XDG_CONFIG_HOME' ? dir : file(dir);
+      denied.ctx.childEnv = { ...process.env, [name]: value };
+      const scope = name === 'GIT_CONFIG_SYSTEM' ? '--system' : '--global';
+      for (const c of ['git config -l', `git config ${scope} -l`]) expect(await denied.check(c), `${name}: ${c}`).toMatchObject({ behavior: 'deny', type: 'rule' });
+      expect((await denied.check('git config --local -l')).behavior, name).toBe('allow');
+      // Not set in the commands' environment: git does not read it, and nothing is denied.
+      denied.ctx.childEnv = { ...process.env, [name]: '' };
+      expect((await denied.check('git config -l')).behavior, name).toBe('allow');
+    }
   });
 
   it('leaves everyday git read-only under Read deny rules', async () => {

@@ -393,7 +393,7 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
   if (isReadDenyActive(ctx)) {
     for (const cmd of j.commands) {
       for (const dir of startsOf(cmd) ?? []) {
-        for (const file of gitConfigReads(innermostOf(cmd).argv, dir, ctx.workspace.home)) {
+        for (const file of gitConfigReads(innermostOf(cmd).argv, dir, ctx.workspace.home, ctx.childEnv ?? process.env)) {
           const rule = q.pathRule('read', 'deny', spellings(file));
           if (rule) return { behavior: 'deny', message: `Permission to read ${file} has been denied.`, type: 'rule', detail: rule.raw };
         }

@@ -112,7 +112,7 @@ export function commonDir(gitDir: string): string | undefined {
  * The configuration files (absolute) a git argv prints values from, seen from
  * `cwd`; empty for other commands. `-C dir` and `--git-dir=dir` are followed.
  */
-export function gitConfigReads(argv: readonly Word[], cwd: string, home: string): string[] {
+export function gitConfigReads(argv: readonly Word[], cwd: string, home: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const v = gitVerb(argv);
   if (!v || !['config', 'var', 'remote', 'ls-remote'].includes(v.verb)) return [];
   const verb = v.verb;
@@ -130,8 +130,13 @@ export function gitConfigReads(argv: readonly Word[], cwd: string, home: string)
     const common = commonDir(gitDir);
     if (common) local.push(path.join(common, 'config'));
   }
+  // As git takes them from the environment the command runs with: $XDG_CONFIG_HOME/git/config, and the files
+  // $GIT_CONFIG_GLOBAL and $GIT_CONFIG_SYSTEM name in place of the usual ones (those are judged all the same).
   const global = [path.join(home, '.gitconfig'), path.join(home, '.config', 'git', 'config')];
+  if (env.XDG_CONFIG_HOME) global.push(path.resolve(cwd, env.XDG_CONFIG_HOME, 'git', 'config'));
+  if (env.GIT_CONFIG_GLOBAL) global.push(path.resolve(cwd, env.GIT_CONFIG_GLOBAL));
   const system = ['/etc/gitconfig'];
+  if (env.GIT_CONFIG_SYSTEM) system.push(path.resolve(cwd, env.GIT_CONFIG_SYSTEM));
   if (verb === 'config') {
     const scopes = [
       { given: args.some((a) => isLongOption(a, ['--global'])), files: global },

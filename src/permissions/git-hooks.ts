@@ -264,9 +264,10 @@ interface HooksDir {
 }
 
 /** The hooks directories the repository seen from `dir` may use (none outside a repository). */
-function hooksDirsFrom(dir: string, home: string): HooksDir[] {
+function hooksDirsFrom(dir: string): HooksDir[] {
   const repo = repositoryFrom(dir);
   if (repo === undefined) return [];
+  const home = homeDir();
   // Once per repository in a decision: the file's directory and the root it is in mostly find the same one.
   return memoised('gitHooksDirs', `${repo.top}\0${repo.gitDir}\0${home}`, () => {
     const files = [under(repo.gitDir, 'config'), under(repo.gitDir, 'config.worktree')];
@@ -316,11 +317,12 @@ export function gitHooksReason(abs: string, workspace: Workspace, globStart = fa
   const target = absolute(abs);
   const real = realpathLoose(target);
   const starts = new Set([path.dirname(real), path.dirname(target), ...workspace.roots]);
-  const home = homeDir();
   const f = (p: string): string => workspace.fold(p);
-  const spellings = [...new Set([f(target), f(real)])];
+  // Folded once a hooks directory is met (outside a repository, or in one without, none is).
+  let spellings: string[] | undefined;
   for (const start of starts) {
-    for (const h of hooksDirsFrom(start, home)) {
+    for (const h of hooksDirsFrom(start)) {
+      spellings ??= [...new Set([f(target), f(real)])];
       for (const d of new Set([f(h.dir), f(h.real)])) {
         for (const t of spellings) {
           if (h.config && (t === d || (!globStart && d.startsWith(t + path.sep) && t.startsWith(f(h.top) + path.sep)))) {
@@ -367,7 +369,6 @@ export function sharedInodeReason(abs: string, workspace: Workspace, isProtected
     return undefined;
   }
   if (st === undefined || !st.isFile() || st.nlink < 2) return undefined;
-  const home = homeDir();
   const candidates: string[] = [];
   for (const start of new Set([path.dirname(realpathLoose(abs)), path.dirname(path.resolve(abs)), ...workspace.roots])) {
     const repo = repositoryFrom(start);
@@ -377,7 +378,7 @@ export function sharedInodeReason(abs: string, workspace: Workspace, isProtected
         candidates.push(path.join(g, 'config'), path.join(g, 'config.worktree'), ...entries(path.join(g, 'hooks')));
       }
     }
-    for (const h of hooksDirsFrom(start, home)) candidates.push(h.dir, ...(h.config ? [] : entries(h.dir)));
+    for (const h of hooksDirsFrom(start)) candidates.push(h.dir, ...(h.config ? [] : entries(h.dir)));
   }
   for (const root of workspace.roots) {
     for (const p of [...entries(root), ...entries(path.join(root, '.claude')), ...entries(path.join(root, '.vscode'))]) if (isProtected(p)) candidates.push(p);

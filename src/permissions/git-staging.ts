@@ -21,6 +21,7 @@ import { memoised } from '../util/decision-memo.js';
 import { readSmallFile, readSmallText } from '../util/read-small-file.js';
 import { starMatch } from '../util/star-match.js';
 import { gitVerb } from './bash-git.js';
+import { IGNORE_MAX_BYTES } from './rg-hidden.js';
 
 export interface Staging {
   /** `all`: untracked files as well, those ignored excepted; `tracked`: only files git tracks already. */
@@ -172,8 +173,6 @@ function stashPushesTracked(rest: readonly Word[]): boolean {
   return sub === undefined || !sub.literal || sub.value.startsWith('-') || sub.value === 'push' || sub.value === 'save' || sub.value === 'create';
 }
 
-/** Longest ignore file read; a longer one ignores nothing here. */
-const IGNORE_MAX_BYTES = 256 * 1024;
 /**
  * An ignore line simple enough to read surely: a name (its `*` matching within it), anchored by a
  * leading `/`, a directory by a trailing one; a leading `**\/` is the name at any depth, as without it.

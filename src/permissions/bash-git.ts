@@ -13,7 +13,7 @@ import { withoutGitGlobals } from '../bash/rule-match.js';
 import type { SimpleCommand, Word } from '../bash/types.js';
 import { unwrapStages } from '../bash/wrappers.js';
 import { realpathLoose } from '../workspace.js';
-import { memoFs } from '../util/decision-memo.js';
+import { memoFs, memoised } from '../util/decision-memo.js';
 import { readSmallFile, readSmallText } from '../util/read-small-file.js';
 
 /** git verbs that print file contents from the repository whatever their options. */
@@ -284,12 +284,21 @@ function gitDirIsPlain(dotGit: string): boolean {
   if (memoFs.exists(path.join(dotGit, 'config.worktree'))) return false;
   let config: string;
   try {
-    config = readSmallText(path.join(dotGit, 'config'), 4 << 20, true);
+    config = gitConfigText(dotGit);
   } catch {
     return false;
   }
   // Keys and section names are case-insensitive; a quoted or continued line may hide one: any mention asks.
   return !/worktree|include/i.test(config);
+}
+
+/**
+ * The text of a git directory's `config` (at most 4 MiB, else EFBIG; throws as readSmallText), read
+ * once in a decision: gitDirIsPlain looks for a work tree or include in it, then the staging check
+ * for the index's object format (git-staging.ts), in the same `.git`.
+ */
+export function gitConfigText(gitDir: string): string {
+  return memoised('git-config-text', path.join(gitDir, 'config'), (file) => readSmallText(file, 4 << 20, true));
 }
 
 /** Whether git may enter a directory (is_git_directory's access(X_OK) of objects and refs). */

@@ -20,7 +20,7 @@ import type { Word } from '../bash/types.js';
 import { memoised } from '../util/decision-memo.js';
 import { readSmallFile, readSmallText } from '../util/read-small-file.js';
 import { starMatch } from '../util/star-match.js';
-import { gitAddWords, gitVerb, stashSubcommand } from './bash-git.js';
+import { gitAddWords, gitConfigText, gitVerb, stashSubcommand } from './bash-git.js';
 import { IGNORE_MAX_BYTES } from './rg-hidden.js';
 
 export interface Staging {
@@ -301,7 +301,7 @@ function readIndex(top: string): IndexPaths {
   // objectFormat = sha256), 16-bit flags, the path, then 1 to 8 NULs to a multiple of 8.
   let config = '';
   try {
-    config = readSmallText(path.join(dotGit, 'config'), 4 << 20, true);
+    config = gitConfigText(dotGit);
   } catch {
     return 'unknown';
   }

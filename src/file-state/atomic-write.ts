@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '../pipeline/error-class.js';
-import { assertStillPermitted } from '../permissions/filesystem.js';
+import { assertStillPermitted, protectedChangeReason } from '../permissions/filesystem.js';
 import type { ToolContext } from '../tool/types.js';
 import { resolveTarget } from '../workspace.js';
 
@@ -38,6 +38,19 @@ export function writeTarget(abs: string, ctx: Pick<ToolContext, 'workspace' | 'p
   }
   // The permission check judged the path before; where it leads now is judged again (a symlink may have moved).
   assertStillPermitted('edit', toolName, target, ctx);
+  // A protected path (.git, a hook toolexec runs, core.hooksPath's directory) reached only through a
+  // symlink: the link may have been swapped in after a person approved, or acceptEdits allowed, a write
+  // to a harmless name, and whether it was there then cannot be told here. Written by its own name, it is
+  // judged (and asked) as what it is.
+  if (viaSymlink) {
+    const why = protectedChangeReason(target, workspace);
+    if (why !== undefined && protectedChangeReason(abs, workspace) === undefined) {
+      throw new ToolError(
+        `Refusing to write ${abs}: a symbolic link leads it to ${target}, and ${why}. Write ${target} by its own name, which asks for approval.`,
+        'permission',
+      );
+    }
+  }
   return target;
 }
 

@@ -1,0 +1,84 @@
+/**
+ * Hostile sequences against the file tools (Read, Write, Edit, NotebookEdit,
+ * Glob, Grep) around deny rules and protected paths.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanupTmp, execute, textOf, use, type TestApp } from './helpers.js';
+import { call, fileApp } from './helpers-files.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+  cleanupTmp();
+});
+
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Runs one call that asks; `meanwhile` runs while the request waits, then an approver allows it. */
+async function approvedAfter(app: TestApp, name: string, input: unknown, meanwhile: () => void) {
+  const pending = execute(app.app, { session_id: 's-files', tool_uses: [use(name, input)] });
+  let id: string | undefined;
+  await until(() => (id = app.app.toolexec.broker.list().pending[0]?.id) !== undefined, 'the permission request');
+  meanwhile();
+  const answer = await app.app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision: 'allow' } });
+  expect(answer.statusCode).toBe(200);
+  const r = await pending;
+  return { text: textOf(r.body.tool_results[0]!.content), isError: r.body.tool_results[0]!.is_error === true, ex: r.body.executions[0]! };
+}
+
+const waitConfig = { permissions: { headless: 'wait' as const, askTimeoutMs: 30_000 } };
+
+describe('a symlink swapped after the permission check toward a protected path', () => {
+  it('Write: an approved new file that became a link into .git/hooks is not written there', async () => {
+    t = await fileApp(waitConfig);
+    const ws = t.workspace;
+    execFileSync('git', ['init', '-q', ws]);
+    const notes = path.join(ws, 'notes.txt');
+    const hook = path.join(ws, '.git', 'hooks', 'pre-commit');
+    const r = await approvedAfter(t, 'Write', { file_path: notes, content: '#!/bin/sh\necho PWNED\n' }, () => fs.symlinkSync('.git/hooks/pre-commit', notes));
+    expect(fs.existsSync(hook)).toBe(false);
+    expect(r.isError).toBe(true);
+    expect(r.ex).toMatchObject({ status: 'failed', error_class: 'permission' });
+    expect(r.text).toContain('.git/ is a protected directory');
+  });
+
+  it('Edit: a directory swapped for a link to .claude after approval leaves .claude/settings.json unchanged', async () => {
+    t = await fileApp(waitConfig);
+    const ws = t.workspace;
+    fs.mkdirSync(path.join(ws, '.claude'));
+    const settings = path.join(ws, '.claude', 'settings.json');
+    fs.writeFileSync(settings, '{"permissions":{"allow":[]}}\n');
+    fs.mkdirSync(path.join(ws, 'conf'));
+    fs.writeFileSync(path.join(ws, 'conf', 'settings.json'), '{"permissions":{"allow":[]}}\n');
+    // Both read (reading .claude is allowed); editing conf/ asks in the default mode.
+    expect((await call(t, 'Read', { file_path: settings })).isError).toBe(false);
+    expect((await call(t, 'Read', { file_path: path.join(ws, 'conf', 'settings.json') })).isError).toBe(false);
+    const r = await approvedAfter(t, 'Edit', { file_path: path.join(ws, 'conf', 'settings.json'), old_string: '"allow":[]', new_string: '"allow":["Bash"]' }, () => {
+      fs.renameSync(path.join(ws, 'conf'), path.join(ws, 'conf.old'));
+      fs.symlinkSync('.claude', path.join(ws, 'conf'));
+    });
+    expect(r.isError).toBe(true);
+    expect(r.ex).toMatchObject({ status: 'failed', error_class: 'permission' });
+    expect(fs.readFileSync(settings, 'utf8')).toBe('{"permissions":{"allow":[]}}\n');
+  });
+
+  it('a protected path written by its own name, once approved, is still written', async () => {
+    t = await fileApp(waitConfig);
+    const ws = t.workspace;
+    execFileSync('git', ['init', '-q', ws]);
+    const hook = path.join(ws, '.git', 'hooks', 'pre-commit');
+    const r = await approvedAfter(t, 'Write', { file_path: hook, content: '#!/bin/sh\nexit 0\n' }, () => undefined);
+    expect(r.isError).toBe(false);
+    expect(fs.readFileSync(hook, 'utf8')).toBe('#!/bin/sh\nexit 0\n');
+  });
+});

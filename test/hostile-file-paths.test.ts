@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanupTmp, execute, textOf, use, type TestApp } from './helpers.js';
+import { cleanupTmp, execute, textOf, tmpDir, use, type TestApp } from './helpers.js';
 import { call, fileApp } from './helpers-files.js';
 
 let t: TestApp | undefined;
@@ -81,4 +81,28 @@ describe('a symlink swapped after the permission check toward a protected path',
     expect(r.isError).toBe(false);
     expect(fs.readFileSync(hook, 'utf8')).toBe('#!/bin/sh\nexit 0\n');
   });
+});
+
+describe('a workspace whose path holds a character globs give a meaning to', () => {
+  for (const name of ['a|b', '"']) {
+    it(`deny rules still hold under a directory named ${name}`, async () => {
+      const ws = path.join(tmpDir(), name, 'ws');
+      fs.mkdirSync(path.join(ws, 'secrets'), { recursive: true });
+      fs.writeFileSync(path.join(ws, '.env'), 'SECRET=hunter2\n');
+      fs.writeFileSync(path.join(ws, 'secrets', 'k.pem'), 'KEY hunter2\n');
+      fs.writeFileSync(path.join(ws, 'notes.txt'), 'hello\n');
+      t = await fileApp({ workspace: { root: ws }, permissions: { defaultMode: 'acceptEdits', deny: ['Read(./.env)', 'Read(./secrets/**)', 'Edit(./.github/**)'] } });
+      for (const f of ['.env', 'secrets/k.pem']) {
+        const r = await call(t, 'Read', { file_path: path.join(ws, f) });
+        expect(r.isError).toBe(true);
+        expect(r.text).not.toContain('hunter2');
+      }
+      const g = await call(t, 'Grep', { pattern: 'hunter2', path: ws, output_mode: 'content' });
+      expect(g.text).not.toContain('hunter2');
+      const w = await call(t, 'Write', { file_path: path.join(ws, '.github', 'workflows', 'ci.yml'), content: 'on: push\n' });
+      expect(w.isError).toBe(true);
+      expect(fs.existsSync(path.join(ws, '.github'))).toBe(false);
+      expect((await call(t, 'Read', { file_path: path.join(ws, 'notes.txt') })).text).toContain('hello');
+    });
+  }
 });

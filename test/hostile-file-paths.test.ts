@@ -106,3 +106,47 @@ describe('a workspace whose path holds a character globs give a meaning to', () 
     });
   }
 });
+
+describe('what Edit and Write count as read', () => {
+  it('a file written under a name that differs only in Unicode normalisation is not a read of the Read-denied one', async () => {
+    t = await fileApp({ permissions: { defaultMode: 'acceptEdits', deny: ['Read(./cl\u00e9.env)'] } });
+    const ws = t.workspace;
+    const denied = path.join(ws, 'cl\u00e9.env');
+    fs.writeFileSync(denied, 'USER=bob\nSECRET=hunter2\nHOST=db\n');
+    fs.utimesSync(denied, new Date(2020, 1, 1), new Date(2020, 1, 1));
+    expect((await call(t, 'Read', { file_path: denied })).isError).toBe(true);
+    // Another file on ext4 (names are bytes), one key in the cache (NFC-folded): the Write's record was taken for the denied file's.
+    const w = await call(t, 'Write', { file_path: path.join(ws, 'cle\u0301.env'), content: 'x' });
+    expect(w.isError).toBe(false);
+    for (const edit of [
+      { file_path: denied, old_string: 'USER=', new_string: 'USER =' },
+      { file_path: denied, old_string: 'USER=', new_string: 'USER =', replace_all: true },
+    ]) {
+      const e = await call(t, 'Edit', edit);
+      expect(e.text).not.toContain('hunter2');
+      expect(e.isError).toBe(true);
+    }
+    const nb = await call(t, 'Write', { file_path: denied, content: 'SECRET=hunter2\n' });
+    expect(nb.isError).toBe(true);
+    expect(fs.readFileSync(denied, 'utf8')).toBe('USER=bob\nSECRET=hunter2\nHOST=db\n');
+  });
+
+  it('another file moved over a name read (its mtime older) is stale, and its content is not shown', async () => {
+    t = await fileApp({ permissions: { defaultMode: 'acceptEdits' } });
+    const ws = t.workspace;
+    const notes = path.join(ws, 'notes.txt');
+    fs.writeFileSync(notes, 'TODO: one\n');
+    expect((await call(t, 'Read', { file_path: notes })).isError).toBe(false);
+    const other = path.join(ws, 'other.txt');
+    fs.writeFileSync(other, 'TODO: two\nunseen line\n');
+    fs.utimesSync(other, new Date(2020, 1, 1), new Date(2020, 1, 1));
+    fs.renameSync(other, notes);
+    const e = await call(t, 'Edit', { file_path: notes, old_string: 'TODO:', new_string: 'DONE:' });
+    expect(e.isError).toBe(true);
+    expect(e.text).toContain('modified since read');
+    expect(e.text).not.toContain('unseen line');
+    // Read again, it is edited.
+    expect((await call(t, 'Read', { file_path: notes })).isError).toBe(false);
+    expect((await call(t, 'Edit', { file_path: notes, old_string: 'TODO:', new_string: 'DONE:' })).isError).toBe(false);
+  });
+});

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanupTmp, execute, textOf, tmpDir, use, type TestApp } from './helpers.js';
-import { call, fileApp } from './helpers-files.js';
+import { call, decisionChain, fileApp } from './helpers-files.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -148,5 +148,37 @@ describe('what Edit and Write count as read', () => {
     // Read again, it is edited.
     expect((await call(t, 'Read', { file_path: notes })).isError).toBe(false);
     expect((await call(t, 'Edit', { file_path: notes, old_string: 'TODO:', new_string: 'DONE:' })).isError).toBe(false);
+  });
+});
+
+describe('a repository whose .git file names a git directory of another name', () => {
+  it('writing its hooks or config asks, in acceptEdits and bypassPermissions alike', async () => {
+    t = await fileApp({ permissions: { defaultMode: 'bypassPermissions', allowBypass: true } });
+    const ws = t.workspace;
+    execFileSync('git', ['init', '-q', `--separate-git-dir=${path.join(ws, 'store')}`, ws]);
+    expect(fs.readFileSync(path.join(ws, '.git'), 'utf8')).toContain('store');
+    for (const mode of ['acceptEdits', 'bypassPermissions']) {
+      const s = `s-${mode}`;
+      const patch = await t.app.inject({ method: 'PATCH', url: `/sessions/${s}`, payload: { mode } });
+      expect(patch.statusCode).toBe(200);
+      for (const [f, content] of [
+        ['store/hooks/pre-commit', '#!/bin/sh\necho PWNED\n'],
+        ['store/config', '[core]\n\tfsmonitor = "sh -c \'echo PWNED\'"\n'],
+      ] as const) {
+        const before = fs.existsSync(path.join(ws, f)) ? fs.readFileSync(path.join(ws, f), 'utf8') : undefined;
+        // Reading it is allowed (and what Write needs first for a file that exists).
+        if (before !== undefined) expect((await call(t, 'Read', { file_path: path.join(ws, f) }, s)).isError).toBe(false);
+        const r = await call(t, 'Write', { file_path: path.join(ws, f), content }, s);
+        expect(r.isError).toBe(true);
+        // Asked (nobody watches: headless), on the safety check's word, never allowed by the mode.
+        expect(r.decision?.reason.type).toBe('headless');
+        const own = decisionChain(t, r.executionId).find((c) => c.layer === 'tool');
+        expect(own).toMatchObject({ outcome: 'ask' });
+        expect(own?.detail).toMatch(/^safety: .*the git directory of the repository/);
+        expect(fs.existsSync(path.join(ws, f)) ? fs.readFileSync(path.join(ws, f), 'utf8') : undefined).toBe(before);
+      }
+      // The work tree's own files are not protected.
+      expect((await call(t, 'Write', { file_path: path.join(ws, `src-${mode}.txt`), content: 'ok\n' }, s)).isError).toBe(false);
+    }
   });
 });

@@ -18,7 +18,7 @@ import type { PermissionResult, ToolContext } from '../tool/types.js';
 import { withDecisionMemo } from '../util/decision-memo.js';
 import type { Workspace } from '../workspace.js';
 import { DENIED_MEMORY_LIMIT } from './denied-memory.js';
-import { gitHooksReason, sharedInodeReason } from './git-hooks.js';
+import { gitDirReason, gitHooksReason, sharedInodeReason } from './git-hooks.js';
 import type { HardLinkVerdict } from './hard-links.js';
 import { messages } from './messages.js';
 
@@ -56,14 +56,15 @@ export function protectedPathReason(absPath: string): string | undefined {
 /**
  * Why changing a path always needs a person's approval, in every mode: a
  * protected path, a script toolexec runs itself (Workspace.runScriptReason), or
- * a file in the hooks directory a repository's `core.hooksPath` names, or another name (a hard
+ * a file in the hooks directory a repository's `core.hooksPath` names, in a git directory a `.git` file
+ * names (git-hooks.ts gitDirReason), or another name (a hard
  * link) of the repository's config, a hook or a protected file in a workspace root (git-hooks.ts).
  * `globStart`: the path is a directory a glob only starts in (`src` of
  * `src/*.ts`), which the command does not move or remove, so only the
  * protected paths count for it.
  */
 export function protectedChangeReason(abs: string, workspace: Workspace, globStart = false): string | undefined {
-  return protectedPathReason(abs) ?? (globStart ? undefined : workspace.runScriptReason(abs)) ?? gitHooksReason(abs, workspace, globStart) ?? sharedInodeReason(abs, workspace, (p) => protectedPathReason(p) !== undefined);
+  return protectedPathReason(abs) ?? (globStart ? undefined : workspace.runScriptReason(abs)) ?? gitHooksReason(abs, workspace, globStart) ?? gitDirReason(abs, workspace, globStart) ?? sharedInodeReason(abs, workspace, (p) => protectedPathReason(p) !== undefined);
 }
 
 /** The spellings of a path a rule is matched against: canonical first, then as resolved. */

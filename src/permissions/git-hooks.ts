@@ -348,6 +348,43 @@ export function gitHooksReason(abs: string, workspace: Workspace, globStart = fa
   return undefined;
 }
 
+/**
+ * Why writing an absolute path changes the git directory of a repository whose `.git` is a file
+ * naming a directory of another name (`git init --separate-git-dir=store`, `git clone
+ * --separate-git-dir`): git reads that directory's `config` and runs its `hooks/` as it does
+ * `.git`'s, and the name `.git/` protects nothing there. Seen from where the path is and from each
+ * working directory, as gitHooksReason looks. A directory holding it, below the work tree's top,
+ * counts too (a directory moved there replaces it), except as the directory a glob only starts in.
+ */
+export function gitDirReason(abs: string, workspace: Workspace, globStart = false): string | undefined {
+  const target = path.resolve(abs);
+  const real = realpathLoose(target);
+  const f = (p: string): string => workspace.fold(p);
+  const spellings = [...new Set([f(target), f(real)])];
+  for (const start of new Set([path.dirname(real), path.dirname(target), ...workspace.roots])) {
+    const repo = memoised('gitRepository', start, () => repositoryFrom(start) ?? null);
+    if (repo === null) continue;
+    const dirs = [repo.gitDir];
+    const common = commonDir(repo.gitDir);
+    if (common !== undefined) dirs.push(common);
+    for (const g of dirs) {
+      // `.git/` is protected by its name (filesystem.ts).
+      if (g.split(path.sep).some((seg) => seg.toLowerCase() === '.git')) continue;
+      for (const d of new Set([f(g), f(realpathLoose(g))])) {
+        for (const t of spellings) {
+          if (t === d || t.startsWith(d + path.sep)) {
+            return `${abs} is ${t === d ? '' : 'in '}${g}, the git directory of the repository at ${repo.top} (its .git file names it): git reads its config and runs its hooks`;
+          }
+          if (!globStart && d.startsWith(t + path.sep) && t.startsWith(f(repo.top) + path.sep)) {
+            return `${abs} holds ${g}, the git directory of the repository at ${repo.top} (its .git file names it): git reads its config and runs its hooks`;
+          }
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
 /** The names in a directory (at most 1,000), as paths; none when it cannot be listed. */
 function entries(dir: string): string[] {
   try {

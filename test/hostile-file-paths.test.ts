@@ -182,3 +182,19 @@ describe('a repository whose .git file names a git directory of another name', (
     }
   });
 });
+
+describe('a repository whose .git is a symlink to a git directory elsewhere', () => {
+  it('writing that directory by its own name asks in bypassPermissions', async () => {
+    t = await fileApp({ permissions: { defaultMode: 'bypassPermissions', allowBypass: true } });
+    const ws = t.workspace;
+    const store = path.join(tmpDir(), 'repo.git');
+    execFileSync('git', ['init', '-q', '--bare', store]);
+    fs.symlinkSync(store, path.join(ws, '.git'));
+    const hook = path.join(store, 'hooks', 'pre-commit');
+    const r = await call(t, 'Write', { file_path: hook, content: '#!/bin/sh\necho PWNED\n' });
+    expect(r.isError).toBe(true);
+    const own = decisionChain(t, r.executionId).find((c) => c.layer === 'tool');
+    expect(own?.detail).toMatch(/^safety: .*the git directory of the repository/);
+    expect(fs.existsSync(hook)).toBe(false);
+  });
+});

@@ -351,7 +351,7 @@ export function gitHooksReason(abs: string, workspace: Workspace, globStart = fa
 /**
  * Why writing an absolute path changes the git directory of a repository whose `.git` is a file
  * naming a directory of another name (`git init --separate-git-dir=store`, `git clone
- * --separate-git-dir`): git reads that directory's `config` and runs its `hooks/` as it does
+ * --separate-git-dir`), or a symlink to one: git reads that directory's `config` and runs its `hooks/` as it does
  * `.git`'s, and the name `.git/` protects nothing there. Seen from where the path is and from each
  * working directory, as gitHooksReason looks. A directory holding it, below the work tree's top,
  * counts too (a directory moved there replaces it), except as the directory a glob only starts in.
@@ -368,15 +368,14 @@ export function gitDirReason(abs: string, workspace: Workspace, globStart = fals
     const common = commonDir(repo.gitDir);
     if (common !== undefined) dirs.push(common);
     for (const g of dirs) {
-      // `.git/` is protected by its name (filesystem.ts).
-      if (g.split(path.sep).some((seg) => seg.toLowerCase() === '.git')) continue;
+      // A `.git` directory's own name protects it (filesystem.ts); where a `.git` symlink leads has no such name.
       for (const d of new Set([f(g), f(realpathLoose(g))])) {
         for (const t of spellings) {
           if (t === d || t.startsWith(d + path.sep)) {
-            return `${abs} is ${t === d ? '' : 'in '}${g}, the git directory of the repository at ${repo.top} (its .git file names it): git reads its config and runs its hooks`;
+            return `${abs} is ${t === d ? '' : 'in '}${g}, the git directory of the repository at ${repo.top} (its .git names it): git reads its config and runs its hooks`;
           }
           if (!globStart && d.startsWith(t + path.sep) && t.startsWith(f(repo.top) + path.sep)) {
-            return `${abs} holds ${g}, the git directory of the repository at ${repo.top} (its .git file names it): git reads its config and runs its hooks`;
+            return `${abs} holds ${g}, the git directory of the repository at ${repo.top} (its .git names it): git reads its config and runs its hooks`;
           }
         }
       }

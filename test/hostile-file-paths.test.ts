@@ -198,3 +198,33 @@ describe('a repository whose .git is a symlink to a git directory elsewhere', ()
     expect(fs.existsSync(hook)).toBe(false);
   });
 });
+
+describe('.claude/worktrees is not .claude/, and what lies in a worktree is still protected', () => {
+  it('a workspace that is a Claude Code worktree keeps its .git, .claude and shell files protected', async () => {
+    const ws = path.join(tmpDir(), 'proj', '.claude', 'worktrees', 'feature');
+    fs.mkdirSync(ws, { recursive: true });
+    execFileSync('git', ['init', '-q', ws]);
+    t = await fileApp({ workspace: { root: ws }, permissions: { defaultMode: 'acceptEdits' } });
+    for (const f of ['.git/hooks/pre-commit', '.claude/settings.json', '.bashrc', 'sub/.git/config', 'x/.mcp.json']) {
+      const r = await call(t, 'Write', { file_path: path.join(ws, f), content: '#!/bin/sh\necho PWNED\n' });
+      expect(r.isError, f).toBe(true);
+      const own = decisionChain(t, r.executionId).find((c) => c.layer === 'tool');
+      expect(own, f).toMatchObject({ outcome: 'ask' });
+      expect(own?.detail, f).toMatch(/^safety: /);
+      expect(fs.existsSync(path.join(ws, f)), f).toBe(false);
+    }
+    // The worktree's own files are edited as in any workspace.
+    expect((await call(t, 'Write', { file_path: path.join(ws, 'src', 'a.ts'), content: 'export {};\n' })).isError).toBe(false);
+  });
+
+  it('in a workspace holding worktrees, their .git and .claude are protected, their sources are not', async () => {
+    t = await fileApp({ permissions: { defaultMode: 'acceptEdits' } });
+    const wt = path.join(t.workspace, '.claude', 'worktrees', 'wt');
+    for (const f of ['.git', '.claude/settings.local.json', '.vscode/tasks.json']) {
+      const r = await call(t, 'Write', { file_path: path.join(wt, f), content: 'gitdir: /tmp/evil\n' });
+      expect(r.isError, f).toBe(true);
+      expect(fs.existsSync(path.join(wt, f)), f).toBe(false);
+    }
+    expect((await call(t, 'Write', { file_path: path.join(wt, 'README.md'), content: '# wt\n' })).isError).toBe(false);
+  });
+});

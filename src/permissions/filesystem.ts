@@ -22,7 +22,12 @@ import { gitDirReason, gitHooksReason, sharedInodeReason } from './git-hooks.js'
 import type { HardLinkVerdict } from './hard-links.js';
 import { messages } from './messages.js';
 
-/** Claude Code's safety paths (case-insensitive), plus toolexec's own data directory. */
+/**
+ * Claude Code's safety paths (case-insensitive), plus toolexec's own data directory, and the shell
+ * startup files Claude Code's list leaves out: zsh reads .zshenv for every shell, scripts and
+ * `zsh -c` included (more often than the .zshrc it protects), and .zlogin, .bash_login and the
+ * logout files run as surely as .zprofile does.
+ */
 export const PROTECTED_FILES: ReadonlySet<string> = new Set([
   '.gitconfig',
   '.gitmodules',
@@ -34,6 +39,11 @@ export const PROTECTED_FILES: ReadonlySet<string> = new Set([
   '.ripgreprc',
   '.mcp.json',
   '.claude.json',
+  '.zshenv',
+  '.zlogin',
+  '.zlogout',
+  '.bash_login',
+  '.bash_logout',
 ]);
 export const PROTECTED_DIRS: ReadonlySet<string> = new Set(['.git', '.vscode', '.idea', '.claude', '.toolexec']);
 

@@ -240,3 +240,56 @@ describe('shell startup files beyond Claude Code\u2019s list', () => {
     }
   });
 });
+
+/** A ustar archive (ASCII and NUL bytes only, so the Write tool can write it) of one hard link member `name` → `target`. */
+function hardLinkTar(name: string, target: string): string {
+  const h = Buffer.alloc(512, 0);
+  const put = (off: number, s: string): void => void h.write(s, off, 'ascii');
+  put(0, name);
+  put(100, '0000644\0');
+  put(108, '0000000\0');
+  put(116, '0000000\0');
+  put(124, '00000000000\0');
+  put(136, '00000000000\0');
+  put(148, '        ');
+  put(156, '1');
+  put(157, target);
+  put(257, 'ustar\0');
+  put(263, '00');
+  let sum = 0;
+  for (const b of h) sum += b;
+  put(148, `${sum.toString(8).padStart(6, '0')}\0 `);
+  return Buffer.concat([h, Buffer.alloc(1024, 0)]).toString('latin1');
+}
+
+describe('another name (a hard link) of one of toolexec\u2019s own files', () => {
+  for (const engine of ['rg', 'js'] as const) {
+  it(`an archive\u2019s hard link member to the loaded configuration is not read by Read or Grep (${engine})`, async () => {
+    const root = tmpDir();
+    const ws = path.join(root, 'ws');
+    fs.mkdirSync(ws);
+    const cfg = path.join(ws, 'toolexec.json');
+    fs.writeFileSync(cfg, '{"server":{"tokens":[{"name":"ops","token":"tok-hunter2-approve","scopes":["approve"]}]}}\n');
+    const { makeApp } = await import('./helpers.js');
+    const { fileTools } = await import('./helpers-files.js');
+    t = await makeApp({ workspace: { root: ws }, grep: { engine }, permissions: { defaultMode: 'acceptEdits', allow: ['Bash(tar:*)'] } }, { extraTools: fileTools, configFiles: [cfg] });
+    expect((await call(t, 'Read', { file_path: cfg })).isError).toBe(true);
+    const tar = hardLinkTar('notes.txt', 'toolexec.json');
+    expect((await call(t, 'Write', { file_path: path.join(ws, 'a.tar'), content: tar })).isError).toBe(false);
+    const x = await call(t, 'Bash', { command: 'tar xf a.tar' });
+    expect(x.isError, x.text).toBe(false);
+    const notes = path.join(ws, 'notes.txt');
+    expect(fs.statSync(notes).ino).toBe(fs.statSync(cfg).ino);
+    const r = await call(t, 'Read', { file_path: notes });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.isError).toBe(true);
+    for (const output_mode of ['content', 'files_with_matches'] as const) {
+      const g = await call(t, 'Grep', { pattern: 'hunter2', path: ws, output_mode });
+      expect(g.text).not.toContain('hunter2');
+      expect(g.text).not.toContain('notes.txt');
+    }
+    const single = await call(t, 'Grep', { pattern: 'hunter2', path: notes, output_mode: 'content' });
+    expect(single.text).not.toContain('hunter2');
+  });
+  }
+});

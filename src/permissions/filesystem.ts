@@ -124,8 +124,8 @@ function processEnvironmentReason(spellings: readonly string[]): string | undefi
  * Why one of these spellings of a path is a file no rule or mode lets a tool read or change:
  * one of toolexec's own files, or a process's environment (the first when it is both); undefined when none.
  */
-function forbiddenFileReason(spellings: readonly string[], ctx: Pick<ToolContext, 'workspace'>): string | undefined {
-  return serviceFileReason(spellings, ctx) ?? processEnvironmentReason(spellings);
+function forbiddenFileReason(spellings: readonly string[], ctx: Pick<ToolContext, 'workspace'>, opened?: string): string | undefined {
+  return serviceFileReason(spellings, ctx) ?? processEnvironmentReason(spellings) ?? ctx.workspace.serviceFileLinkReason(opened ?? spellings[0]!);
 }
 
 /** What the model is told when a tool would read or change one of toolexec's own files. */
@@ -231,7 +231,7 @@ export function assertStillPermitted(
   if (deny) {
     throw new ToolError(`${messages.ruleDenied(toolName)} The path now leads to ${realPath}, which ${deny.raw} denies.`, 'permission');
   }
-  const own = forbiddenFileReason(all, ctx);
+  const own = forbiddenFileReason(all, ctx, opened);
   if (own) throw new ToolError(serviceFileMessage(toolName, own), 'permission');
   const link = kind === 'read' ? ctx.permissions.hardLinkChecker('read')(opened) : undefined;
   if (link && !('unknown' in link)) {

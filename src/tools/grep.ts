@@ -181,13 +181,14 @@ export async function grep(
     typeFilter: prepared.typeFilter,
     isDenied: (abs) => ctx.permissions.isReadDenied(abs),
     // One checker per search: the denied files are looked for once, on the first file with several names.
+    // toolexec's own files under another name (an archive's hard link member) are left out too.
     isLinkDenied: (abs) => {
       const v = links(abs);
       if (v !== undefined && 'unknown' in v && !unsettled.has(abs)) {
         unsettled.add(abs);
         if (v.forgotten) forgotten++;
       }
-      return v !== undefined;
+      return v !== undefined || ctx.workspace.serviceFileLinkReason(abs) !== undefined;
     },
     signal: ctx.signal,
     env: ctx.childEnv,

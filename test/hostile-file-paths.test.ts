@@ -322,3 +322,35 @@ describe('the configuration a hook framework\u2019s hook runs from', () => {
     expect(fs.existsSync(path.join(ws, 'ci', 'hooks.yaml'))).toBe(false);
   });
 });
+
+describe('Read: a symlink swapped after the check toward a file that would have asked', () => {
+  it('an approved read of one file outside the working directories does not carry to another', async () => {
+    t = await fileApp(waitConfig);
+    const out = tmpDir();
+    fs.writeFileSync(path.join(out, 'readme'), 'harmless\n');
+    const home = tmpDir();
+    fs.mkdirSync(path.join(home, '.ssh'));
+    fs.writeFileSync(path.join(home, '.ssh', 'id_rsa'), 'PRIVATE hunter2\n');
+    const link = path.join(out, 'link');
+    fs.symlinkSync(path.join(out, 'readme'), link);
+    const r = await approvedAfter(t, 'Read', { file_path: link }, () => {
+      fs.unlinkSync(link);
+      fs.symlinkSync(path.join(home, '.ssh', 'id_rsa'), link);
+    });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.isError).toBe(true);
+    expect(r.ex).toMatchObject({ status: 'failed', error_class: 'permission' });
+    // Unswapped, the same approved read goes through.
+    fs.unlinkSync(link);
+    fs.symlinkSync(path.join(out, 'readme'), link);
+    expect((await approvedAfter(t, 'Read', { file_path: link }, () => undefined)).text).toContain('harmless');
+  });
+
+  it('bypassPermissions still reads where the link leads outside the working directories', async () => {
+    t = await fileApp({ permissions: { defaultMode: 'bypassPermissions', allowBypass: true } });
+    const out = tmpDir();
+    fs.writeFileSync(path.join(out, 'notes'), 'outside notes\n');
+    fs.symlinkSync(path.join(out, 'notes'), path.join(t.workspace, 'link'));
+    expect((await call(t, 'Read', { file_path: path.join(t.workspace, 'link') })).text).toContain('outside notes');
+  });
+});

@@ -133,6 +133,9 @@ export function serviceFileMessage(toolName: string, why: string): string {
   return `Permission to use ${toolName} on this path has been denied: ${why}, which no tool may read or change.`;
 }
 
+/** What each call's permission check judged, by its context: the canonical path, for the recheck when the file is opened. */
+const judged = new WeakMap<object, string>();
+
 export function checkPathPermission(
   kind: 'read' | 'edit',
   toolName: string,
@@ -141,6 +144,7 @@ export function checkPathPermission(
 ): PermissionResult {
   const q = ctx.permissions;
   const { canonical, all } = pathSpellings(filePath, ctx);
+  judged.set(ctx, canonical);
   const deny = q.pathRule(kind, 'deny', all);
   if (deny) {
     return { behavior: 'deny', message: messages.ruleDenied(toolName), type: 'rule', detail: deny.raw };
@@ -237,4 +241,23 @@ export function assertStillPermitted(
   if (link && !('unknown' in link)) {
     throw new ToolError(`${messages.ruleDenied(toolName)} ${realPath} is now a hard link to ${link.other}, which ${link.rule.raw} denies.`, 'permission');
   }
+}
+
+/**
+ * Judged again, whole, when the opened file is not the one the permission check judged for this call
+ * (a symlink moved in between): assertStillPermitted holds the deny rules, and this the rest, so that
+ * a Read allowed inside the working directories, or one a person approved for another file, does not
+ * carry to a file outside them that would have asked (`~/.ssh/id_rsa`). What bypassPermissions allows
+ * outside the working directories it still allows. Nothing to compare when the call's input was
+ * changed after the check (an approver's or a hook's): the check judged that input.
+ */
+export function assertOpenedAsJudged(kind: 'read' | 'edit', toolName: string, realPath: string, ctx: ToolContext): void {
+  const was = judged.get(ctx);
+  if (was === undefined || ctx.workspace.fold(realPath) === was) return;
+  const now = checkPathPermission(kind, toolName, realPath, ctx);
+  judged.set(ctx, was);
+  if (now.behavior === 'allow') return;
+  if (now.behavior === 'ask' && now.type === 'working_dir' && ctx.permissions.mode === 'bypassPermissions') return;
+  const why = now.behavior === 'deny' ? 'is denied' : now.behavior === 'ask' ? `would need approval (${now.type}: ${now.detail ?? ''})` : 'no rule allows';
+  throw new ToolError(`${toolName} was allowed for ${was}, but the path now leads to ${realPath}, which ${why}; it was not opened. Ask again for that file by its own name.`, 'permission');
 }

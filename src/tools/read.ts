@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { fileStateKey } from '../file-state/cache.js';
 import { assertRegularFile, countNewlines, fileIdentity, decodeText, fileNotFoundMessage, formatFileSize, LineWindow, moreThanItsSize, readAt, readAtMost, sliceLines } from '../file-state/text-file.js';
 import { ToolError } from '../pipeline/error-class.js';
-import { assertStillPermitted, checkPathPermission } from '../permissions/filesystem.js';
+import { assertOpenedAsJudged, assertStillPermitted, checkPathPermission } from '../permissions/filesystem.js';
 import { CHARS_PER_TOKEN, estimateTokens, estimateTokensOfChars } from '../pool/tokens.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ContentBlock, ToolContext, ToolResultBlock } from '../tool/types.js';
@@ -316,6 +316,7 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
     // The permission check judged the path before; the file opened is judged now (a symlink may have moved).
     const opened = openedPath(fd, abs);
     assertStillPermitted('read', 'Read', opened, ctx, fdPath(fd));
+    assertOpenedAsJudged('read', 'Read', opened, ctx);
     // Had the name been replaced meanwhile (the opened file losing a name it shared with a denied one), it would show now.
     if (openedPath(fd, abs) !== opened) throw new ToolError(`${abs} changed while it was being opened.`, 'io');
     const media = IMAGE_TYPES[ext];

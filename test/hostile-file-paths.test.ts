@@ -72,6 +72,28 @@ describe('a symlink swapped after the permission check toward a protected path',
     expect(fs.readFileSync(settings, 'utf8')).toBe('{"permissions":{"allow":[]}}\n');
   });
 
+  it('a symlink into .git that was there when the person approved (the ask named .git) is written through', async () => {
+    t = await fileApp(waitConfig);
+    const ws = t.workspace;
+    execFileSync('git', ['init', '-q', ws]);
+    fs.symlinkSync('.git/hooks/pre-commit', path.join(ws, 'hook'));
+    const r = await approvedAfter(t, 'Write', { file_path: path.join(ws, 'hook'), content: '#!/bin/sh\nexit 0\n' }, () => undefined);
+    expect(decisionChain(t, r.ex.id).find((c) => c.layer === 'tool')?.detail).toMatch(/^safety: .git\/ is a protected directory/);
+    expect(r.isError, r.text).toBe(false);
+    expect(fs.readFileSync(path.join(ws, '.git', 'hooks', 'pre-commit'), 'utf8')).toBe('#!/bin/sh\nexit 0\n');
+  });
+
+  it('an approved write to one file does not carry to another that an ask rule covers', async () => {
+    t = await fileApp({ permissions: { ...waitConfig.permissions, ask: ['Edit(./deploy/**)'] } });
+    const ws = t.workspace;
+    fs.mkdirSync(path.join(ws, 'deploy'));
+    const notes = path.join(ws, 'notes.txt');
+    const r = await approvedAfter(t, 'Write', { file_path: notes, content: 'replicas: 0\n' }, () => fs.symlinkSync('deploy/prod.yml', notes));
+    expect(r.isError).toBe(true);
+    expect(r.ex).toMatchObject({ status: 'failed', error_class: 'permission' });
+    expect(fs.existsSync(path.join(ws, 'deploy', 'prod.yml'))).toBe(false);
+  });
+
   it('a protected path written by its own name, once approved, is still written', async () => {
     t = await fileApp(waitConfig);
     const ws = t.workspace;

@@ -136,6 +136,11 @@ export function serviceFileMessage(toolName: string, why: string): string {
 /** What each call's permission check judged, by its context: the canonical path, for the recheck when the file is opened. */
 const judged = new WeakMap<object, string>();
 
+/** The canonical path this call's permission check judged, or undefined (none ran on this context). */
+export function judgedPath(ctx: object): string | undefined {
+  return judged.get(ctx);
+}
+
 export function checkPathPermission(
   kind: 'read' | 'edit',
   toolName: string,
@@ -257,7 +262,8 @@ export function assertOpenedAsJudged(kind: 'read' | 'edit', toolName: string, re
   const now = checkPathPermission(kind, toolName, realPath, ctx);
   judged.set(ctx, was);
   if (now.behavior === 'allow') return;
-  if (now.behavior === 'ask' && now.type === 'working_dir' && ctx.permissions.mode === 'bypassPermissions') return;
+  // What bypassPermissions lets through (engine.ts): all but deny rules, ask rules and safety checks.
+  if (ctx.permissions.mode === 'bypassPermissions' && (now.behavior === 'passthrough' || (now.behavior === 'ask' && now.type === 'working_dir'))) return;
   const why = now.behavior === 'deny' ? 'is denied' : now.behavior === 'ask' ? `would need approval (${now.type}: ${now.detail ?? ''})` : 'no rule allows';
   throw new ToolError(`${toolName} was allowed for ${was}, but the path now leads to ${realPath}, which ${why}; it was not opened. Ask again for that file by its own name.`, 'permission');
 }

@@ -368,6 +368,34 @@ describe('Read: a symlink swapped after the check toward a file that would have 
     expect((await approvedAfter(t, 'Read', { file_path: link }, () => undefined)).text).toContain('harmless');
   });
 
+  it('Grep and Glob: an approved search of one directory does not carry to another', async () => {
+    t = await fileApp(waitConfig);
+    const out = tmpDir();
+    fs.mkdirSync(path.join(out, 'docs'));
+    fs.writeFileSync(path.join(out, 'docs', 'a.md'), 'nothing here\n');
+    const home = tmpDir();
+    fs.mkdirSync(path.join(home, '.ssh'));
+    fs.writeFileSync(path.join(home, '.ssh', 'id_rsa'), 'PRIVATE hunter2\n');
+    const link = path.join(out, 'link');
+    const swap = (): void => {
+      fs.unlinkSync(link);
+      fs.symlinkSync(path.join(home, '.ssh'), link);
+    };
+    fs.symlinkSync(path.join(out, 'docs'), link);
+    const g = await approvedAfter(t, 'Grep', { pattern: 'hunter2', path: link, output_mode: 'content' }, swap);
+    expect(g.text).not.toContain('hunter2');
+    expect(g.ex).toMatchObject({ status: 'failed', error_class: 'permission' });
+    fs.unlinkSync(link);
+    fs.symlinkSync(path.join(out, 'docs'), link);
+    const l = await approvedAfter(t, 'Glob', { pattern: '*', path: link }, swap);
+    expect(l.text).not.toContain('id_rsa');
+    expect(l.ex).toMatchObject({ status: 'failed', error_class: 'permission' });
+    // Unswapped, an approved search goes through.
+    fs.unlinkSync(link);
+    fs.symlinkSync(path.join(out, 'docs'), link);
+    expect((await approvedAfter(t, 'Grep', { pattern: 'nothing', path: link, output_mode: 'content' }, () => undefined)).text).toContain('nothing here');
+  });
+
   it('bypassPermissions still reads where the link leads outside the working directories', async () => {
     t = await fileApp({ permissions: { defaultMode: 'bypassPermissions', allowBypass: true } });
     const out = tmpDir();

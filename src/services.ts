@@ -30,7 +30,7 @@ import { AuditLog } from './storage/audit.js';
 import { GroupCommitWriter, makeDatabaseDir, openDatabase, type Db } from './storage/db.js';
 import { lockDatabase } from './storage/lock.js';
 import { SqliteDeniedFiles } from './storage/denied-files.js';
-import { defaultPinLimit } from './permissions/denied-memory.js';
+import { defaultPinLimit, type DeniedFileMemory } from './permissions/denied-memory.js';
 import { Checkpointer } from './storage/checkpointer.js';
 import { ExecutionLog } from './storage/executions.js';
 import { Observability, type ObservabilityOptions } from './observability/observability.js';
@@ -84,6 +84,8 @@ export interface Services {
   hooks: HookRunner;
   deps: PipelineDeps;
   rules: RuleStore;
+  /** The denied files met by identity, shared by every rule index (permissions/denied-memory.ts). */
+  deniedFiles: DeniedFileMemory;
   ruleErrors: readonly RuleError[];
   broker: ApprovalBroker;
   hub: WsHub;
@@ -173,7 +175,8 @@ export function createServices(opts: ServiceOptions): Services {
       ),
   });
   const ruleStore = new RuleStore(db, ruleInputs, pathBase, deniedFiles);
-  // Walks prune the memory too; this frees a deleted denied file's blocks when none runs (denied-memory.ts, Pruning).
+  // Walks prune the rows their rules made too; this frees a deleted denied file's blocks when none runs, and drops the
+  // rows no walk's rules made any more (denied-memory.ts, Pruning).
   const pruneDenied = setInterval(() => deniedFiles.prune(), DENIED_PRUNE_MS);
   pruneDenied.unref();
 
@@ -304,6 +307,7 @@ export function createServices(opts: ServiceOptions): Services {
     hooks,
     deps,
     rules: ruleStore,
+    deniedFiles,
     ruleErrors: compiled.errors,
     broker,
     hub,

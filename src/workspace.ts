@@ -14,6 +14,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { memoFs, memoised, memoPeek, memoSeed } from './util/decision-memo.js';
 
+/** Entries of toolexec's data directory compared with a file that has several names (it holds a handful). */
+const SERVICE_DIR_ENTRIES = 1000;
+
 /** Symlink hops followed before giving up (the kernel's own limit is 40). */
 const MAX_SYMLINK_HOPS = 40;
 
@@ -299,6 +302,43 @@ export class Workspace {
     if (this.serviceFiles.has(f)) return `${abs} is one of toolexec's own files (its configuration or database)`;
     const withSep = f.endsWith(path.sep) ? f : f + path.sep;
     if (this.serviceDirs.some((d) => withSep.startsWith(d))) return `${abs} is in toolexec's data directory`;
+    return undefined;
+  }
+
+  /**
+   * Why a file (followed where a symlink leads) is one of the service's own files under another name,
+   * a hard link, or undefined: an archive extracted in the workspace (`tar x` of a member that links
+   * to `toolexec.json`) makes one no path check sees. Only a regular file with several links is
+   * looked at (one stat); its identity is compared with the service's files and the entries of its
+   * data directory, as they are now (SQLite makes its -wal and -shm anew).
+   */
+  serviceFileLinkReason(abs: string): string | undefined {
+    if (!this.hasServiceFiles) return undefined;
+    let st: fs.Stats | undefined;
+    try {
+      // The stat the decision's other checks take of the same path (util/decision-memo.ts).
+      st = memoFs.stat(abs);
+    } catch {
+      return undefined;
+    }
+    if (st === undefined || !st.isFile() || st.nlink < 2) return undefined;
+    const candidates = [...this.serviceFiles];
+    for (const d of this.serviceDirs) {
+      try {
+        for (const n of fs.readdirSync(d).slice(0, SERVICE_DIR_ENTRIES)) candidates.push(path.join(d, n));
+      } catch {
+        /* gone, or not listable */
+      }
+    }
+    for (const c of candidates) {
+      let o: fs.Stats | undefined;
+      try {
+        o = fs.statSync(c, { throwIfNoEntry: false });
+      } catch {
+        continue;
+      }
+      if (o?.isFile() && o.dev === st.dev && o.ino === st.ino) return `${abs} is another name (a hard link) of ${c}, one of toolexec's own files (its configuration or database)`;
+    }
     return undefined;
   }
 

@@ -367,6 +367,23 @@ describe('what the configuration runs that cannot run', () => {
     }
   });
 
+  it('warns about an MCP rule that can match nothing whatever connects: a raw server name, a server name holding __, content', async () => {
+    const ws = workspace();
+    const file = configFile({
+      workspace: { root: ws },
+      mcpServers: { 'github.com': { command: 'true' }, 'a__b': { command: 'true' }, gh: { command: 'true' } },
+      permissions: { deny: ['mcp__github.com__delete_repo', 'mcp__a__b', 'mcp__gh__run(rm -rf *)', 'mcp__later__tool', 'mcp__github_com__delete_repo', 'mcp__gh'] },
+    });
+    const r = await cli(['check', '--no-mcp', '--config', file, 'Read', '{"file_path":"a"}']);
+    expect(r.code).toBe(0);
+    const warnings = r.stderr.trimEnd().split('\n').filter((l) => l.includes('permission rule'));
+    expect(warnings).toEqual([
+      'toolexec: warning: permission rule "mcp__github.com__delete_repo" (config) names the MCP server "github.com" as written, but its tools are named mcp__github_com__…, so it matches nothing; write mcp__github_com__delete_repo',
+      'toolexec: warning: permission rule "mcp__a__b" (config) is meant for every tool of the MCP server "a__b", but a server name holding "__" cannot be matched by a server-wide rule (mcp__a__b reads as the tool b of the server a), so it matches nothing; rename the server, or name each tool',
+      'toolexec: warning: permission rule "mcp__gh__run(rm -rf *)" (config) is a rule with content, which MCP tools do not take (only mcp__server, mcp__server__* and mcp__server__tool match), so it matches nothing',
+    ]);
+  });
+
   it("warns when a project's .claude/settings.json is loaded for another workspace, naming --workspace as the fix", async () => {
     const project = workspace();
     fs.mkdirSync(path.join(project, '.claude'));

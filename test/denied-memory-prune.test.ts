@@ -219,3 +219,59 @@ describe('a full memory', () => {
     expect([...m.entries()].map((f) => f.path)).toContain(files[9]);
   });
 });
+
+describe('the prune a walk makes (before each tar -x: one walk per kind of deny rule)', () => {
+  /** `n` denied keys in the workspace, met by a first walk (and so held). */
+  async function keysMet(n: number, deny: string[]): Promise<{ env: ReturnType<typeof ruleEnv>; m: DeniedFileMemory; keys: string[] }> {
+    const m = memory(undefined, { files: [] }, 100, undefined, { pinLimit: 100 });
+    const env = ruleEnv({ deny, allow: ['Bash(tar:*)'], deniedFiles: m });
+    const keys = Array.from({ length: n }, (_, i) => path.join(env.ws, `k${i}.pem`));
+    for (const k of keys) fs.writeFileSync(k, 'KEY\n');
+    expect(await env.check('tar -xf a.tar')).toMatchObject({ behavior: 'allow' });
+    expect(m.pinnedFiles).toBe(n);
+    return { env, m, keys };
+  }
+
+  it('reads no link count of a file it met at its denied name, and still drops the row of one deleted since', async () => {
+    const { env, m, keys } = await keysMet(20, ['Read(./*.pem)']);
+    // Each walk read all 20 counts: 2,000 a decision with 1,000 files held and Read and Edit rules.
+    let before = m.linkCountsRead;
+    expect(await env.check('tar -xf a.tar')).toMatchObject({ behavior: 'allow' });
+    expect(m.linkCountsRead - before).toBe(0);
+    // Not met any more: its count is read, and its row goes at this walk's end.
+    const gone = fs.statSync(keys[3]!).ino;
+    fs.unlinkSync(keys[3]!);
+    before = m.linkCountsRead;
+    expect(await env.check('tar -xf a.tar')).toMatchObject({ behavior: 'allow' });
+    expect(m.linkCountsRead - before).toBe(1);
+    expect(m.size).toBe(19);
+    expect([...m.entries()].map((f) => f.ino)).not.toContain(gone);
+  });
+
+  it('leaves the files the walk of the other kind remembered to that walk (Read keys, an Edit rule elsewhere)', async () => {
+    const { env, m, keys } = await keysMet(20, ['Read(./*.pem)', 'Edit(./.github/workflows/**)']);
+    const before = m.linkCountsRead;
+    // The Edit walk meets none of the keys: they are the Read walk's, which met them all.
+    expect(await env.check('tar -xf a.tar')).toMatchObject({ behavior: 'allow' });
+    expect(m.linkCountsRead - before).toBe(0);
+    // The timer's prune still reads them all.
+    fs.unlinkSync(keys[0]!);
+    expect(m.prune()).toBe(1);
+    expect(m.linkCountsRead - before).toBe(20);
+  });
+
+  it('a full memory still prunes before a file would overflow it: a key deleted makes room for a new one met by the same walk', async () => {
+    const m = memory(undefined, { files: [] }, 3, undefined, { pinLimit: 10 });
+    const env = ruleEnv({ deny: ['Read(./*.pem)'], allow: ['Bash(tar:*)'], deniedFiles: m });
+    const keys = ['a.pem', 'b.pem', 'c.pem'].map((n) => path.join(env.ws, n));
+    for (const k of keys) fs.writeFileSync(k, 'KEY\n');
+    expect(await env.check('tar -xf a.tar')).toMatchObject({ behavior: 'allow' });
+    expect(m.size).toBe(3);
+    fs.unlinkSync(keys[0]!);
+    const fresh = path.join(env.ws, 'd.pem');
+    fs.writeFileSync(fresh, 'KEY\n');
+    expect(await env.check('tar -xf a.tar')).toMatchObject({ behavior: 'allow' });
+    expect(m.overflowed).toBe(false);
+    expect([...m.entries()].map((f) => f.path).sort()).toEqual([...keys.slice(1), fresh].sort());
+  });
+});

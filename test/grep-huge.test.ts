@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTmp, tmpDir, type TestApp } from './helpers.js';
 import { grepApp, runGrep } from './helpers-grep.js';
 
@@ -36,7 +36,40 @@ describe('Grep (rg engine) on huge lines and huge numbers of lines', () => {
       expect(r.isError).toBe(false);
       expect(r.text).toBe(output_mode === 'content' ? 'small.txt:1:a' : 'small.txt:1\n\nFound 1 total occurrence across 1 file.');
     }
-    // rg takes a few seconds to write its gigabyte of JSON; reading it was quadratic (120 s, then a timeout).
+    // rg took a few seconds to write its gigabyte of JSON (reading it was quadratic: 120 s, then a timeout);
+    // now rg reports one match per line, and a line too long to report hands the file to the JS engine.
+  });
+
+  describe('a 12 MB line among short ones, searched for `.` (rg wrote 650 MB of JSON for it: 6-11 s) or shown as context', () => {
+    const long = 'a'.repeat(12_000_000);
+    const cut = `${'a'.repeat(500)} [... line truncated, 12000000 characters in all]`;
+    let rg: TestApp;
+    let js: TestApp;
+    beforeAll(async () => {
+      const root = tmpDir();
+      fs.writeFileSync(path.join(root, 'a-before.txt'), 'x0\n');
+      fs.writeFileSync(path.join(root, 'mixed.txt'), `x1\nx2\n${long}\nx4\n`);
+      fs.writeFileSync(path.join(root, 'z-after.txt'), 'x5\n');
+      rg = await app(root, 'rg');
+      js = await app(root, 'js');
+    });
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ pattern: '.', output_mode: 'count' }, 'a-before.txt:1\nmixed.txt:3\nz-after.txt:1\n\nFound 5 total occurrences across 3 files.'],
+      [{ pattern: '.', output_mode: 'content' }, 'a-before.txt:1:x0\nmixed.txt:1:x1\nmixed.txt:2:x2\nmixed.txt:4:x4\nz-after.txt:1:x5'],
+      // The long line as context: cut where any shown line is cut, with the marker (rg's report of it was too long to read).
+      [{ pattern: 'x[24]', output_mode: 'content', '-C': 1 }, `mixed.txt-1-x1\nmixed.txt:2:x2\nmixed.txt-3-${cut}\nmixed.txt:4:x4`],
+      [{ pattern: '.', output_mode: 'content', '-C': 1 }, `a-before.txt:1:x0\n--\nmixed.txt:1:x1\nmixed.txt:2:x2\nmixed.txt-3-${cut}\nmixed.txt:4:x4\n--\nz-after.txt:1:x5`],
+      [{ pattern: 'a{3}', output_mode: 'files_with_matches' }, 'No files found'],
+      [{ pattern: 'x4' }, 'Found 1 file\nmixed.txt'],
+    ];
+    for (const [q, want] of cases) {
+      it(JSON.stringify(q), async () => {
+        const a = await runGrep(rg.app, { head_limit: 0, ...q });
+        expect(a.isError).toBe(false);
+        expect(a.text).toBe(want);
+        expect((await runGrep(js.app, { head_limit: 0, ...q })).text).toBe(want);
+      });
+    }
   });
 
   it('stops reading once head_limit lines are out, holding no more than a few lines of a file of millions', async () => {

@@ -249,6 +249,7 @@ describe('Read: the FileStateCache', () => {
       offset: undefined,
       limit: undefined,
       isPartialView: false,
+      identity: `${fs.statSync(full).dev}:${fs.statSync(full).ino}`,
     });
     expect(cache.get(ws.canonical(part))).toMatchObject({ content: 'line 2\nline 3', offset: 2, limit: 2 });
   });

@@ -127,7 +127,7 @@ export async function openLocalApp(loaded: Loaded, io: CliIO, opts: LocalOptions
   }
   localTokens.set(app, token);
   const svc = app.toolexec;
-  for (const w of ruleWarnings(svc)) warn(io, w);
+  for (const w of ruleWarnings(svc, Object.keys(loaded.config.mcpServers))) warn(io, w);
 
   const servers = Object.keys(config.mcpServers);
   if (servers.length > 0) {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '../pipeline/error-class.js';
-import { assertStillPermitted } from '../permissions/filesystem.js';
+import { assertOpenedAsJudged, assertStillPermitted, judgedPath, protectedChangeReason } from '../permissions/filesystem.js';
 import type { ToolContext } from '../tool/types.js';
 import { resolveTarget } from '../workspace.js';
 
@@ -20,7 +20,7 @@ import { resolveTarget } from '../workspace.js';
  * forbid; a path outside them was judged as such by the permission layer
  * (asked, or allowed by a rule) and is written where it leads.
  */
-export function writeTarget(abs: string, ctx: Pick<ToolContext, 'workspace' | 'permissions'>, toolName: string): string {
+export function writeTarget(abs: string, ctx: ToolContext, toolName: string): string {
   const { workspace } = ctx;
   let resolved: { target: string; viaSymlink: boolean };
   try {
@@ -38,6 +38,25 @@ export function writeTarget(abs: string, ctx: Pick<ToolContext, 'workspace' | 'p
   }
   // The permission check judged the path before; where it leads now is judged again (a symlink may have moved).
   assertStillPermitted('edit', toolName, target, ctx);
+  // Elsewhere than the check judged: judged again, whole (a protected path, an ask rule, an edit the mode
+  // does not allow). A person may have approved, or acceptEdits allowed, a write to a harmless name that a
+  // symlink swapped in since carries into .git/hooks.
+  if (judgedPath(ctx) !== undefined) {
+    assertOpenedAsJudged('edit', toolName, target, ctx);
+    return target;
+  }
+  // The input was changed after the check (an approver's, a hook's): what it judged is not known here, so
+  // a protected path (.git, a hook toolexec runs, core.hooksPath's directory) reached only through a
+  // symlink is refused. Written by its own name, it is judged (and asked) as what it is.
+  if (viaSymlink) {
+    const why = protectedChangeReason(target, workspace);
+    if (why !== undefined && protectedChangeReason(abs, workspace) === undefined) {
+      throw new ToolError(
+        `Refusing to write ${abs}: a symbolic link leads it to ${target}, and ${why}. Write ${target} by its own name, which asks for approval.`,
+        'permission',
+      );
+    }
+  }
   return target;
 }
 

@@ -22,6 +22,14 @@ export interface FileState {
   offset: number | undefined;
   limit: number | undefined;
   isPartialView: boolean;
+  /**
+   * The identity (device and inode) of the file read or written, when known. The key is a folded
+   * path: two files whose names differ only in Unicode normalisation (or case, on a case-sensitive
+   * directory of a folding volume) share one, and a file moved over a name keeps its older mtime.
+   * Without it, a Write creating `cle\u0301.env` counted as a read of the Read-denied `cl\u00e9.env`
+   * beside it, and Edit then showed that file's lines in its snippet.
+   */
+  identity?: string | undefined;
 }
 
 /** How a cached read relates to the file on disk now. */
@@ -32,16 +40,20 @@ export type Freshness = 'unread' | 'partial' | 'stale' | 'fresh';
  * modification time after the read → stale, unless `contentFallback` is on,
  * the read was complete (no offset/limit) and the content is unchanged
  * (Edit's fallback for file systems that touch mtimes without writing).
+ * The mtime counts only for the file read: another file now under the name
+ * (`identity` differs) is stale, whatever its mtime, unless its content is the one read.
  */
 export function freshness(
   state: FileState | undefined,
   mtimeMs: number,
   currentContent: string | undefined,
   contentFallback: boolean,
+  identity?: string,
 ): Freshness {
   if (!state) return 'unread';
   if (state.isPartialView) return 'partial';
-  if (Math.floor(mtimeMs) <= state.timestamp) return 'fresh';
+  const sameFile = state.identity === undefined || identity === undefined || state.identity === identity;
+  if (sameFile && Math.floor(mtimeMs) <= state.timestamp) return 'fresh';
   const fullRead = state.offset === undefined && state.limit === undefined;
   if (contentFallback && fullRead && currentContent !== undefined && currentContent === state.content) return 'fresh';
   return 'stale';

@@ -23,6 +23,13 @@ export interface TextFile {
   uid: number;
   gid: number;
   size: number;
+  /** The file's identity (device and inode, fileIdentity). */
+  identity: string;
+}
+
+/** A file's identity, device and inode: what a FileState records beside the mtime (file-state/cache.ts). */
+export function fileIdentity(st: Pick<fs.Stats, 'dev' | 'ino'>): string {
+  return `${st.dev}:${st.ino}`;
 }
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -296,7 +303,7 @@ export async function readTextFile(abs: string, maxBytes = Number.POSITIVE_INFIN
       throw new ToolError(`File is too large (${formatFileSize(fst.size)}) to be handled as text; at most about 512MB can be.`, 'tool_error');
     }
     const { content, encoding, bom } = decoded;
-    return { content, encoding, bom, mtimeMs: fst.mtimeMs, mode: fst.mode & 0o7777, uid: fst.uid, gid: fst.gid, size: fst.size };
+    return { content, encoding, bom, mtimeMs: fst.mtimeMs, mode: fst.mode & 0o7777, uid: fst.uid, gid: fst.gid, size: fst.size, identity: fileIdentity(fst) };
   } finally {
     await fh.close();
   }

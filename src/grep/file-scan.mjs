@@ -5,7 +5,7 @@
 // the rg engine imports the same functions, so each rule has one definition.
 
 import { Buffer } from 'node:buffer';
-import fs from 'node:fs';
+import { readRegular } from '../util/read-regular-file.mjs';
 
 /** A file whose first 8 KiB hold a NUL byte is binary and skipped (unless it starts with a UTF-16 BOM). */
 export const BINARY_SNIFF_BYTES = 8192;
@@ -20,38 +20,17 @@ export const DISPLAY_MAX_CHARS = 500;
  * A regular file's bytes, read without blocking and never without end, or
  * undefined: what is not a regular file (a FIFO blocks the reader for ever, a
  * device never ends), cannot be opened, or holds more than `max` bytes (a
- * /proc file whose stat says 0 may hold gigabytes). Past the stated size it
- * reads whole 64 KB blocks (some /proc files refuse odd lengths).
+ * /proc file whose stat says 0 may hold gigabytes): util/read-regular-file.mjs,
+ * which the permission checks share, read to the end whatever stat says.
  * @param {string} file
  * @param {number} max
  * @returns {Buffer | undefined}
  */
 export function readRegularFile(file, max) {
-  let fd;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    return readRegular(file, max, 'to-end');
   } catch {
     return undefined;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.size > max) return undefined;
-    /** @type {Buffer[]} */
-    const chunks = [];
-    let total = 0;
-    while (total <= max) {
-      const want = total === 0 && st.size > 0 ? st.size + 1 : 64 * 1024;
-      const buf = Buffer.allocUnsafe(want);
-      const n = fs.readSync(fd, buf, 0, want, total);
-      if (n === 0) return Buffer.concat(chunks, total);
-      chunks.push(n === want ? buf : buf.subarray(0, n));
-      total += n;
-    }
-    return undefined;
-  } catch {
-    return undefined;
-  } finally {
-    fs.closeSync(fd);
   }
 }
 

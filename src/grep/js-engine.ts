@@ -7,20 +7,29 @@
  * `fileStallMs`, or the whole search longer than `totalMs`, ends the worker
  * and the call with a timeout error; a cancel ends it at once.
  */
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ToolError } from '../pipeline/error-class.js';
 import type { ShownLine } from './file-scan.mjs';
 import type { EngineLimits, HitSink, SearchQuery } from './types.js';
-import { walkFiles } from './walk.js';
+import { compareWalkOrder, walkFiles } from './walk.js';
 
 const WORKER_URL = new URL('./js-worker.mjs', import.meta.url);
 const WATCH_INTERVAL_MS = 100;
 
 type WorkerMessage = { type: 'hits'; hits: Array<[number, number, ShownLine[] | undefined]> } | { type: 'done' };
 
-export async function searchJs(q: SearchQuery, sink: HitSink, limits: EngineLimits): Promise<void> {
+/**
+ * `from`: the search goes on from this file (in walk order, it included), as the rg engine asks when rg
+ * meets a line too long to report (rg-engine.ts).
+ */
+export async function searchJs(q: SearchQuery, sink: HitSink, limits: EngineLimits, from?: string): Promise<void> {
   const started = performance.now();
-  const files = await walkFiles(q);
+  let files = await walkFiles(q);
+  if (from !== undefined) {
+    const start = path.relative(q.root, from);
+    files = files.filter((f) => compareWalkOrder(path.relative(q.root, f), start) >= 0);
+  }
   if (files.length === 0) return;
   const wholeText = q.multiline && q.pattern.canMatchNewline;
   const progress = new SharedArrayBuffer(4);

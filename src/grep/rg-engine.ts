@@ -7,12 +7,19 @@
  * - `--text`: rg does not detect binary files itself (its NUL heuristic
  *   depends on buffer boundaries); a reported file whose first 8 KiB hold a
  *   NUL is dropped here.
- * - `--json` for content and count (and `--sort path`, so files come in walk
- *   order and a content search stops once it has enough lines); its match
- *   lines longer than MAX_LINE_BYTES are dropped here. files_with_matches
- *   uses the fast `--files-with-matches`; a reported file big enough to hold
- *   a long line, that does hold one, is searched again with `--json` to see
- *   whether a match survives.
+ * - `--json` for content and multiline count (and `--sort path`, so files
+ *   come in walk order and a content search stops once it has enough lines);
+ *   its match lines longer than MAX_LINE_BYTES are dropped here. A line so
+ *   long that rg's message for it passes MAX_MESSAGE_CHARS stops rg, and the
+ *   search goes on from that file with the JS engine (js-engine.ts), which
+ *   skips such a line unsearched: rg reports a submatch per match, so a
+ *   12 MB line of a minified bundle or a data blob searched for `.` made
+ *   650 MB of JSON and took rg 6-11 s to write, all of it to be dropped (rg
+ *   still works out the line's matches before writing any: 1-2 s for that
+ *   line, once per search).
+ * - files_with_matches uses the fast `--files-with-matches`, count the fast
+ *   `--count`; a reported file that holds a line longer than MAX_LINE_BYTES
+ *   is searched again by the JS engine, without those lines.
  * - Read deny rules: a reported file that a rule covers, or whose directory
  *   below the search root a rule covers, is dropped.
  * - A file given as the path is searched as the only entry of its directory
@@ -28,10 +35,11 @@ import { overrideGlobs } from './filter.js';
 import { escapeGlobLiteral } from './glob.js';
 import type { ShownLine } from './file-scan.mjs';
 import type { EngineLimits, FileHit, HitSink, SearchQuery } from './types.js';
+import { searchJs } from './js-engine.js';
 
 const TYPE_NAME = 'toolexecselected';
 
-export function rgArgs(q: SearchQuery, kind: 'files' | 'json', single: string | undefined): string[] {
+export function rgArgs(q: SearchQuery, kind: 'files' | 'count' | 'json', single: string | undefined): string[] {
   const args = [
     '--no-config',
     '--no-messages',
@@ -55,6 +63,7 @@ export function rgArgs(q: SearchQuery, kind: 'files' | 'json', single: string | 
     }
   }
   if (kind === 'files') args.push('--files-with-matches', '--null');
+  else if (kind === 'count') args.push('--count', '--null', '--sort', 'path');
   else {
     args.push('--json', '--sort', 'path');
     if (q.mode === 'content') {
@@ -62,7 +71,11 @@ export function rgArgs(q: SearchQuery, kind: 'files' | 'json', single: string | 
       if (q.after > 0) args.push('--after-context', String(q.after));
     }
   }
-  args.push('--regexp', q.pattern.rust, '--', '.');
+  // Lines, not matches, are what a plain content search reports, and rg --json writes every match in a line
+  // (working them all out before it writes anything): one that runs to the line's end is the only one.
+  // A 12 MB line of `.` took rg 1.5 s before its first byte; now as long as reading the line.
+  const perLine = kind === 'json' && q.mode === 'content' && !(q.multiline && q.pattern.canMatchNewline);
+  args.push('--regexp', perLine ? `(?:${q.pattern.rust})[^\\n]*` : q.pattern.rust, '--', '.');
   return args;
 }
 
@@ -182,9 +195,9 @@ class FileAssembler {
     this.shown.set(d.line_number, body.toString('utf8'));
   }
 
-  /** A context line too long to be reported whole (its message was over the cap). */
-  longContext(n: number): void {
-    if (this.withLines) this.shown.set(n, LONG_LINE_SHOWN);
+  /** Content mode: the lines before this one were handed out. */
+  get shownBefore(): number {
+    return this.next;
   }
 
   /**
@@ -206,7 +219,8 @@ class FileAssembler {
         for (let n = Math.max(this.next, m - this.before, 1); n <= to; n++) {
           let text = this.shown.get(n);
           if (text === undefined) {
-            // Past the end of the file; before a line rg reached, a line whose message was too long to read.
+            // Past the end of the file; before a line rg reached, a line it did not report (none is expected:
+            // one too long to report hands the file to the JS engine, searchJson).
             if (!Number.isFinite(upTo)) {
               ended = true;
               break;
@@ -233,17 +247,19 @@ class FileAssembler {
   }
 }
 
-/** What a context line is shown as when it was too long for rg's message to be read. */
+/** What a context line rg did not report is shown as. */
 const LONG_LINE_SHOWN = '[... line too long to show]';
 
 /**
  * The longest rg --json message read: a match or context line of a plain
- * search is at most MAX_LINE_BYTES once it counts (with escapes and
- * submatches, well under a megabyte), so anything longer is a line that is
- * never searched; a multiline match (a block of lines) may be longer, up to
- * the largest file searched.
+ * search is at most MAX_LINE_BYTES once it counts (with escapes and a
+ * submatch per character, about a megabyte), so anything longer is a line
+ * that is never searched, whose message may go on for hundreds of megabytes
+ * (rg is stopped there: TooLong; were it a line that counts, the JS engine
+ * would give the same answer, only slower); a multiline match (a block of
+ * lines) may be longer, up to the largest file searched.
  */
-const MAX_MESSAGE_CHARS = 4 * 1024 * 1024;
+const MAX_MESSAGE_CHARS = 2 * 1024 * 1024;
 const MAX_BLOCK_MESSAGE_CHARS = 64 * 1024 * 1024;
 
 /** Memoised per-search checks of reported files. */
@@ -283,13 +299,29 @@ class Screen {
     }
   }
 
-  /** Whether the file has a line rg's verdict must be checked against. */
+  /**
+   * Whether the file has a line rg's verdict must be checked against (isLongLine). A line's bytes grow
+   * at most threefold once decoded (an invalid byte becomes U+FFFD, UTF-16 half as much): a file, or a
+   * UTF-8 one whose lines are all, under a third of MAX_LINE_BYTES has none, and is not decoded.
+   */
   hasLongLine(abs: string): boolean {
     try {
-      if (fs.statSync(abs).size <= MAX_LINE_BYTES) return false;
+      if (fs.statSync(abs).size * 3 <= MAX_LINE_BYTES) return false;
       // Opened without blocking, regular files only, bounded: the file may have been swapped for a FIFO or a device since rg read it.
       const buf = readRegularFile(abs, MAX_FILE_BYTES);
-      return buf !== undefined && splitLines(decodeText(buf)).some(isLongLine);
+      if (buf === undefined) return false;
+      const utf16 = buf.length >= 2 && ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff));
+      if (!utf16) {
+        let widest = 0;
+        for (let at = 0; at <= buf.length; ) {
+          const nl = buf.indexOf(10, at);
+          const end = nl === -1 ? buf.length : nl;
+          widest = Math.max(widest, end - at);
+          at = end + 1;
+        }
+        if (widest * 3 <= MAX_LINE_BYTES) return false;
+      }
+      return splitLines(decodeText(buf)).some(isLongLine);
     } catch {
       return false;
     }
@@ -347,26 +379,33 @@ async function runRg(
   }
 }
 
+/** rg stopped at a line too long to report, in `abs`; in content mode, the file's lines before `shownBefore` were handed out. */
+interface TooLong {
+  abs: string;
+  shownBefore: number;
+}
+
 /**
  * Parses a stream of rg --json lines into hits. Never throws (it runs in the
  * pipe's 'data' listener): a failure is kept in `failure` and ends the read.
  * Each chunk is searched for newlines once, and a message over the cap is not
- * gathered: only its start and end are kept, to tell what it was.
+ * gathered: it ends the read once it passes the cap (`tooLong`, or a failure),
+ * or, of another type, is skipped to its end.
  */
 function jsonConsumer(
   q: SearchQuery,
   root: string,
   screen: Screen,
   emit: (h: FileHit) => boolean,
-  state: { failure?: ToolError } = {},
+  state: { failure?: ToolError; tooLong?: TooLong } = {},
 ): (chunk: string) => boolean {
   const wholeText = q.multiline && q.pattern.canMatchNewline;
   const withLines = q.mode === 'content';
   const cap = wholeText ? MAX_BLOCK_MESSAGE_CHARS : MAX_MESSAGE_CHARS;
   let parts: string[] = [];
   let size = 0;
-  let head: string | undefined;
-  let tail = '';
+  /** Inside a message over the cap, skipped to its end. */
+  let skipping = false;
   let current: { abs: string; asm: FileAssembler | undefined } | undefined;
 
   const streamed = (upTo: number): boolean => {
@@ -390,32 +429,25 @@ function jsonConsumer(
     }
     return true;
   };
-  /** A message over the cap: a long line of a plain search is skipped (a context line is shown as too long); a block fails the search. */
-  const oversized = (start: string, end: string): boolean => {
+  /**
+   * A message that has just passed the cap (`start`: its first characters), while rg still writes it: a
+   * line of a plain search stops rg, and the JS engine goes on from this file (searchJson); a block of a
+   * multiline search fails the search. Another type is skipped to its end (true).
+   */
+  const oversized = (start: string): boolean => {
     const type = /^\{"type":"(\w+)"/.exec(start)?.[1];
-    if (type !== 'match' && type !== 'context') return true;
-    if (wholeText) {
-      state.failure = new ToolError(
-        `A match in ${current?.abs ?? 'a file'} spans more than ${cap / (1024 * 1024)} MB of text, too much to report; narrow the pattern, or use output_mode "files_with_matches".`,
-        'tool_error',
-      );
+    if ((type !== 'match' && type !== 'context') || current === undefined) return true;
+    if (!wholeText) {
+      state.tooLong = { abs: current.abs, shownBefore: current.asm?.shownBefore ?? 1 };
       return false;
     }
-    const n = /"line_number":(\d+)/.exec(end)?.[1];
-    if (type === 'context' && n !== undefined) {
-      if (withLines && !streamed(Number(n))) return false;
-      current?.asm?.longContext(Number(n));
-    }
-    return true;
+    state.failure = new ToolError(
+      `A match in ${current.abs} spans more than ${cap / (1024 * 1024)} MB of text, too much to report; narrow the pattern, or use output_mode "files_with_matches".`,
+      'tool_error',
+    );
+    return false;
   };
   const line = (): boolean => {
-    if (head !== undefined) {
-      const start = head;
-      const end = tail;
-      head = undefined;
-      tail = '';
-      return oversized(start, end);
-    }
     const text = parts.length === 1 ? parts[0]! : parts.join('');
     parts = [];
     size = 0;
@@ -429,24 +461,26 @@ function jsonConsumer(
     return message(m);
   };
   return (chunk) => {
-    if (state.failure) return false;
+    if (state.failure || state.tooLong) return false;
     try {
       for (let from = 0; ; ) {
         const nl = chunk.indexOf('\n', from);
         const piece = nl === -1 ? chunk.slice(from) : chunk.slice(from, nl);
-        if (head === undefined) {
+        if (!skipping) {
           parts.push(piece);
           size += piece.length;
           if (size > cap) {
-            head = parts.join('').slice(0, 256);
+            const start = parts.join('').slice(0, 256);
             parts = [];
             size = 0;
+            if (!oversized(start)) return false;
+            skipping = true;
           }
         }
-        if (head !== undefined) tail = (tail + piece).slice(-256);
         if (nl === -1) return true;
         from = nl + 1;
-        if (!line()) return false;
+        if (skipping) skipping = false;
+        else if (!line()) return false;
       }
     } catch (e) {
       state.failure = new ToolError(`The search failed: ${(e as Error).message}`, 'internal');
@@ -455,12 +489,37 @@ function jsonConsumer(
   };
 }
 
+/**
+ * Runs rg --json in `cwd` (over `single` alone, if given) into `sink`. Where rg meets a line too long
+ * to report (TooLong), it is stopped, and the JS engine searches on from that file (the lines of it
+ * already handed out are not given again), within what is left of the time limit.
+ */
+async function searchJson(q: SearchQuery, cwd: string, single: string | undefined, screen: Screen, sink: HitSink, limits: EngineLimits): Promise<void> {
+  const started = performance.now();
+  const state: { failure?: ToolError; tooLong?: TooLong } = {};
+  await runRg(q, rgArgs(q, 'json', single), cwd, limits, jsonConsumer(q, cwd, screen, sink, state));
+  if (state.failure) throw state.failure;
+  const at = state.tooLong;
+  if (at === undefined) return;
+  const rest: SearchQuery = { ...q, root: cwd, single };
+  const left = Math.max(1000, limits.totalMs - (performance.now() - started));
+  await searchJs(
+    rest,
+    (hit) => {
+      if (q.mode !== 'content' || hit.abs !== at.abs) return sink(hit);
+      const lines = hit.lines?.filter(([n]) => n >= at.shownBefore) ?? [];
+      return lines.length === 0 || sink({ ...hit, lines });
+    },
+    { ...limits, totalMs: left },
+    at.abs,
+  );
+}
+
 export async function searchRg(q: SearchQuery, sink: HitSink, limits: EngineLimits): Promise<void> {
   const screen = new Screen(q);
+  if (q.mode === 'count' && !q.multiline) return countLines(q, screen, sink, limits);
   if (q.mode !== 'files_with_matches') {
-    const state: { failure?: ToolError } = {};
-    await runRg(q, rgArgs(q, 'json', q.single), q.root, limits, jsonConsumer(q, q.root, screen, sink, state));
-    if (state.failure) throw state.failure;
+    await searchJson(q, q.root, q.single, screen, sink, limits);
     return;
   }
   let pending = '';
@@ -475,21 +534,54 @@ export async function searchRg(q: SearchQuery, sink: HitSink, limits: EngineLimi
   for (const abs of reported) {
     if (q.signal.aborted) throw new ToolError('The search was cancelled.', 'cancelled');
     if (screen.denied(abs) || screen.binary(abs)) continue;
-    if (screen.hasLongLine(abs) && !(await survivesLongLines(q, abs, screen, limits))) continue;
+    if (screen.hasLongLine(abs) && !(await survivesLongLines(q, abs, limits))) continue;
     if (!sink({ abs, count: 1, lines: undefined })) return;
   }
 }
 
-/** rg matched a file that has over-long lines: does a match on another line remain? */
-async function survivesLongLines(q: SearchQuery, abs: string, screen: Screen, limits: EngineLimits): Promise<boolean> {
+/**
+ * count (lines that match, as rg --count counts them; a multiline search counts matches, from --json):
+ * rg's counts, in walk order, except for a file with a line over MAX_LINE_BYTES, which rg counts too
+ * and the JS engine counts again without it (reading the file once, not rg's report of every match in
+ * the line).
+ */
+async function countLines(q: SearchQuery, screen: Screen, sink: HitSink, limits: EngineLimits): Promise<void> {
+  let pending = '';
+  const counted: Array<[string, number]> = [];
+  await runRg(q, rgArgs(q, 'count', q.single), q.root, limits, (chunk) => {
+    pending += chunk;
+    // `path\0N\n`: a path may hold a newline, never a NUL.
+    for (;;) {
+      const nul = pending.indexOf('\0');
+      const nl = nul === -1 ? -1 : pending.indexOf('\n', nul);
+      if (nl === -1) return true;
+      counted.push([path.join(q.root, pending.slice(0, nul)), Number(pending.slice(nul + 1, nl))]);
+      pending = pending.slice(nl + 1);
+    }
+  });
+  for (const [abs, count] of counted) {
+    if (q.signal.aborted) throw new ToolError('The search was cancelled.', 'cancelled');
+    if (screen.denied(abs) || screen.binary(abs)) continue;
+    if (!screen.hasLongLine(abs)) {
+      if (!sink({ abs, count, lines: undefined })) return;
+      continue;
+    }
+    let more = true;
+    await searchJs({ ...q, root: path.dirname(abs), single: path.basename(abs) }, (hit) => (more = sink(hit)), limits);
+    if (!more) return;
+  }
+}
+
+/**
+ * rg matched a file that has over-long lines: does a match on another line remain? The JS engine tells,
+ * skipping those lines unsearched (rg's --json would report every match in them first: seconds for a
+ * 12 MB line matched character by character).
+ */
+async function survivesLongLines(q: SearchQuery, abs: string, limits: EngineLimits): Promise<boolean> {
   let found = false;
-  const dir = path.dirname(abs);
-  const one: SearchQuery = { ...q, mode: 'count' };
-  const state: { failure?: ToolError } = {};
-  await runRg(one, rgArgs(one, 'json', path.basename(abs)), dir, limits, jsonConsumer(one, dir, screen, () => {
+  await searchJs({ ...q, root: path.dirname(abs), single: path.basename(abs) }, () => {
     found = true;
     return false;
-  }, state));
-  if (state.failure) throw state.failure;
+  }, limits);
   return found;
 }

@@ -13,7 +13,7 @@ import { withoutGitGlobals } from '../bash/rule-match.js';
 import type { SimpleCommand, Word } from '../bash/types.js';
 import { unwrapStages } from '../bash/wrappers.js';
 import { realpathLoose } from '../workspace.js';
-import { memoFs } from '../util/decision-memo.js';
+import { memoFs, memoised } from '../util/decision-memo.js';
 import { readSmallFile, readSmallText } from '../util/read-small-file.js';
 
 /** git verbs that print file contents from the repository whatever their options. */
@@ -74,8 +74,18 @@ export function gitPrintsContent(argv: readonly Word[]): string | undefined {
 
 /** Whether the words after `stash` are a push (`push`, `save`, or no subcommand): not `show`, `list` (which take diff and log options) nor another. */
 function stashPushes(args: readonly Word[]): boolean {
-  const sub = args.find((w) => !(w.literal && w.value.startsWith('-')));
+  const sub = stashSubcommand(args);
   return sub === undefined || (sub.literal && (sub.value === 'push' || sub.value === 'save'));
+}
+
+/**
+ * The word naming `git stash`'s subcommand among the words after `stash`: the first that is not an
+ * option, as git's parse-options finds it past options (`git stash -q list` lists); undefined when
+ * there is none, which is a push. The one reading of it for the three checks of a stash (what it
+ * prints, the untracked files it stores, the tracked changes it stages), each with its own terms.
+ */
+export function stashSubcommand(rest: readonly Word[]): Word | undefined {
+  return rest.find((w) => !(w.literal && w.value.startsWith('-')));
 }
 
 /** The verb of a git argv (global options skipped) and the words after it; undefined when there is no literal one. */
@@ -178,25 +188,51 @@ export function gitForceAdds(argv: readonly Word[]): { operands: Word[]; plain: 
   const v = gitVerb(argv);
   // `git stage` is git's other name for add.
   if (v?.verb !== 'add' && v?.verb !== 'stage') return undefined;
-  let force = false;
-  let plain = true;
+  const a = gitAddWords(v.rest);
+  // An expansion may be -f.
+  if (!a.force && !a.expansion) return undefined;
+  const plain =
+    !a.expansion &&
+    a.longs.every((x) => isLongOption(x, ['--force']) || GIT_ADD_PLAIN.test(x)) &&
+    a.shorts.every((x) => /^-[nvfipeuAN]+$/.test(x)) &&
+    a.operands.every((w) => !w.glob && !w.value.startsWith(':') && !/[*?[\\]/.test(w.value));
+  return { operands: a.operands, plain: plain && a.operands.length > 0 };
+}
+
+/** The words after `git add` (or `git stage`), sorted as git's parse-options sorts them. */
+export interface GitAddWords {
+  /** Literal long options (`--all`, `--chmod=+x`) and short clusters (`-Av`) before any `--`, as written. */
+  longs: string[];
+  shorts: string[];
+  /** The pathspecs: every word after `--`, a lone `-`, any other not written with a leading `-` (an expansion too). */
+  operands: Word[];
+  /** Whether a word is an expansion, which may be any option (-f, -n) or pathspec. */
+  expansion: boolean;
+  /** `-f` (alone or in a cluster) or `--force`, written out. */
+  force: boolean;
+}
+
+/** The one reading of `git add`'s words, for what it stages (git-staging.ts) and what -f stores (gitForceAdds). */
+export function gitAddWords(rest: readonly Word[]): GitAddWords {
+  const a: GitAddWords = { longs: [], shorts: [], operands: [], expansion: false, force: false };
   let done = false;
-  const operands: Word[] = [];
-  for (const w of v.rest) {
-    if (!done && w.literal && w.value === '--') done = true;
-    else if (!done && w.literal && w.value.startsWith('--')) {
-      if (longOption(w, '--force')) force = true;
-      else if (!GIT_ADD_PLAIN.test(w.value)) plain = false;
-    } else if (!done && w.literal && w.value.startsWith('-') && w.value !== '-') {
-      if (w.value.includes('f')) force = true;
-      if (!/^-[nvfipeuAN]+$/.test(w.value)) plain = false;
+  for (const w of rest) {
+    if (!w.literal) {
+      a.expansion = true;
+      if (done || !w.raw.startsWith('-')) a.operands.push(w);
+    } else if (done || w.value === '-' || !w.value.startsWith('-')) {
+      a.operands.push(w);
+    } else if (w.value === '--') {
+      done = true;
+    } else if (w.value.startsWith('--')) {
+      a.longs.push(w.value);
+      if (isLongOption(w.value, ['--force'])) a.force = true;
     } else {
-      if (!w.literal) force = true;
-      if (!w.literal || w.glob || w.value.startsWith(':') || /[*?[\\]/.test(w.value)) plain = false;
-      operands.push(w);
+      a.shorts.push(w.value);
+      if (w.value.includes('f')) a.force = true;
     }
   }
-  return force ? { operands, plain: plain && operands.length > 0 } : undefined;
+  return a;
 }
 
 /** Whether a git argv is a `git stash` (push, save) that stores untracked files: `-u`, `-a`, `--include-untracked`, `--all`, or a word that is an expansion. */
@@ -206,7 +242,8 @@ export function gitStashesUntracked(argv: readonly Word[]): boolean {
   const { rest } = v;
   const untracked = rest.some((w) => !w.literal || (!w.value.startsWith('--') && /^-[A-Za-z]*[ua]/.test(w.value)) || longOption(w, '--include-untracked') || longOption(w, '--all'));
   // Not `stash list/show/pop/apply/drop/branch/clear`, whose -a/-u mean nothing of the kind or do not exist.
-  const sub = rest.find((w) => w.literal && !w.value.startsWith('-'))?.value;
+  // An expansion is taken for an option here (it counts as -u already): the literal word after it names the subcommand.
+  const sub = stashSubcommand(rest.filter((w) => w.literal))?.value;
   return untracked && (sub === undefined || sub === 'push' || sub === 'save' || !['list', 'show', 'pop', 'apply', 'drop', 'branch', 'clear', 'create', 'store'].includes(sub));
 }
 
@@ -247,12 +284,21 @@ function gitDirIsPlain(dotGit: string): boolean {
   if (memoFs.exists(path.join(dotGit, 'config.worktree'))) return false;
   let config: string;
   try {
-    config = readSmallText(path.join(dotGit, 'config'), 4 << 20, true);
+    config = gitConfigText(dotGit);
   } catch {
     return false;
   }
   // Keys and section names are case-insensitive; a quoted or continued line may hide one: any mention asks.
   return !/worktree|include/i.test(config);
+}
+
+/**
+ * The text of a git directory's `config` (at most 4 MiB, else EFBIG; throws as readSmallText), read
+ * once in a decision: gitDirIsPlain looks for a work tree or include in it, then the staging check
+ * for the index's object format (git-staging.ts), in the same `.git`.
+ */
+export function gitConfigText(gitDir: string): string {
+  return memoised('git-config-text', path.join(gitDir, 'config'), (file) => readSmallText(file, 4 << 20, true));
 }
 
 /** Whether git may enter a directory (is_git_directory's access(X_OK) of objects and refs). */

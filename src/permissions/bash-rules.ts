@@ -537,12 +537,19 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
   };
   const env = ctx.childEnv ?? process.env;
   /**
+   * Where the work tree below `dir`, listed with every name (ignored ones too) and `.git` left out,
+   * holds a denied file or a link or hard link to one that git would store (`takes`, all by default):
+   * the look of both checks below.
+   */
+  const gitStoresDenied = (dir: string, takes?: (p: string, isDir: boolean) => boolean): TreeEscape | undefined =>
+    treeEscape(dir, treeDeps, true, undefined, (base) => base === '.git', takes);
+  /**
    * `git stash -u` (or -a) stores every untracked file of the work tree, `git add -f` every file below
-   * its operands, ignored ones too: none a Read deny rule covers when the work tree, listed now with
-   * every name (ignored ones too, .git left out), holds none, nor a link or hard link to one (or, for
-   * `git add -f`, when every operand is a plain name of a file, judged as a read already). Only for
-   * git where it starts (no -C, --git-dir, --work-tree, nor GIT_DIR/GIT_WORK_TREE in the
-   * environment), in a line whose other commands are read-only (none moves a file in before it runs).
+   * its operands, ignored ones too: none a Read deny rule covers when the work tree holds none
+   * (gitStoresDenied, taking every file), or, for `git add -f`, when every operand is a plain name of
+   * a file, judged as a read already. Only for git where it starts (no -C, --git-dir, --work-tree,
+   * nor GIT_DIR/GIT_WORK_TREE in the environment), in a line whose other commands are read-only (none
+   * moves a file in before it runs).
    */
   const storesNothingDenied = (cmd: SimpleCommand): boolean => {
     const argv = innermostOf(cmd).argv;
@@ -554,13 +561,13 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
     if (forced?.plain && starts.every((s) => forced.operands.every((w) => fileKind(path.resolve(s, w.value)) === 'file'))) return true;
     return starts.every((s) => {
       const top = gitTopLevel(s);
-      return top !== undefined && treeEscape(top, treeDeps, true, undefined, (base) => base === '.git') === undefined;
+      return top !== undefined && gitStoresDenied(top) === undefined;
     });
   };
   /**
    * `git add -A` (`.`, a directory, `:/`), `git add -u`, `git commit -a`, `git stash` (git-staging.ts):
-   * the work tree they cover, listed as for stash -u, holds no denied file nor link to one that git
-   * would stage (not surely ignored, or may be tracked; for -u, commit -a and stash only the latter).
+   * the work tree they cover holds no denied file nor link to one that git would stage (gitStoresDenied
+   * taking one not surely ignored, or that may be tracked; for -u, commit -a and stash only the latter).
    * Only for git where it starts or where its `-C` options lead (not --git-dir, --work-tree, --bare,
    * nor GIT_DIR, GIT_WORK_TREE or GIT_INDEX_FILE in the environment), in a line whose other commands
    * are read-only or git verbs that change neither the work tree nor what it ignores (add, commit,
@@ -589,7 +596,7 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
       // global option but -C is matched as written: no pattern, magic, nor --icase-pathspecs or -c core.ignoreCase).
       const trees = named === undefined ? [top] : named.filter((p) => fileKind(p) === 'directory').map(realpathLoose);
       for (const t of trees) {
-        const found = treeEscape(t, treeDeps, true, undefined, (base) => base === '.git', (p, isDir) => mayStage(staging.scope, top, p, isDir));
+        const found = gitStoresDenied(t, (p, isDir) => mayStage(staging.scope, top, p, isDir));
         if (found) return found;
       }
     }

@@ -162,6 +162,18 @@ function birthTimesKept(dev: number, p: string, seen: Map<number, number | null>
  * as before. The costs: a deleted denied file's blocks are freed at the next
  * prune (a walk, or the service's timer), not at once, and the file system
  * cannot be unmounted while the service runs.
+ *
+ * A prune reads one link count per file held, up to pinLimit (1,000), and
+ * every walk prunes: a walk runs before each `tar xf` (two, for Read and Edit
+ * rules), so each of those decisions paid up to 2,000 fstats. A file a walk
+ * meets at a denied name has a name, which is all a count would tell: so a
+ * walk reads, at its end (endWalk()), only the counts of the files held that
+ * it did not meet, and of those only the ones its own rules put in the
+ * memory (the walk for the other kind, or another session's rules, looks at
+ * theirs; the timer at all). A deleted file's row still goes at the next
+ * walk of the rules that remembered it, or at the timer's prune where no
+ * walk has those rules any more. A full memory still prunes before a file
+ * overflows it (note()), skipping only the files met by the walk under way.
  */
 
 /** Linux's O_PATH (asm-generic/fcntl.h): the same on every architecture of PIN_ARCHES. */
@@ -213,8 +225,14 @@ export class DeniedFileMemory {
   private retryAt = 0;
   /** By device: the file system's type (fileSystemOf). */
   private readonly fileSystems = new Map<number, number | null>();
-  /** By `dev:ino`: a descriptor open on a remembered file, to see it deleted (see Pruning above). */
-  private readonly pinned = new Map<string, number>();
+  /**
+   * By `dev:ino`: a descriptor open on a remembered file, to see it deleted (see Pruning above), and the
+   * latest walk (walks) that met the file at a denied name.
+   */
+  private readonly pinned = new Map<string, { fd: number; met: number }>();
+  /** Walks begun (beginWalk()); `walking` while one is under way. */
+  private walks = 0;
+  private walking = false;
   /** Descriptors held at most: none unless asked (the owner then close()s the memory). */
   readonly pinLimit: number;
 
@@ -305,10 +323,14 @@ export class DeniedFileMemory {
       this.pin(id, st, p);
       return;
     }
-    // Full: the rows of files deleted since make room first; not again once a prune found none (the next
-    // walk's, or the timer's, looks again), or each denied file past the limit would cost an fstat per
-    // file held on every walk: 2,000 files past it and 1,000 held blocked each walk for 2 s here.
-    if (was === undefined && this.met.size >= this.limit && this.pinned.size > 0 && !this.nothingToPrune) this.prune();
+    // Full: the rows of files deleted since make room first (but of those the walk under way met at a
+    // denied name, which are not); not again once a prune found none (the next walk, or the timer, looks
+    // again), or each denied file past the limit would cost an fstat per file held on every walk: 2,000
+    // files past it and 1,000 held blocked each walk for 2 s here.
+    if (was === undefined && this.met.size >= this.limit && this.pinned.size > 0 && !this.nothingToPrune) {
+      const walk = this.walking ? this.walks : undefined;
+      this.nothingToPrune = this.pruneWhere((_, held) => held.met !== walk) === 0;
+    }
     if (was === undefined && this.met.size >= this.limit) {
       if (this.forgottenBorn === undefined || born > this.forgottenBorn) {
         this.forgottenBorn = born;
@@ -333,7 +355,13 @@ export class DeniedFileMemory {
    * keeps its row.
    */
   private pin(id: string, st: fs.Stats, p: string, fresh = false): void {
-    if (this.pinned.has(id) || this.pinLimit <= 0 || (this.pinned.size >= this.pinLimit && !fresh)) return;
+    const held = this.pinned.get(id);
+    if (held !== undefined) {
+      // `p` held it when the walk stat'ed it: it has a name (endWalk() need not read its count).
+      held.met = this.walks;
+      return;
+    }
+    if (this.pinLimit <= 0 || (this.pinned.size >= this.pinLimit && !fresh)) return;
     const type = fileSystemOf(st.dev, p, this.fileSystems);
     if (type === null || !LINK_COUNTS_FINAL.has(type)) return;
     let fd: number;
@@ -347,7 +375,7 @@ export class DeniedFileMemory {
       const o = fs.fstatSync(fd);
       if (o.dev === st.dev && o.ino === st.ino && o.nlink > 0) {
         if (this.pinned.size >= this.pinLimit) this.unpin(this.pinned.keys().next().value!);
-        this.pinned.set(id, fd);
+        this.pinned.set(id, { fd, met: this.walks });
         return;
       }
     } catch {
@@ -357,11 +385,11 @@ export class DeniedFileMemory {
   }
 
   private unpin(id: string): void {
-    const fd = this.pinned.get(id);
-    if (fd === undefined) return;
+    const held = this.pinned.get(id);
+    if (held === undefined) return;
     this.pinned.delete(id);
     try {
-      fs.closeSync(fd);
+      fs.closeSync(held.fd);
     } catch {
       /* already closed */
     }
@@ -372,12 +400,46 @@ export class DeniedFileMemory {
    * count of 0; see Pruning above), here and in the store; how many. One fstat per file held.
    */
   prune(): number {
+    const dropped = this.pruneWhere(() => true);
+    this.nothingToPrune = dropped === 0;
+    return dropped;
+  }
+
+  /**
+   * A walk (hard-links.ts DeniedLinkWalk) begins: the files it meets at their denied names are known to
+   * have a name until it ends (endWalk()), and a full memory may prune again (note()).
+   */
+  beginWalk(): void {
+    this.walks++;
+    this.walking = true;
+    this.nothingToPrune = false;
+  }
+
+  /**
+   * The walk under way ends: prunes the rows of the files held that it did not meet at a denied name,
+   * among those `mine` (the rows its rules made) selects; how many it dropped. One fstat per such file
+   * (Pruning above): none when every file the walk's rules remembered is still where it was met.
+   */
+  endWalk(mine: (f: MetDenied) => boolean): number {
+    if (!this.walking) return 0;
+    this.walking = false;
+    const walk = this.walks;
+    return this.pruneWhere((id, held) => {
+      if (held.met === walk) return false;
+      const f = this.met.get(id);
+      return f === undefined || mine(f);
+    });
+  }
+
+  /** Drops the rows of the files held, among those `look` selects, whose link count is 0; how many. */
+  private pruneWhere(look: (id: string, held: { fd: number; met: number }) => boolean): number {
     let dropped = 0;
-    for (const [id, fd] of this.pinned) {
+    for (const [id, held] of this.pinned) {
+      if (!look(id, held)) continue;
       let links: number;
       this.countsRead++;
       try {
-        links = fs.fstatSync(fd).nlink;
+        links = fs.fstatSync(held.fd).nlink;
       } catch {
         // Unreadable now: the row stays, no longer watched.
         this.unpin(id);
@@ -391,11 +453,13 @@ export class DeniedFileMemory {
       this.write(() => this.store?.remove(f.dev, f.ino));
       dropped++;
     }
-    this.nothingToPrune = dropped === 0;
     return dropped;
   }
 
-  /** Whether the latest prune dropped no row: a full memory then leaves the next look to the next walk or the timer (note()). */
+  /**
+   * Whether the latest prune of the files held (prune(), or note()'s) dropped no row: a full memory then
+   * leaves the next look to the next walk (beginWalk()) or the timer (note()).
+   */
   private nothingToPrune = false;
   private countsRead = 0;
 

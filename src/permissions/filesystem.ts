@@ -18,11 +18,16 @@ import type { PermissionResult, ToolContext } from '../tool/types.js';
 import { withDecisionMemo } from '../util/decision-memo.js';
 import type { Workspace } from '../workspace.js';
 import { DENIED_MEMORY_LIMIT } from './denied-memory.js';
-import { gitHooksReason, sharedInodeReason } from './git-hooks.js';
+import { gitDirReason, gitHooksReason, sharedInodeReason } from './git-hooks.js';
 import type { HardLinkVerdict } from './hard-links.js';
 import { messages } from './messages.js';
 
-/** Claude Code's safety paths (case-insensitive), plus toolexec's own data directory. */
+/**
+ * Claude Code's safety paths (case-insensitive), plus toolexec's own data directory, and the shell
+ * startup files Claude Code's list leaves out: zsh reads .zshenv for every shell, scripts and
+ * `zsh -c` included (more often than the .zshrc it protects), and .zlogin, .bash_login and the
+ * logout files run as surely as .zprofile does.
+ */
 export const PROTECTED_FILES: ReadonlySet<string> = new Set([
   '.gitconfig',
   '.gitmodules',
@@ -34,6 +39,11 @@ export const PROTECTED_FILES: ReadonlySet<string> = new Set([
   '.ripgreprc',
   '.mcp.json',
   '.claude.json',
+  '.zshenv',
+  '.zlogin',
+  '.zlogout',
+  '.bash_login',
+  '.bash_logout',
 ]);
 export const PROTECTED_DIRS: ReadonlySet<string> = new Set(['.git', '.vscode', '.idea', '.claude', '.toolexec']);
 
@@ -44,7 +54,9 @@ export function protectedPathReason(absPath: string): string | undefined {
     const seg = parts[i]!.toLowerCase();
     const last = i === parts.length - 1;
     if (!last && PROTECTED_DIRS.has(seg)) {
-      if (seg === '.claude' && parts[i + 1]?.toLowerCase() === 'worktrees') return undefined;
+      // Claude Code's worktrees are checkouts, not its configuration: this `.claude` does not count, but
+      // what lies in a worktree (its .git, .claude, shell files) does, as in any other checkout.
+      if (seg === '.claude' && parts[i + 1]?.toLowerCase() === 'worktrees') continue;
       return `${seg}/ is a protected directory`;
     }
     if (last && PROTECTED_DIRS.has(seg)) return `${seg} is a protected directory`;
@@ -56,14 +68,15 @@ export function protectedPathReason(absPath: string): string | undefined {
 /**
  * Why changing a path always needs a person's approval, in every mode: a
  * protected path, a script toolexec runs itself (Workspace.runScriptReason), or
- * a file in the hooks directory a repository's `core.hooksPath` names, or another name (a hard
+ * a file in the hooks directory a repository's `core.hooksPath` names, in a git directory a `.git` file
+ * names (git-hooks.ts gitDirReason), or another name (a hard
  * link) of the repository's config, a hook or a protected file in a workspace root (git-hooks.ts).
  * `globStart`: the path is a directory a glob only starts in (`src` of
  * `src/*.ts`), which the command does not move or remove, so only the
  * protected paths count for it.
  */
 export function protectedChangeReason(abs: string, workspace: Workspace, globStart = false): string | undefined {
-  return protectedPathReason(abs) ?? (globStart ? undefined : workspace.runScriptReason(abs)) ?? gitHooksReason(abs, workspace, globStart) ?? sharedInodeReason(abs, workspace, (p) => protectedPathReason(p) !== undefined);
+  return protectedPathReason(abs) ?? (globStart ? undefined : workspace.runScriptReason(abs)) ?? gitHooksReason(abs, workspace, globStart) ?? gitDirReason(abs, workspace, globStart) ?? sharedInodeReason(abs, workspace, (p) => protectedPathReason(p) !== undefined);
 }
 
 /** The spellings of a path a rule is matched against: canonical first, then as resolved. */
@@ -111,13 +124,21 @@ function processEnvironmentReason(spellings: readonly string[]): string | undefi
  * Why one of these spellings of a path is a file no rule or mode lets a tool read or change:
  * one of toolexec's own files, or a process's environment (the first when it is both); undefined when none.
  */
-function forbiddenFileReason(spellings: readonly string[], ctx: Pick<ToolContext, 'workspace'>): string | undefined {
-  return serviceFileReason(spellings, ctx) ?? processEnvironmentReason(spellings);
+function forbiddenFileReason(spellings: readonly string[], ctx: Pick<ToolContext, 'workspace'>, opened?: string): string | undefined {
+  return serviceFileReason(spellings, ctx) ?? processEnvironmentReason(spellings) ?? ctx.workspace.serviceFileLinkReason(opened ?? spellings[0]!);
 }
 
 /** What the model is told when a tool would read or change one of toolexec's own files. */
 export function serviceFileMessage(toolName: string, why: string): string {
   return `Permission to use ${toolName} on this path has been denied: ${why}, which no tool may read or change.`;
+}
+
+/** What each call's permission check judged, by its context: the canonical path, for the recheck when the file is opened. */
+const judged = new WeakMap<object, string>();
+
+/** The canonical path this call's permission check judged, or undefined (none ran on this context). */
+export function judgedPath(ctx: object): string | undefined {
+  return judged.get(ctx);
 }
 
 export function checkPathPermission(
@@ -135,6 +156,7 @@ export function checkPathPermission(
 function checkPathPermissionNow(kind: 'read' | 'edit', toolName: string, filePath: string, ctx: ToolContext): PermissionResult {
   const q = ctx.permissions;
   const { canonical, all } = pathSpellings(filePath, ctx);
+  judged.set(ctx, canonical);
   const deny = q.pathRule(kind, 'deny', all);
   if (deny) {
     return { behavior: 'deny', message: messages.ruleDenied(toolName), type: 'rule', detail: deny.raw };
@@ -222,10 +244,30 @@ export function assertStillPermitted(
   if (deny) {
     throw new ToolError(`${messages.ruleDenied(toolName)} The path now leads to ${realPath}, which ${deny.raw} denies.`, 'permission');
   }
-  const own = forbiddenFileReason(all, ctx);
+  const own = forbiddenFileReason(all, ctx, opened);
   if (own) throw new ToolError(serviceFileMessage(toolName, own), 'permission');
   const link = kind === 'read' ? ctx.permissions.hardLinkChecker('read')(opened) : undefined;
   if (link && !('unknown' in link)) {
     throw new ToolError(`${messages.ruleDenied(toolName)} ${realPath} is now a hard link to ${link.other}, which ${link.rule.raw} denies.`, 'permission');
   }
+}
+
+/**
+ * Judged again, whole, when the opened file is not the one the permission check judged for this call
+ * (a symlink moved in between): assertStillPermitted holds the deny rules, and this the rest, so that
+ * a Read allowed inside the working directories, or one a person approved for another file, does not
+ * carry to a file outside them that would have asked (`~/.ssh/id_rsa`). What bypassPermissions allows
+ * outside the working directories it still allows. Nothing to compare when the call's input was
+ * changed after the check (an approver's or a hook's): the check judged that input.
+ */
+export function assertOpenedAsJudged(kind: 'read' | 'edit', toolName: string, realPath: string, ctx: ToolContext): void {
+  const was = judged.get(ctx);
+  if (was === undefined || ctx.workspace.fold(realPath) === was) return;
+  const now = checkPathPermission(kind, toolName, realPath, ctx);
+  judged.set(ctx, was);
+  if (now.behavior === 'allow') return;
+  // What bypassPermissions lets through (engine.ts): all but deny rules, ask rules and safety checks.
+  if (ctx.permissions.mode === 'bypassPermissions' && (now.behavior === 'passthrough' || (now.behavior === 'ask' && now.type === 'working_dir'))) return;
+  const why = now.behavior === 'deny' ? 'is denied' : now.behavior === 'ask' ? `would need approval (${now.type}: ${now.detail ?? ''})` : 'no rule allows';
+  throw new ToolError(`${toolName} was allowed for ${was}, but the path now leads to ${realPath}, which ${why}; it was not opened. Ask again for that file by its own name.`, 'permission');
 }

@@ -20,7 +20,8 @@ import type { Word } from '../bash/types.js';
 import { memoised } from '../util/decision-memo.js';
 import { readSmallFile, readSmallText } from '../util/read-small-file.js';
 import { starMatch } from '../util/star-match.js';
-import { gitVerb } from './bash-git.js';
+import { gitAddWords, gitConfigText, gitVerb, stashSubcommand } from './bash-git.js';
+import { IGNORE_MAX_BYTES } from './rg-hidden.js';
 
 export interface Staging {
   /** `all`: untracked files as well, those ignored excepted; `tracked`: only files git tracks already. */
@@ -86,47 +87,25 @@ function mayAutostash(rest: readonly Word[]): boolean {
   return autostash;
 }
 
+/** `git add` long options that take everything: untracked files, removals. */
+const ADD_ALL = ['--all', '--no-ignore-removal', '--no-all', '--ignore-removal', '--intent-to-add'];
+/** `git add` long options that take tracked files only. */
+const ADD_UPDATE = ['--update', '--renormalize'];
+
 function addStages(rest: readonly Word[], onlyChdirs: boolean): Staging | undefined {
-  let all = false;
-  let update = false;
-  let opaque = !onlyChdirs;
-  let done = false;
-  const operands: Word[] = [];
-  for (const w of rest) {
-    if (!w.literal) {
-      // An expansion may be any option (-f, -n) or pathspec.
-      opaque = true;
-      if (done || !w.raw.startsWith('-')) operands.push(w);
-      continue;
-    }
-    const x = w.value;
-    if (done || x === '-' || !x.startsWith('-')) {
-      operands.push(w);
-      if (PATHSPEC_PATTERN.test(x)) opaque = true;
-      continue;
-    }
-    if (x === '--') {
-      done = true;
-      continue;
-    }
-    if (x.startsWith('--')) {
-      if (isLongOption(x, ['--force'])) return undefined;
-      if (isLongOption(x, ['--dry-run'], 5)) return undefined;
-      if (isLongOption(x, ['--all', '--no-ignore-removal', '--no-all', '--ignore-removal'])) all = true;
-      else if (isLongOption(x, ['--update', '--renormalize'])) update = true;
-      else if (isLongOption(x, ['--intent-to-add'])) all = true;
-      else if (!isLongOption(x, ADD_FLAGS)) opaque = true;
-      continue;
-    }
-    if (x.includes('f')) return undefined;
-    if (x.includes('n')) return undefined;
-    if (x.includes('u')) update = true;
-    if (x.includes('A') || x.includes('N')) all = true;
-    if (!/^-[vipeuAN]+$/.test(x)) opaque = true;
-  }
+  const a = gitAddWords(rest);
+  if (a.force || a.longs.some((x) => isLongOption(x, ['--dry-run'], 5)) || a.shorts.some((x) => x.includes('n'))) return undefined;
+  const all = a.longs.some((x) => isLongOption(x, ADD_ALL)) || a.shorts.some((x) => x.includes('A') || x.includes('N'));
+  const update = a.longs.some((x) => isLongOption(x, ADD_UPDATE)) || a.shorts.some((x) => x.includes('u'));
+  const opaque =
+    !onlyChdirs ||
+    a.expansion ||
+    a.longs.some((x) => !isLongOption(x, [...ADD_ALL, ...ADD_UPDATE, ...ADD_FLAGS])) ||
+    a.shorts.some((x) => !/^-[vipeuAN]+$/.test(x)) ||
+    a.operands.some((w) => PATHSPEC_PATTERN.test(w.value));
   const scope = update && !all ? 'tracked' : 'all';
-  const what = `git add ${scope === 'tracked' ? '-u' : operands.length === 0 ? '-A' : 'with a directory or pathspec'}`;
-  return { scope, names: opaque || operands.length === 0 ? undefined : operands, what };
+  const what = `git add ${scope === 'tracked' ? '-u' : a.operands.length === 0 ? '-A' : 'with a directory or pathspec'}`;
+  return { scope, names: opaque || a.operands.length === 0 ? undefined : a.operands, what };
 }
 
 /** `git commit` short options whose value is the rest of the word or the next word, and those whose value is only attached. */
@@ -167,13 +146,12 @@ function commitStages(rest: readonly Word[]): boolean {
 
 /** Whether the words after `stash` store tracked changes (`git stash`, `push`, `save`, and `create`, which makes the commit without the push; -u/-a are gitStashesUntracked's). */
 function stashPushesTracked(rest: readonly Word[]): boolean {
-  // `git stash -m wip` is a push: options first mean one.
-  const sub = rest[0];
-  return sub === undefined || !sub.literal || sub.value.startsWith('-') || sub.value === 'push' || sub.value === 'save' || sub.value === 'create';
+  // `git stash -m wip` is a push: options first mean one (an option's value, as in `-m list`, may be taken for the subcommand).
+  if (rest[0]?.literal && rest[0].value.startsWith('-')) return true;
+  const sub = stashSubcommand(rest);
+  return sub === undefined || !sub.literal || sub.value === 'push' || sub.value === 'save' || sub.value === 'create';
 }
 
-/** Longest ignore file read; a longer one ignores nothing here. */
-const IGNORE_MAX_BYTES = 256 * 1024;
 /**
  * An ignore line simple enough to read surely: a name (its `*` matching within it), anchored by a
  * leading `/`, a directory by a trailing one; a leading `**\/` is the name at any depth, as without it.
@@ -323,7 +301,7 @@ function readIndex(top: string): IndexPaths {
   // objectFormat = sha256), 16-bit flags, the path, then 1 to 8 NULs to a multiple of 8.
   let config = '';
   try {
-    config = readSmallText(path.join(dotGit, 'config'), 4 << 20, true);
+    config = gitConfigText(dotGit);
   } catch {
     return 'unknown';
   }

@@ -148,7 +148,9 @@ export class DeniedLinkWalk {
   constructor(
     private readonly rules: readonly DenyRuleEntry[],
     private readonly memory: DeniedFileMemory = new DeniedFileMemory(),
-  ) {}
+  ) {
+    this.raws = new Set(rules.map((r) => r.rule.raw));
+  }
 
   /** Whether the walk has any rule to look for (none: no file is a denied one's other name). */
   get hasRules(): boolean {
@@ -157,10 +159,22 @@ export class DeniedLinkWalk {
 
   /** The denied files with several links, by `dev:ino`; undefined when the walk was cut short. */
   find(): Map<string, Found> | undefined {
+    // The denied files deleted since are forgotten at the walk's end, of those it did not meet and its
+    // own rules remembered: a file met at a denied name has a name (denied-memory.ts, Pruning).
+    this.memory.beginWalk();
+    try {
+      return this.walk();
+    } finally {
+      this.memory.endWalk((f) => this.raws.has(f.rule));
+    }
+  }
+
+  /** The rules' texts: a row of the memory made by one of them is this walk's to prune. */
+  private readonly raws: ReadonlySet<string>;
+
+  private walk(): Map<string, Found> | undefined {
     const rules = this.rules;
     const out = new Map<string, Found>();
-    // The denied files deleted since the last walk are forgotten (denied-memory.ts, Pruning).
-    this.memory.prune();
     const note = (p: string, rule: PermissionRule): void => {
       let st: fs.Stats;
       try {

@@ -31,8 +31,12 @@ export interface PathBase {
 
 export type PathMatcher = (absPath: string) => boolean;
 
+/**
+ * A literal path as a glob. `|` and `"` count too: picomatch reads `|` as an alternation and a `"` as a
+ * quote even outside parentheses, so under a workspace at `/srv/a|b` every rule came out matching nothing.
+ */
 function escapeGlob(p: string): string {
-  return p.replace(/[*?[\]{}()!+@\\]/g, '\\$&');
+  return p.replace(/[*?[\]{}()!+@\\|"]/g, '\\$&');
 }
 
 /** The absolute glob a specifier stands for. */

@@ -26,8 +26,8 @@ import { readSmallText } from '../util/read-small-file.js';
 import type { SimpleCommand } from '../bash/types.js';
 
 export const IGNORE_FILES: ReadonlySet<string> = new Set(['.gitignore', '.ignore', '.rgignore']);
-/** Longest ignore file read; a longer one counts as whitelisting. */
-const IGNORE_MAX_BYTES = 256 * 1024;
+/** Longest ignore file read, here and by git-staging.ts; a longer one counts as whitelisting here, as ignoring nothing there. */
+export const IGNORE_MAX_BYTES = 256 * 1024;
 
 /** Whether rg, as the command runs it, skips hidden names (its options and environment allowing). */
 export function rgSkipsHidden(cmd: SimpleCommand, raw: string, env: NodeJS.ProcessEnv): boolean {

@@ -15,6 +15,7 @@ import { getSnippet, planEdit, structuredPatch, type Hunk } from '../file-state/
 import {
   addLineNumbers,
   encodeText,
+  fileIdentity,
   fileNotFoundMessage,
   formatFileSize,
   readTextFile,
@@ -93,7 +94,7 @@ async function validate(input: EditInput, ctx: ToolContext): Promise<ValidationR
   if (isNotebook(abs)) return fail(5, NOTEBOOK_MESSAGE);
   // An existing file, even an empty one, is edited only after a read.
   const state = ctx.session.fileState.get(fileStateKey(ctx.workspace, abs));
-  const f = freshness(state, file.mtimeMs, file.content, true);
+  const f = freshness(state, file.mtimeMs, file.content, true, file.identity);
   if (f === 'unread' || f === 'partial') return fail(6, FILE_NOT_READ);
   if (f === 'stale') return fail(7, FILE_MODIFIED_SINCE_READ);
   if (old_string === '') return { ok: true };
@@ -125,7 +126,7 @@ async function run(input: EditInput, ctx: ToolContext): Promise<EditOutput> {
   if (file) {
     if (old_string === '' && file.content.trim() !== '') throw new ToolError('Cannot create new file - file already exists.', 'validation');
     if (isNotebook(abs)) throw new ToolError(NOTEBOOK_MESSAGE, 'validation');
-    assertFresh(freshness(ctx.session.fileState.get(key), file.mtimeMs, file.content, true));
+    assertFresh(freshness(ctx.session.fileState.get(key), file.mtimeMs, file.content, true, file.identity));
   } else if (old_string !== '') {
     throw new ToolError(fileNotFoundMessage(abs, ctx.session.cwd, ctx.workspace.contains(abs)), 'not_found');
   }
@@ -148,6 +149,7 @@ async function run(input: EditInput, ctx: ToolContext): Promise<EditOutput> {
     offset: undefined,
     limit: undefined,
     isPartialView: false,
+    identity: fileIdentity(st),
   });
   const snip = getSnippet(original, plan.oldString, plan.newString, plan.updated);
   return {

@@ -15,7 +15,7 @@ import { Worker } from 'node:worker_threads';
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import { ToolError } from '../pipeline/error-class.js';
-import { checkPathPermission } from '../permissions/filesystem.js';
+import { assertOpenedAsJudged, checkPathPermission } from '../permissions/filesystem.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ToolContext } from '../tool/types.js';
 import type { Workspace } from '../workspace.js';
@@ -109,6 +109,19 @@ async function matchInWorker(pattern: string, paths: string[], signal: AbortSign
   });
 }
 
+function realpathOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/** globFiles is also called with a partial context (tests, the CLI): the recheck needs the call's own. */
+function isFullContext(ctx: Pick<ToolContext, 'workspace' | 'session' | 'permissions' | 'signal'>): ctx is ToolContext {
+  return 'executionId' in ctx;
+}
+
 /** The directory walked and the pattern relative to it. */
 export function globSearch(input: GlobInput, cwd: string, workspace: Workspace): { dir: string; pattern: string } {
   const root = workspace.resolve(input.path ?? '.', cwd);
@@ -142,6 +155,8 @@ export async function globFiles(
     throw new ToolError(`Directory does not exist: ${start}`, 'not_found');
   }
   if (!st.isDirectory()) throw new ToolError(`Path is not a directory: ${start}`, 'io');
+  // The permission check judged the directory before; where it leads now, if elsewhere, is judged again.
+  if (isFullContext(ctx)) assertOpenedAsJudged('read', 'Glob', realpathOr(start), ctx);
 
   // A pattern that may backtrack is matched after the walk, in a worker: here every file is a candidate.
   const deferred = mayBacktrack(pattern);

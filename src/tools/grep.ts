@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ToolError } from '../pipeline/error-class.js';
-import { checkPathPermission } from '../permissions/filesystem.js';
+import { assertOpenedAsJudged, checkPathPermission } from '../permissions/filesystem.js';
 import { formatPersisted } from '../results/output-sink.js';
 import { DENIED_MEMORY_LIMIT } from '../permissions/denied-memory.js';
 import { WALK_LIMIT } from '../permissions/hard-links.js';
@@ -158,6 +158,8 @@ export async function grep(
     throw new ToolError(`Path does not exist: ${given}. Note: your current working directory is ${ctx.session.cwd}.`, 'not_found');
   }
   if (!st.isDirectory() && !st.isFile()) throw new ToolError(`${given} is neither a file nor a directory.`, 'io');
+  // The permission check judged the path before; where it leads now, if elsewhere, is judged again (a symlink may have moved).
+  assertOpenedAsJudged('read', 'Grep', real, ctx);
   const engine = opts.engine ?? chooseEngine(ctx.config.grep.engine, ctx.childEnv);
   const mode: OutputMode = input.output_mode ?? 'files_with_matches';
   const content = mode === 'content';
@@ -181,13 +183,14 @@ export async function grep(
     typeFilter: prepared.typeFilter,
     isDenied: (abs) => ctx.permissions.isReadDenied(abs),
     // One checker per search: the denied files are looked for once, on the first file with several names.
+    // toolexec's own files under another name (an archive's hard link member) are left out too.
     isLinkDenied: (abs) => {
       const v = links(abs);
       if (v !== undefined && 'unknown' in v && !unsettled.has(abs)) {
         unsettled.add(abs);
         if (v.forgotten) forgotten++;
       }
-      return v !== undefined;
+      return v !== undefined || ctx.workspace.serviceFileLinkReason(abs) !== undefined;
     },
     signal: ctx.signal,
     env: ctx.childEnv,

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { writeFileAtomic, writeTarget } from '../file-state/atomic-write.js';
 import { fileStateKey, freshness } from '../file-state/cache.js';
-import { detectLineEndings, encodeText, readTextFile, toCRLF } from '../file-state/text-file.js';
+import { detectLineEndings, encodeText, fileIdentity, readTextFile, toCRLF } from '../file-state/text-file.js';
 import { ToolError } from '../pipeline/error-class.js';
 import { checkPathPermission } from '../permissions/filesystem.js';
 import { buildTool } from '../tool/build-tool.js';
@@ -139,7 +139,7 @@ async function validate(input: NotebookEditInput, ctx: ToolContext): Promise<Val
   if (!ctx.workspace.contains(abs)) return { ok: true };
   const file = await readTextFile(abs, MAX_EDIT_FILE_SIZE);
   if (!file) return fail(1, 'Notebook file does not exist.');
-  const f = freshness(ctx.session.fileState.get(fileStateKey(ctx.workspace, abs)), file.mtimeMs, undefined, false);
+  const f = freshness(ctx.session.fileState.get(fileStateKey(ctx.workspace, abs)), file.mtimeMs, undefined, false, file.identity);
   if (f === 'unread' || f === 'partial') return fail(9, FILE_NOT_READ);
   if (f === 'stale') return fail(10, FILE_MODIFIED_SINCE_READ);
   const nb = parseNotebook(file.content);
@@ -154,7 +154,7 @@ async function run(input: NotebookEditInput, ctx: ToolContext): Promise<Notebook
   const key = fileStateKey(ctx.workspace, abs);
   const file = await readTextFile(target, MAX_EDIT_FILE_SIZE);
   if (!file) throw new ToolError('Notebook file does not exist.', 'not_found');
-  assertFresh(freshness(ctx.session.fileState.get(key), file.mtimeMs, file.content, true));
+  assertFresh(freshness(ctx.session.fileState.get(key), file.mtimeMs, file.content, true, file.identity));
   const nb = parseNotebook(file.content);
   if (typeof nb === 'string') throw new ToolError(nb, 'validation');
   const problem = cellProblem(nb, input);
@@ -219,7 +219,7 @@ async function run(input: NotebookEditInput, ctx: ToolContext): Promise<Notebook
     signal: ctx.signal,
   });
   const st = await fs.promises.stat(target);
-  ctx.session.fileState.set(key, { content: updated, timestamp: Math.floor(st.mtimeMs), offset: undefined, limit: undefined, isPartialView: false });
+  ctx.session.fileState.set(key, { content: updated, timestamp: Math.floor(st.mtimeMs), offset: undefined, limit: undefined, isPartialView: false, identity: fileIdentity(st) });
   return {
     new_source: input.new_source,
     old_source: oldSource,

@@ -11,9 +11,9 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { fileStateKey } from '../file-state/cache.js';
-import { assertRegularFile, countNewlines, decodeText, fileNotFoundMessage, formatFileSize, LineWindow, moreThanItsSize, readAt, readAtMost, sliceLines } from '../file-state/text-file.js';
+import { assertRegularFile, countNewlines, fileIdentity, decodeText, fileNotFoundMessage, formatFileSize, LineWindow, moreThanItsSize, readAt, readAtMost, sliceLines } from '../file-state/text-file.js';
 import { ToolError } from '../pipeline/error-class.js';
-import { assertStillPermitted, checkPathPermission } from '../permissions/filesystem.js';
+import { assertOpenedAsJudged, assertStillPermitted, checkPathPermission } from '../permissions/filesystem.js';
 import { CHARS_PER_TOKEN, estimateTokens, estimateTokensOfChars } from '../pool/tokens.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ContentBlock, ToolContext, ToolResultBlock } from '../tool/types.js';
@@ -310,11 +310,13 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
   const ext = path.extname(abs).toLowerCase();
   const { fd, stat } = openRegular(abs, ctx.session.cwd);
   const timestamp = Math.floor(stat.mtimeMs);
+  const identity = fileIdentity(stat);
   const key = fileStateKey(ctx.workspace, abs);
   try {
     // The permission check judged the path before; the file opened is judged now (a symlink may have moved).
     const opened = openedPath(fd, abs);
     assertStillPermitted('read', 'Read', opened, ctx, fdPath(fd));
+    assertOpenedAsJudged('read', 'Read', opened, ctx);
     // Had the name been replaced meanwhile (the opened file losing a name it shared with a denied one), it would show now.
     if (openedPath(fd, abs) !== opened) throw new ToolError(`${abs} changed while it was being opened.`, 'io');
     const media = IMAGE_TYPES[ext];
@@ -367,7 +369,7 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
         const cells = renderNotebook(parsed);
         const tokens = estimateTokens(cells);
         if (tokens > MAX_OUTPUT_TOKENS) throw tooManyTokens(tokens);
-        ctx.session.fileState.set(key, { content: whole, timestamp, offset: undefined, limit: undefined, isPartialView: false });
+        ctx.session.fileState.set(key, { content: whole, timestamp, offset: undefined, limit: undefined, isPartialView: false, identity });
         return { type: 'notebook', filePath: abs, cells, file: { filePath: abs, cells: parsed } };
       }
       // Counted and sliced in place: a 16 MB file of newlines would otherwise be an array of 16 million strings.
@@ -383,7 +385,7 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
       totalLines = null;
     }
     if (whole !== undefined && whole.length === 0) {
-      ctx.session.fileState.set(key, { content: '', timestamp, offset: undefined, limit: undefined, isPartialView: false });
+      ctx.session.fileState.set(key, { content: '', timestamp, offset: undefined, limit: undefined, isPartialView: false, identity });
       return emptyRead(abs, start + 1, 0, '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>');
     }
     if (window.length === 0) {
@@ -406,6 +408,7 @@ async function readFile(input: ReadInput, ctx: ToolContext): Promise<ReadOutput>
       offset: input.offset,
       limit: input.limit,
       isPartialView: false,
+      identity,
     });
     const file: ReadTextFile = { filePath: abs, content: raw, numLines: window.length, startLine: start + 1, totalLines };
     return { type: 'text', filePath: abs, content, numLines: window.length, startLine: start + 1, totalLines, file };

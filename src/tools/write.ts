@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { writeFileAtomic, writeTarget } from '../file-state/atomic-write.js';
 import { fileStateKey, freshness } from '../file-state/cache.js';
 import { snippetLines, structuredPatch, type Hunk } from '../file-state/edit-text.js';
-import { addLineNumbers, assertRegularFile, encodeText, readTextFile, statIfExists } from '../file-state/text-file.js';
+import { addLineNumbers, assertRegularFile, encodeText, fileIdentity, readTextFile, statIfExists } from '../file-state/text-file.js';
 import { checkPathPermission, EDIT_DENIED_MESSAGE, isEditDenied } from '../permissions/filesystem.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ToolContext, ValidationResult } from '../tool/types.js';
@@ -54,7 +54,7 @@ async function validate(input: WriteInput, ctx: ToolContext): Promise<Validation
   if (!st.isFile()) return { ok: false, message: `${abs} is not a regular file (a FIFO, socket or device); it cannot be written.`, code: 4 };
   const state = ctx.session.fileState.get(fileStateKey(ctx.workspace, abs));
   // Claude Code's Write has no content fallback here: a newer mtime is a change.
-  const f = freshness(state, st.mtimeMs, undefined, false);
+  const f = freshness(state, st.mtimeMs, undefined, false, fileIdentity(st));
   if (f === 'unread' || f === 'partial') return { ok: false, message: FILE_NOT_READ, code: 2 };
   if (f === 'stale') return { ok: false, message: FILE_MODIFIED_SINCE_READ, code: 3 };
   return { ok: true };
@@ -67,7 +67,7 @@ async function run(input: WriteInput, ctx: ToolContext): Promise<WriteOutput> {
   const st = await statIfExists(target);
   if (st) assertRegularFile(target, st);
   const old = st ? await readTextFile(target, MAX_EDIT_FILE_SIZE) : undefined;
-  if (old) assertFresh(freshness(ctx.session.fileState.get(key), old.mtimeMs, old.content, true));
+  if (old) assertFresh(freshness(ctx.session.fileState.get(key), old.mtimeMs, old.content, true, old.identity));
   const content = input.content;
   // An existing file keeps its encoding and BOM; the content's line endings are the model's own.
   const data = encodeText(content, old?.encoding ?? 'utf8', (old?.bom ?? false) && !content.startsWith('\ufeff'));
@@ -79,6 +79,7 @@ async function run(input: WriteInput, ctx: ToolContext): Promise<WriteOutput> {
     offset: undefined,
     limit: undefined,
     isPartialView: false,
+    identity: fileIdentity(after),
   });
   let snippet = '';
   let patch: Hunk[] = [];

@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { checkPathPermission } from '../src/permissions/filesystem.js';
+import { memoFs, withDecisionMemo } from '../src/util/decision-memo.js';
 import { cleanupTmp, tmpDir } from './helpers.js';
 import { directContext } from './helpers-files.js';
 
@@ -198,5 +199,34 @@ describe('what is kept between decisions is read again once it changes', () => {
     expect(write('hk/pre-commit')).toBe('allow');
     rewriteInPlace(path.join(dir, 'gd1', 'commondir'), 'gd3', 'gd2');
     expect(write('hk/pre-commit')).toMatch(HOOKS);
+  });
+
+  it('a link moved to another file while a decision reads, and back: what is kept is the file read', async () => {
+    const { ws, write } = workspace();
+    const dir = path.dirname(ws);
+    // .git a symlink to one of two git directories, each with its own hooks path: aaaaa, bbbbb.
+    for (const [g, hk] of [['gA', 'aaaaa'], ['gB', 'bbbbb']] as const) {
+      git(dir, 'init', '-q', '--bare', g);
+      git(dir, `--git-dir=${g}`, 'config', 'core.hooksPath', hk);
+    }
+    const dotGit = path.join(ws, '.git');
+    /** Points .git at `g` (a rename over it: the configs' own times do not move). */
+    const relink = (g: string): void => {
+      fs.symlinkSync(path.join(dir, g), `${dotGit}.new`);
+      fs.renameSync(`${dotGit}.new`, dotGit);
+    };
+    relink('gA');
+    await settle();
+    // A decision stats gA's config; .git is moved to gB before the read (a loop of `ln -sfn` meets this window
+    // about once in 250 decisions), so gB's config is read: that decision may judge by it, but what is kept for
+    // later ones must be gB's values under gB's identity, not under gA's.
+    withDecisionMemo(() => {
+      expect(memoFs.stat(path.join(ws, '.git', 'config'))?.ino).toBe(fs.statSync(path.join(dir, 'gA', 'config')).ino);
+      relink('gB');
+      write('x.txt');
+    });
+    relink('gA');
+    expect(write('aaaaa/pre-commit')).toMatch(HOOKS);
+    expect(write('bbbbb/pre-commit')).toBe('allow');
   });
 });

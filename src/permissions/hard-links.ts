@@ -84,7 +84,7 @@ interface Listing {
 }
 
 /** How close to a directory's last change (ctime) a listing is not trusted to have seen every change (coarse file-system clocks). */
-const MODIFIED_LATELY_MS = 1_000;
+export const MODIFIED_LATELY_MS = 1_000;
 
 /**
  * Whether a listing made now of the directory `st` describes may be kept until the directory's

@@ -19,15 +19,21 @@ import fs from 'node:fs';
  * @param {string} file
  * @param {number} maxBytes
  * @param {'head' | 'whole' | 'to-end'} how
+ * @param {(st: fs.Stats) => void} [readAs] told, once the bytes are read, what the descriptor read
+ *   (fstat): the identity of the file whose bytes these are, whatever the path leads to by then
  * @returns {Buffer}
  */
-export function readRegular(file, maxBytes, how) {
+export function readRegular(file, maxBytes, how, readAs) {
   const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw Object.assign(new Error(`not a regular file: ${file}`), { code: 'ENOTREG' });
     if (how !== 'head' && st.size > maxBytes) throw tooLong(file, maxBytes);
-    if (how === 'to-end') return readToEnd(fd, st.size, file, maxBytes);
+    if (how === 'to-end') {
+      const all = readToEnd(fd, st.size, file, maxBytes);
+      readAs?.(fs.fstatSync(fd));
+      return all;
+    }
     const buf = Buffer.alloc(Math.min(st.size, maxBytes));
     let n = 0;
     while (n < buf.length) {
@@ -35,6 +41,7 @@ export function readRegular(file, maxBytes, how) {
       if (got === 0) break;
       n += got;
     }
+    readAs?.(fs.fstatSync(fd));
     return buf.subarray(0, n);
   } finally {
     fs.closeSync(fd);

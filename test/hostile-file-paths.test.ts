@@ -404,3 +404,49 @@ describe('Read: a symlink swapped after the check toward a file that would have 
     expect((await call(t, 'Read', { file_path: path.join(t.workspace, 'link') })).text).toContain('outside notes');
   });
 });
+
+describe('an input a PreToolUse hook rewrote, then a symlink swapped after the check', () => {
+  /** A PreToolUse hook for `matcher` that replaces the call's input with `input`. */
+  function rewriteHook(matcher: string, input: unknown) {
+    const p = path.join(tmpDir(), 'rewrite.sh');
+    fs.writeFileSync(p, `#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: input } })}'\n`, { mode: 0o755 });
+    return { PreToolUse: [{ matcher, hooks: [{ type: 'command' as const, command: p }] }] };
+  }
+
+  it('Read: the rewritten path, approved while it led to a harmless file, is not read once it leads to ~/.ssh/id_rsa', async () => {
+    const out = tmpDir();
+    fs.writeFileSync(path.join(out, 'readme'), 'harmless\n');
+    const home = tmpDir();
+    fs.mkdirSync(path.join(home, '.ssh'));
+    fs.writeFileSync(path.join(home, '.ssh', 'id_rsa'), 'PRIVATE hunter2\n');
+    const link = path.join(out, 'link');
+    fs.symlinkSync(path.join(out, 'readme'), link);
+    t = await fileApp({ ...waitConfig, hooks: rewriteHook('Read', { file_path: link }) });
+    fs.writeFileSync(path.join(t.workspace, 'notes.txt'), 'notes\n');
+    // The model asked for notes.txt; the hook's input (outside the working directories) is what is asked and run.
+    const r = await approvedAfter(t, 'Read', { file_path: path.join(t.workspace, 'notes.txt') }, () => {
+      fs.unlinkSync(link);
+      fs.symlinkSync(path.join(home, '.ssh', 'id_rsa'), link);
+    });
+    expect(r.text).not.toContain('hunter2');
+    expect(r.isError).toBe(true);
+    expect(r.ex).toMatchObject({ status: 'failed', error_class: 'permission' });
+    expect(r.text).toContain('would need approval (working_dir');
+    // Unswapped, the hook's input, once approved, is read (the hook's input is what runs).
+    fs.unlinkSync(link);
+    fs.symlinkSync(path.join(out, 'readme'), link);
+    expect((await approvedAfter(t, 'Read', { file_path: path.join(t.workspace, 'notes.txt') }, () => undefined)).text).toContain('harmless');
+  });
+
+  it('Write: the rewritten target, approved as a new file, is not written once a link leads it under an ask rule', async () => {
+    const ws = tmpDir();
+    fs.mkdirSync(path.join(ws, 'deploy'));
+    const notes = path.join(ws, 'notes.txt');
+    t = await fileApp({ workspace: { root: ws }, permissions: { ...waitConfig.permissions, ask: ['Edit(./deploy/**)'] }, hooks: rewriteHook('Write', { file_path: notes, content: 'replicas: 0\n' }) });
+    const r = await approvedAfter(t, 'Write', { file_path: path.join(ws, 'other.txt'), content: 'x\n' }, () => fs.symlinkSync('deploy/prod.yml', notes));
+    expect(r.isError, r.text).toBe(true);
+    expect(r.ex).toMatchObject({ status: 'failed', error_class: 'permission' });
+    expect(fs.existsSync(path.join(ws, 'deploy', 'prod.yml'))).toBe(false);
+    expect(fs.existsSync(path.join(ws, 'other.txt'))).toBe(false);
+  });
+});

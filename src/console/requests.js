@@ -177,7 +177,9 @@ export class RequestsPanel {
           h('div', { class: 'field' },
             h('label', { for: rememberId, text: 'Remember' }),
             remember,
-            h('span', { class: 'hint' }, 'as the rule ', h('code', { text: r.suggested_rule })),
+            r.suggested_rule
+              ? h('span', { class: 'hint' }, 'as the rule ', h('code', { text: r.suggested_rule }))
+              : h('span', { class: 'hint', text: 'no rule covers exactly this call: answer without remembering' }),
           ),
           h('div', { class: 'field' }, h('label', { for: messageId, text: 'Message (optional)' }), message),
           h('div', { class: 'actions' }, allow, deny),

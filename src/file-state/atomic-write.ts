@@ -40,15 +40,15 @@ export function writeTarget(abs: string, ctx: ToolContext, toolName: string): st
   assertStillPermitted('edit', toolName, target, ctx);
   // Elsewhere than the check judged: judged again, whole (a protected path, an ask rule, an edit the mode
   // does not allow). A person may have approved, or acceptEdits allowed, a write to a harmless name that a
-  // symlink swapped in since carries into .git/hooks.
-  if (judgedPath(ctx) !== undefined) {
-    assertOpenedAsJudged('edit', toolName, target, ctx);
-    return target;
-  }
-  // The input was changed after the check (an approver's, a hook's): what it judged is not known here, so
-  // a protected path (.git, a hook toolexec runs, core.hooksPath's directory) reached only through a
-  // symlink is refused. Written by its own name, it is judged (and asked) as what it is.
-  if (viaSymlink) {
+  // symlink swapped in since carries into .git/hooks. An input a hook or an approver changed was judged too
+  // (step 5), and is held to that judgement.
+  const was = judgedPath(ctx);
+  if (was !== undefined) assertOpenedAsJudged('edit', toolName, target, ctx);
+  // No check on this context, or an input changed after the person saw the ask (an approver's edit is judged
+  // again, but its ask is not shown again): a protected path (.git, a hook toolexec runs, core.hooksPath's
+  // directory) reached only through a symlink is refused. Written by its own name, it is judged (and asked)
+  // as what it is.
+  if (viaSymlink && (was === undefined || ctx.userModified)) {
     const why = protectedChangeReason(target, workspace);
     if (why !== undefined && protectedChangeReason(abs, workspace) === undefined) {
       throw new ToolError(

@@ -16,7 +16,9 @@ import type { Db } from '../storage/db.js';
 import type { AnyTool, ToolInput } from '../tool/types.js';
 import type { Workspace } from '../workspace.js';
 import type { ApprovalOutcome, ApprovalRequest, Approvals } from './approvals.js';
-import { escapeRuleContent } from './rule-parser.js';
+import { compileBashRule } from '../bash/rule-match.js';
+import { compilePathRule, escapeGlob } from './path-rules.js';
+import { escapeRuleContent, parseRule } from './rule-parser.js';
 import type { RuleStore } from './rule-store.js';
 import type { Behavior } from './types.js';
 
@@ -88,9 +90,12 @@ interface Row {
   remember: string | null;
 }
 
-/** A rule that would cover this call next time: exact command, exact path, host, or the tool. */
+/**
+ * A rule that would cover this call next time: exact command, exact path, host, or the tool. Empty when no
+ * rule covers exactly this command or path (the approver may still name one to remember, in `rule`).
+ */
 export function suggestRule(tool: AnyTool, input: ToolInput, workspace: Workspace, cwd: string): string {
-  if (tool.name === 'Bash' && typeof input.command === 'string') return `Bash(${escapeRuleContent(input.command)})`;
+  if (tool.name === 'Bash' && typeof input.command === 'string') return exactBashRule(input.command);
   if (tool.name === 'WebFetch' && typeof input.url === 'string') {
     try {
       return `WebFetch(domain:${new URL(input.url).hostname.toLowerCase()})`;
@@ -106,10 +111,35 @@ export function suggestRule(tool: AnyTool, input: ToolInput, workspace: Workspac
   }
   if (p !== undefined && !p.startsWith('result://')) {
     const kind = tool.name === 'Read' || tool.name === 'Glob' || tool.name === 'Grep' ? 'Read' : 'Edit';
-    // `//abs` anchors at the file system root.
-    return `${kind}(/${escapeRuleContent(workspace.resolve(p, cwd))})`;
+    return exactPathRule(kind, workspace.resolve(p, cwd));
   }
   return tool.name;
+}
+
+/**
+ * A Read or Edit rule for one path (`//abs` anchors at the file system root). Rule contents are globs
+ * (path-rules.ts), so what they give a meaning to is escaped: a remembered `src/[id].ts` matched `src/i.ts`
+ * and not itself, and `notes*.md` every notes file. Empty if the rule would not match the path itself.
+ */
+function exactPathRule(kind: 'Read' | 'Edit', abs: string): string {
+  const rule = `${kind}(/${escapeRuleContent(escapeGlob(abs))})`;
+  const parsed = parseRule(rule);
+  if ('error' in parsed || parsed.content === undefined) return '';
+  const matches = compilePathRule(parsed.content, { root: '/', cwd: '/', home: '/', caseInsensitive: false });
+  return matches(abs) ? rule : '';
+}
+
+/**
+ * A Bash rule for exactly this command. An unescaped `*` in a rule is a wildcard and a trailing `:*` makes
+ * a prefix rule, so `rm -f *.log` remembered as written allowed `rm -f notes.txt x.log`, and `rm -f
+ * cache:*` every `rm -f cache …`; each `*` is escaped. A command that holds `\*` itself cannot be named
+ * exactly (the rule's `\*` is a star): empty.
+ */
+function exactBashRule(command: string): string {
+  const content = command.replace(/\*/g, '\\*');
+  const compiled = compileBashRule(content);
+  if (compiled.kind !== 'exact' || !compiled.test(command.trim())) return '';
+  return `Bash(${escapeRuleContent(content)})`;
 }
 
 function idOf(): string {
@@ -302,6 +332,13 @@ export class ApprovalBroker implements Approvals {
       }
     }
     if (answer.remember) {
+      // No rule names exactly this call: nothing broader is remembered in its place.
+      if (answer.rule === undefined && p.view.suggested_rule === '') {
+        throw new ToolexecError(
+          'TOOLEXEC_ERR_REQUEST_INVALID',
+          `remember: no rule covers exactly this ${p.view.tool} call (the request is still pending); answer without remember, or name the rule to remember in rule`,
+        );
+      }
       const behavior: Behavior = answer.decision;
       this.rules.remember({
         behavior,

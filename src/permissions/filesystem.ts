@@ -141,6 +141,17 @@ export function judgedPath(ctx: object): string | undefined {
   return judged.get(ctx);
 }
 
+/**
+ * Hands what the check judged on `from` to `to`, the same call's context for an input a PreToolUse hook or
+ * an approver changed (pipeline/context.ts modified()). Step 5 judges the changed input on `from` last, so
+ * the record is of the input that runs: without it the recheck at open fell back to the deny rules only,
+ * and a symlink swapped in after the check carried that input anywhere a deny rule does not name.
+ */
+export function carryJudgement(from: object, to: object): void {
+  const was = judged.get(from);
+  if (was !== undefined) judged.set(to, was);
+}
+
 export function checkPathPermission(
   kind: 'read' | 'edit',
   toolName: string,
@@ -257,8 +268,9 @@ export function assertStillPermitted(
  * (a symlink moved in between): assertStillPermitted holds the deny rules, and this the rest, so that
  * a Read allowed inside the working directories, or one a person approved for another file, does not
  * carry to a file outside them that would have asked (`~/.ssh/id_rsa`). What bypassPermissions allows
- * outside the working directories it still allows. Nothing to compare when the call's input was
- * changed after the check (an approver's or a hook's): the check judged that input.
+ * outside the working directories it still allows. Nothing to compare when no check ran on this context
+ * (a tool called directly); an input a hook or an approver changed was judged in step 5, and its record
+ * carried to the context it runs in (carryJudgement).
  */
 export function assertOpenedAsJudged(kind: 'read' | 'edit', toolName: string, realPath: string, ctx: ToolContext): void {
   const was = judged.get(ctx);

@@ -35,7 +35,7 @@ export type PathMatcher = (absPath: string) => boolean;
  * A literal path as a glob. `|` and `"` count too: picomatch reads `|` as an alternation and a `"` as a
  * quote even outside parentheses, so under a workspace at `/srv/a|b` every rule came out matching nothing.
  */
-function escapeGlob(p: string): string {
+export function escapeGlob(p: string): string {
   return p.replace(/[*?[\]{}()!+@\\|"]/g, '\\$&');
 }
 

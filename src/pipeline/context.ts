@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { PermissionMode } from '../config/schema.js';
+import { carryJudgement } from '../permissions/filesystem.js';
 import { SessionPermissionQuery } from '../permissions/query.js';
 import type { RuleIndex } from '../permissions/rule-index.js';
 import type { PermissionQuery } from '../permissions/types.js';
@@ -87,6 +88,8 @@ export class CallContext implements ToolContext {
   modified(): CallContext {
     const c = new CallContext(this.deps, this.session, this.tool, this.executionId, this.toolUseId, this.abort, this.rules, this.mode, this.log, true);
     c.query = this.query;
+    // What step 5 judged the edited input as, for the file tools' recheck when they open or write it.
+    carryJudgement(this, c);
     return c;
   }
 }

@@ -218,7 +218,7 @@ export const PermissionRequest = z
     summary: z.string(),
     reason: z.object({ type: z.string(), detail: z.string() }),
     message: Nullable(z.string()),
-    suggested_rule: z.string(),
+    suggested_rule: z.string().meta({ description: 'The rule remember keeps: exactly this command, path, host, or the tool; empty when no rule covers exactly this call' }),
     status: z.enum(['pending', 'allowed', 'denied', 'expired', 'cancelled', 'headless']),
     created_at: z.number(),
     expires_at: z.number(),

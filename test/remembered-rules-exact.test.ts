@@ -1,0 +1,123 @@
+/**
+ * The rule an approver's `remember` keeps covers exactly the call approved: a file whose name holds a
+ * character globs give a meaning to (`[id].ts`, `notes*.md`, `a{b,c}`), a command holding `*` or a
+ * trailing `:*`. Before, the path went into the rule as it was, and the rule covered other files (or, for
+ * `[id]`, not the file itself), and the command became a wildcard or prefix rule.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanupTmp, execute, textOf, tmpDir, use, type TestApp } from './helpers.js';
+import { fileApp } from './helpers-files.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+  cleanupTmp();
+});
+
+const SESSION = 's-remember';
+const waitConfig = { permissions: { headless: 'wait' as const, askTimeoutMs: 30_000 } };
+
+async function until<T>(get: () => T | undefined, what: string): Promise<T> {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    const v = get();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Runs one call that asks and answers it with `answer`; the answer's HTTP status and the call's result text. */
+async function answered(app: TestApp, name: string, input: unknown, answer: Record<string, unknown>) {
+  const pending = execute(app.app, { session_id: SESSION, tool_uses: [use(name, input)] });
+  const req = await until(() => app.app.toolexec.broker.list().pending[0], 'the permission request');
+  const res = await app.app.inject({ method: 'POST', url: `/permissions/requests/${req.id}`, payload: answer });
+  if (res.statusCode !== 200) {
+    // Still pending: answered again without remember, so that the call ends.
+    const again = await app.app.inject({ method: 'POST', url: `/permissions/requests/${req.id}`, payload: { decision: 'deny' } });
+    expect(again.statusCode).toBe(200);
+  }
+  const r = await pending;
+  return { status: res.statusCode, body: res.json() as { message?: string }, suggested: req.suggested_rule, text: textOf(r.body.tool_results[0]!.content) };
+}
+
+/** The decision the session's rules give a call now (running nothing). */
+async function check(app: TestApp, name: string, input: unknown): Promise<{ behavior: string; reason: { type: string; detail: string } }> {
+  const res = await app.app.inject({ method: 'POST', url: '/permissions/check', payload: { name, input, session_id: SESSION } });
+  expect(res.statusCode).toBe(200);
+  return res.json();
+}
+
+describe('remember: a file tool’s rule covers that file only', () => {
+  const cases: Array<{ name: string; sibling: string }> = [
+    { name: '[id].ts', sibling: 'i.ts' },
+    { name: 'notes*.md', sibling: 'notes-secret.md' },
+    { name: 'a{b,c}', sibling: 'ab' },
+    { name: 'a?c', sibling: 'abc' },
+    { name: '+(x)', sibling: 'x' },
+  ];
+  for (const { name, sibling } of cases) {
+    it(`Read of ${name} remembered: ${name} is allowed, ${sibling} still asks`, async () => {
+      t = await fileApp(waitConfig);
+      const out = tmpDir();
+      fs.writeFileSync(path.join(out, name), 'approved\n');
+      fs.writeFileSync(path.join(out, sibling), 'other\n');
+      const r = await answered(t, 'Read', { file_path: path.join(out, name) }, { decision: 'allow', remember: 'session' });
+      expect(r.status).toBe(200);
+      expect(r.text).toContain('approved');
+      expect(await check(t, 'Read', { file_path: path.join(out, name) })).toMatchObject({ behavior: 'allow', reason: { type: 'rule', detail: r.suggested } });
+      expect((await check(t, 'Read', { file_path: path.join(out, sibling) })).behavior).toBe('ask');
+    });
+  }
+
+  it('Edit of src/[id].ts in the workspace remembered: that file is allowed, src/d.ts still asks', async () => {
+    t = await fileApp(waitConfig);
+    fs.mkdirSync(path.join(t.workspace, 'src'));
+    const file = path.join(t.workspace, 'src', '[id].ts');
+    const r = await answered(t, 'Write', { file_path: file, content: 'export {};\n' }, { decision: 'allow', remember: 'session' });
+    expect(r.status).toBe(200);
+    expect(fs.readFileSync(file, 'utf8')).toBe('export {};\n');
+    expect((await check(t, 'Write', { file_path: file, content: 'x' })).behavior).toBe('allow');
+    expect((await check(t, 'Write', { file_path: path.join(t.workspace, 'src', 'd.ts'), content: 'x' })).behavior).toBe('ask');
+  });
+});
+
+describe('remember: a Bash rule covers that command only', () => {
+  it('a command ending in :* is not remembered as a prefix rule', async () => {
+    t = await fileApp(waitConfig);
+    const r = await answered(t, 'Bash', { command: 'rm -f cache:*' }, { decision: 'allow', remember: 'session' });
+    expect(r.status).toBe(200);
+    expect((await check(t, 'Bash', { command: 'rm -f cache:*' })).behavior).toBe('allow');
+    expect((await check(t, 'Bash', { command: 'rm -f cache /etc/hosts' })).behavior).toBe('ask');
+  });
+
+  it('a command holding * is not remembered as a wildcard rule', async () => {
+    t = await fileApp(waitConfig);
+    const r = await answered(t, 'Bash', { command: 'rm -f *.log' }, { decision: 'allow', remember: 'session' });
+    expect(r.status).toBe(200);
+    expect((await check(t, 'Bash', { command: 'rm -f *.log' })).behavior).toBe('allow');
+    expect((await check(t, 'Bash', { command: 'rm -f notes.txt x.log' })).behavior).toBe('ask');
+  });
+
+  it('a command holding parentheses is remembered exactly', async () => {
+    t = await fileApp(waitConfig);
+    const r = await answered(t, 'Bash', { command: "rm -f '(a)'" }, { decision: 'allow', remember: 'session' });
+    expect(r.status).toBe(200);
+    expect((await check(t, 'Bash', { command: "rm -f '(a)'" })).behavior).toBe('allow');
+    expect((await check(t, 'Bash', { command: "rm -f '(b)'" })).behavior).toBe('ask');
+  });
+
+  it('a command holding \\* cannot be named exactly: remember is refused, the request stays pending, nothing is remembered', async () => {
+    t = await fileApp(waitConfig);
+    const r = await answered(t, 'Bash', { command: 'rm -f \\*.tmp' }, { decision: 'allow', remember: 'session' });
+    expect(r.suggested).toBe('');
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.body)).toContain('no rule covers exactly this Bash call');
+    const rules = (await t.app.inject({ method: 'GET', url: `/permissions/rules?session_id=${SESSION}` })).json() as { rules: Array<{ source: string }> };
+    expect(rules.rules.filter((x) => x.source === 'session' || x.source === 'always')).toEqual([]);
+    expect((await check(t, 'Bash', { command: 'rm -f *.tmp' })).behavior).toBe('ask');
+  });
+});

@@ -121,3 +121,44 @@ describe('remember: a Bash rule covers that command only', () => {
     expect((await check(t, 'Bash', { command: 'rm -f *.tmp' })).behavior).toBe('ask');
   });
 });
+
+describe('remember with updated_input: the rule covers the call that runs', () => {
+  it('rm -rf build dist edited to rm -rf build: the edited call is allowed, the model’s still asks', async () => {
+    t = await fileApp(waitConfig);
+    fs.mkdirSync(path.join(t.workspace, 'build'));
+    fs.mkdirSync(path.join(t.workspace, 'dist'));
+    const r = await answered(t, 'Bash', { command: 'rm -rf build dist' }, { decision: 'allow', remember: 'session', updated_input: { command: 'rm -rf build' } });
+    expect(r.status).toBe(200);
+    expect(fs.existsSync(path.join(t.workspace, 'build'))).toBe(false);
+    expect(fs.existsSync(path.join(t.workspace, 'dist'))).toBe(true);
+    expect(await check(t, 'Bash', { command: 'rm -rf build' })).toMatchObject({ behavior: 'allow', reason: { type: 'rule', detail: 'Bash(rm -rf build)' } });
+    expect((await check(t, 'Bash', { command: 'rm -rf build dist' })).behavior).toBe('ask');
+  });
+
+  it('a Read whose path was edited: the edited file is allowed, the model’s still asks', async () => {
+    t = await fileApp(waitConfig);
+    const out = tmpDir();
+    fs.writeFileSync(path.join(out, 'public.txt'), 'public\n');
+    fs.writeFileSync(path.join(out, 'secret.txt'), 'secret\n');
+    const r = await answered(t, 'Read', { file_path: path.join(out, 'secret.txt') }, { decision: 'allow', remember: 'session', updated_input: { file_path: path.join(out, 'public.txt') } });
+    expect(r.status).toBe(200);
+    expect(r.text).toContain('public');
+    expect((await check(t, 'Read', { file_path: path.join(out, 'public.txt') })).behavior).toBe('allow');
+    expect((await check(t, 'Read', { file_path: path.join(out, 'secret.txt') })).behavior).toBe('ask');
+  });
+
+  it('an explicit rule is kept as sent', async () => {
+    t = await fileApp(waitConfig);
+    const r = await answered(t, 'Bash', { command: 'rm -f one two' }, { decision: 'allow', remember: 'session', rule: 'Bash(rm -f:*)', updated_input: { command: 'rm -f one' } });
+    expect(r.status).toBe(200);
+    expect(await check(t, 'Bash', { command: 'rm -f three' })).toMatchObject({ behavior: 'allow', reason: { type: 'rule', detail: 'Bash(rm -f:*)' } });
+  });
+
+  it('an edited command no rule names exactly: remember is refused, the request stays pending', async () => {
+    t = await fileApp(waitConfig);
+    const r = await answered(t, 'Bash', { command: 'rm -f a.tmp' }, { decision: 'allow', remember: 'session', updated_input: { command: 'rm -f \\*.tmp' } });
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.body)).toContain('no rule covers exactly this Bash call');
+    expect((await check(t, 'Bash', { command: 'rm -f a.tmp' })).behavior).toBe('ask');
+  });
+});

@@ -66,6 +66,8 @@ interface Pending {
   finish: (outcome: ApprovalOutcome, status: RequestStatus, actor: string | null, answer?: PermissionAnswer) => void;
   /** Why an approver's updated_input is not a valid input of the tool, or undefined when it is. */
   invalidInput: (input: Record<string, unknown>) => string | undefined;
+  /** The rule that covers exactly this input of the request's tool (suggestRule). */
+  suggest: (input: Record<string, unknown>) => string;
 }
 
 interface Row {
@@ -292,7 +294,11 @@ export class ApprovalBroker implements Approvals {
         const r = req.tool.inputSchema.safeParse(input);
         return r.success ? undefined : formatIssues(req.tool.name, r.error.issues, input);
       };
-      this.pending.set(view.id, { seq: this.nextSeq++, view, finish, invalidInput });
+      const suggest = (input: Record<string, unknown>): string => {
+        const r = req.tool.inputSchema.safeParse(input);
+        return r.success ? suggestRule(req.tool, r.data as ToolInput, this.opts.workspace, this.opts.cwdOf(req.sessionId)) : '';
+      };
+      this.pending.set(view.id, { seq: this.nextSeq++, view, finish, invalidInput, suggest });
       let ids = this.pendingBySession.get(view.session_id);
       if (ids === undefined) {
         ids = new Set();
@@ -332,8 +338,13 @@ export class ApprovalBroker implements Approvals {
       }
     }
     if (answer.remember) {
+      // The rule covers the call that runs: with an edited input, that one, not the model's. From the
+      // model's input, an approver who cut `rm -rf build dist` to `rm -rf build` and said remember
+      // allowed `rm -rf build dist` from then on. A denial covers the call the model asked for.
+      const edited = answer.decision === 'allow' && answer.updated_input !== undefined;
+      const suggested = edited ? p.suggest(answer.updated_input!) : p.view.suggested_rule;
       // No rule names exactly this call: nothing broader is remembered in its place.
-      if (answer.rule === undefined && p.view.suggested_rule === '') {
+      if (answer.rule === undefined && suggested === '') {
         throw new ToolexecError(
           'TOOLEXEC_ERR_REQUEST_INVALID',
           `remember: no rule covers exactly this ${p.view.tool} call (the request is still pending); answer without remember, or name the rule to remember in rule`,
@@ -342,7 +353,7 @@ export class ApprovalBroker implements Approvals {
       const behavior: Behavior = answer.decision;
       this.rules.remember({
         behavior,
-        rule: answer.rule ?? p.view.suggested_rule,
+        rule: answer.rule ?? suggested,
         scope: answer.remember,
         sessionId: p.view.session_id,
         createdBy: actor,

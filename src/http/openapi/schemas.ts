@@ -242,7 +242,7 @@ export const PermissionAnswerDoc = z
     decision: z.enum(['allow', 'deny']),
     message: z.string().optional(),
     remember: z.enum(['session', 'always']).optional(),
-    rule: z.string().optional().meta({ description: 'The rule to remember; defaults to the request’s suggested_rule' }),
+    rule: z.string().optional().meta({ description: 'The rule to remember; defaults to the request’s suggested_rule, or with an allow and updated_input to the same rule for the updated input (the call that runs)' }),
     updated_input: z.record(z.string(), z.unknown()).optional(),
   })
   .register(api, { id: 'PermissionAnswer' });

@@ -5,7 +5,8 @@
  *   `prefix:*`  the command is `prefix` or starts with `prefix ` (so `ls:*`
  *               never matches `lsof`); `xargs prefix …` also matches
  *   `a * b`     other unescaped `*` match any text (anchored; `\*` is a
- *               literal star); a trailing ` *` makes the arguments optional
+ *               literal star, `\\` a literal backslash, in every kind of
+ *               rule); a trailing ` *` makes the arguments optional
  *   `exact`     the whole command
  *
  * Each simple command is matched on its own (the analyser split compound
@@ -28,52 +29,58 @@ export interface CompiledBashRule {
   test(candidate: string): boolean;
 }
 
-function hasUnescapedStar(s: string): boolean {
+/**
+ * A rule content's literal parts, split at its unescaped stars. `\*` is a literal star and `\\` a literal
+ * backslash (Claude Code's shellRuleMatching), any other backslash is itself. Every kind of rule reads its
+ * content here: the test for a star once read `\\` as a pair while the parsers did not, so `C:\\*` was
+ * taken for a wildcard and then parsed as the literal `C:\*`, and a deny rule naming `C:\` and anything
+ * after it denied only `C:\*`.
+ */
+function splitStars(s: string): string[] {
+  const parts: string[] = [''];
   for (let i = 0; i < s.length; i++) {
-    if (s[i] === '\\') i++;
-    else if (s[i] === '*') return true;
+    const c = s[i]!;
+    const next = s[i + 1];
+    if (c === '\\' && (next === '*' || next === '\\')) {
+      parts[parts.length - 1] += next;
+      i++;
+    } else if (c === '*') parts.push('');
+    else parts[parts.length - 1] += c;
   }
-  return false;
+  return parts;
 }
 
 /** Compiles a Bash rule's content into a matcher of one command string. */
 export function compileBashRule(content: string): CompiledBashRule {
   const text = content.trim();
-  if (text.endsWith(':*') && !hasUnescapedStar(text.slice(0, -2))) {
-    const prefix = text.slice(0, -2).replace(/\\\*/g, '*').trimEnd();
-    const viaXargs = `xargs ${prefix}`;
-    return {
-      kind: 'prefix',
-      test: (c) => c === prefix || c.startsWith(`${prefix} `) || c === viaXargs || c.startsWith(`${viaXargs} `),
-    };
-  }
-  if (!hasUnescapedStar(text)) {
-    const exact = text.replace(/\\\*/g, '*');
-    return { kind: 'exact', test: (c) => c === exact };
-  }
-  let body = text;
-  let optionalArgs = false;
-  if (body.endsWith(' *') && !body.endsWith('\\ *') && !(body.length >= 3 && body[body.length - 3] === '\\')) {
-    body = body.slice(0, -2);
-    optionalArgs = true;
+  if (text.endsWith(':*')) {
+    const head = splitStars(text.slice(0, -2));
+    if (head.length === 1) {
+      const prefix = head[0]!.trimEnd();
+      const viaXargs = `xargs ${prefix}`;
+      return {
+        kind: 'prefix',
+        test: (c) => c === prefix || c.startsWith(`${prefix} `) || c === viaXargs || c.startsWith(`${viaXargs} `),
+      };
+    }
   }
   // Literal parts between the stars. Matched by indexOf, leftmost first, in
   // time linear in the command per part: a regex of `.*`s backtracks, and a
   // rule with a few stars against a long command could hold the event loop
   // for minutes.
-  const parts: string[] = [''];
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i]!;
-    if (c === '\\' && body[i + 1] === '*') {
-      parts[parts.length - 1] += '*';
-      i++;
-    } else if (c === '*') parts.push('');
-    else parts[parts.length - 1] += c;
+  const parts = splitStars(text);
+  if (parts.length === 1) {
+    const exact = parts[0]!;
+    return { kind: 'exact', test: (c) => c === exact };
   }
-  const whole = globMatcher(parts);
-  if (!optionalArgs) return { kind: 'wildcard', test: whole };
-  const withArgs = globMatcher([...parts.slice(0, -1), `${parts[parts.length - 1]} `, '']);
-  return { kind: 'wildcard', test: (c) => whole(c) || withArgs(c) };
+  // A trailing unescaped ` *` makes the arguments optional: `git *` matches `git` too.
+  const beforeLast = parts[parts.length - 2]!;
+  if (parts[parts.length - 1] === '' && beforeLast.endsWith(' ')) {
+    const withArgs = globMatcher(parts);
+    const whole = globMatcher([...parts.slice(0, -2), beforeLast.slice(0, -1)]);
+    return { kind: 'wildcard', test: (c) => whole(c) || withArgs(c) };
+  }
+  return { kind: 'wildcard', test: globMatcher(parts) };
 }
 
 /** A matcher for literal parts joined by stars (any run of characters, newlines too). */

@@ -134,11 +134,11 @@ function exactPathRule(kind: 'Read' | 'Edit', abs: string): string {
 /**
  * A Bash rule for exactly this command. An unescaped `*` in a rule is a wildcard and a trailing `:*` makes
  * a prefix rule, so `rm -f *.log` remembered as written allowed `rm -f notes.txt x.log`, and `rm -f
- * cache:*` every `rm -f cache …`; each `*` is escaped. A command that holds `\*` itself cannot be named
- * exactly (the rule's `\*` is a star): empty.
+ * cache:*` every `rm -f cache …`; each `*` is escaped, and each backslash (a rule's `\\` is one), so that
+ * `rm -f \*.tmp` is named too. Empty if the rule would not match the command itself.
  */
 function exactBashRule(command: string): string {
-  const content = command.replace(/\*/g, '\\*');
+  const content = command.replace(/[\\*]/g, '\\$&');
   const compiled = compileBashRule(content);
   if (compiled.kind !== 'exact' || !compiled.test(command.trim())) return '';
   return `Bash(${escapeRuleContent(content)})`;

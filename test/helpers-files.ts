@@ -6,6 +6,7 @@
  * the HTTP layer.
  */
 import pino from 'pino';
+import { expect } from 'vitest';
 import { Config, type ConfigInput } from '../src/config/schema.js';
 import type { PermissionMode } from '../src/config/schema.js';
 import { SessionPermissionQuery } from '../src/permissions/query.js';
@@ -130,4 +131,24 @@ export async function runDirect(tool: AnyTool, input: unknown, ctx: ToolContext)
   } catch (e) {
     return { stage: 'call', message: (e as Error).message, errorClass: (e as { errorClass?: string }).errorClass };
   }
+}
+
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Runs one call that asks; `meanwhile` runs while the request waits, then an approver allows it. */
+export async function approvedAfter(app: TestApp, name: string, input: unknown, meanwhile: () => void) {
+  const pending = execute(app.app, { session_id: 's-files', tool_uses: [use(name, input)] });
+  let id: string | undefined;
+  await until(() => (id = app.app.toolexec.broker.list().pending[0]?.id) !== undefined, 'the permission request');
+  meanwhile();
+  const answer = await app.app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision: 'allow' } });
+  expect(answer.statusCode).toBe(200);
+  const r = await pending;
+  return { text: textOf(r.body.tool_results[0]!.content), isError: r.body.tool_results[0]!.is_error === true, ex: r.body.executions[0]! };
 }

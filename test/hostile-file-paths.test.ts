@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanupTmp, execute, textOf, tmpDir, use, type TestApp } from './helpers.js';
-import { call, decisionChain, fileApp } from './helpers-files.js';
+import { cleanupTmp, tmpDir, type TestApp } from './helpers.js';
+import { approvedAfter, call, decisionChain, fileApp } from './helpers-files.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -15,26 +15,6 @@ afterEach(async () => {
   t = undefined;
   cleanupTmp();
 });
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** Runs one call that asks; `meanwhile` runs while the request waits, then an approver allows it. */
-async function approvedAfter(app: TestApp, name: string, input: unknown, meanwhile: () => void) {
-  const pending = execute(app.app, { session_id: 's-files', tool_uses: [use(name, input)] });
-  let id: string | undefined;
-  await until(() => (id = app.app.toolexec.broker.list().pending[0]?.id) !== undefined, 'the permission request');
-  meanwhile();
-  const answer = await app.app.inject({ method: 'POST', url: `/permissions/requests/${id}`, payload: { decision: 'allow' } });
-  expect(answer.statusCode).toBe(200);
-  const r = await pending;
-  return { text: textOf(r.body.tool_results[0]!.content), isError: r.body.tool_results[0]!.is_error === true, ex: r.body.executions[0]! };
-}
 
 const waitConfig = { permissions: { headless: 'wait' as const, askTimeoutMs: 30_000 } };
 

@@ -314,14 +314,9 @@ export class Workspace {
    */
   serviceFileLinkReason(abs: string): string | undefined {
     if (!this.hasServiceFiles) return undefined;
-    let st: fs.Stats | undefined;
-    try {
-      // The stat the decision's other checks take of the same path (util/decision-memo.ts).
-      st = memoFs.stat(abs);
-    } catch {
-      return undefined;
-    }
-    if (st === undefined || !st.isFile() || st.nlink < 2) return undefined;
+    // The stat the decision's other checks take of the same path (util/decision-memo.ts).
+    const st = memoFs.multiplyLinked(abs);
+    if (st === undefined) return undefined;
     const candidates = [...this.serviceFiles];
     for (const d of this.serviceDirs) {
       try {

@@ -447,13 +447,8 @@ function entries(dir: string): string[] {
  * is judged as a change of its source, bash-paths.ts; this is for a link made some other way.)
  */
 export function sharedInodeReason(abs: string, workspace: Workspace, isProtected: (p: string) => boolean): string | undefined {
-  let st: fs.Stats | undefined;
-  try {
-    st = memoFs.stat(abs);
-  } catch {
-    return undefined;
-  }
-  if (st === undefined || !st.isFile() || st.nlink < 2) return undefined;
+  const st = memoFs.multiplyLinked(abs);
+  if (st === undefined) return undefined;
   const candidates: string[] = [];
   for (const start of new Set([path.dirname(realpathLoose(abs)), path.dirname(path.resolve(abs)), ...workspace.roots])) {
     const repo = repositoryFrom(start);

@@ -131,6 +131,19 @@ export const memoFs = {
       return false;
     }
   },
+  /**
+   * The stat of a regular file (links followed) that has other names (hard links), or undefined: what
+   * the checks for another name of a protected file or of the service's own start from.
+   */
+  multiplyLinked: (p: string): fs.Stats | undefined => {
+    let st: fs.Stats | undefined;
+    try {
+      st = memoFs.stat(p);
+    } catch {
+      return undefined;
+    }
+    return st !== undefined && st.isFile() && st.nlink >= 2 ? st : undefined;
+  },
   /** Whether a scope is open (answers are kept). */
   scoped: (): boolean => scope !== undefined,
   /** Whether an lstat of `p` in this scope found nothing there (or failed): asks nothing itself. */

@@ -157,6 +157,14 @@ const TRICKY_PATTERNS: Query[] = [
   { pattern: '[^a]\\n\\s*\\n', multiline: true },
   { pattern: '\\n\\n', multiline: true, output_mode: 'count' },
   { pattern: 'x*\\n?', multiline: true, output_mode: 'count' },
+  // rg 13 never matches `^` right after `$`, even on an empty line (where `^$` matches).
+  { pattern: '$^' },
+  { pattern: '$^', output_mode: 'count' },
+  { pattern: '$^', output_mode: 'files_with_matches' },
+  { pattern: '$$^|plain' },
+  { pattern: '^$' },
+  { pattern: '$^', multiline: true, output_mode: 'count' },
+  { pattern: 'here$\\n^$^', multiline: true },
 ];
 
 let corpus: string;

@@ -153,6 +153,8 @@ class Translator {
   canMatchNewline = false;
   private last: Last = 'none';
   private depth = 0;
+  /** A `$` was written, and nothing but `$` and `^` since (see `^`). */
+  private afterDollar = false;
 
   constructor(
     private readonly pattern: string,
@@ -177,6 +179,7 @@ class Translator {
   }
 
   private emit(rust: string, jsLine: string, jsText: string, last: Last): void {
+    if (rust !== '^' && rust !== '$') this.afterDollar = false;
     this.rust += rust;
     this.jsLine += jsLine;
     this.jsText += jsText;
@@ -215,10 +218,16 @@ class Translator {
           this.emit('.', this.multiline ? '[^\\n]' : '[^\\n\\r]', this.multiline ? '[^]' : '[^\\n]', 'atom');
           break;
         case '^':
-          this.emit('^', '^', '(?<![^\\n])', 'assertion');
+          // rg 13 (Rust regex before 1.9: its DFA) never matches a `^` right after a `$` (`$^`, `$$^`), not even
+          // on an empty line, where both hold; `^$` it does match. The JS side follows rg. (With `\b` or `\B`
+          // between them, rg's answer depends on the file: its DFA gives up on non-ASCII text, and its NFA
+          // matches the empty line; left as it is.)
+          if (this.afterDollar) this.emit('^', '(?!)', '(?!)', 'assertion');
+          else this.emit('^', '^', '(?<![^\\n])', 'assertion');
           break;
         case '$':
           this.emit('$', '(?:\\r??$)', '(?:\\r??(?![^\\n]))', 'assertion');
+          this.afterDollar = true;
           break;
         case '[':
           this.charClass();

@@ -335,17 +335,27 @@ class Screen {
  */
 const RG_MAX_DATA_KIB = 2 * 1024 * 1024;
 
+/**
+ * rg 13 can panic on a pattern it accepted (grep-matcher's "self.start <= end", a multiline `$` over
+ * CRLF lines); a panic in one of its worker threads leaves the others waiting for ever, so rg is
+ * stopped as soon as it says so on stderr. The answer is then incomplete: runRg says so (true), and the
+ * caller has the JS engine search what rg did not answer.
+ */
+const PANIC = /\bpanicked at\b/;
+
 async function runRg(
   q: SearchQuery,
   args: string[],
   cwd: string,
   limits: EngineLimits,
   onStdout: (s: string) => boolean,
-): Promise<void> {
+): Promise<boolean> {
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   q.signal.addEventListener('abort', onAbort, { once: true });
   let stopped = false;
+  let panicked = false;
+  let stderr = '';
   try {
     const r = await runChild({
       file: 'sh',
@@ -355,34 +365,53 @@ async function runRg(
       timeoutMs: limits.totalMs,
       signal: stop.signal,
       killGraceMs: 500,
-      maxOutputBytes: 64 * 1024,
       onStdout: (s) => {
-        if (stopped) return;
+        if (stopped || panicked) return;
         if (!onStdout(s)) {
           stopped = true;
           stop.abort();
         }
       },
+      onStderr: (s) => {
+        if (stderr.length < 64 * 1024) stderr += s;
+        if (!panicked && PANIC.test(stderr)) {
+          panicked = true;
+          stop.abort();
+        }
+      },
     });
     if (q.signal.aborted) throw new ToolError('The search was cancelled.', 'cancelled');
-    if (stopped) return;
+    if (stopped) return false;
+    if (panicked || r.exitCode === 101) return true;
     if (r.spawnError) throw new ToolError(`ripgrep (rg) could not be started: ${r.spawnError}`, 'internal');
     if (r.timedOut) throw new ToolError(`Grep timed out after ${limits.totalMs / 1000} s; narrow the search with path, glob or type.`, 'timeout');
-    if (r.exitCode === 127) throw new ToolError(`ripgrep (rg) could not be started: ${r.stderr.trim()}`, 'internal');
-    if (r.exitCode === 2 && r.stderr.trim().length > 0) throw new ToolError(`ripgrep: ${r.stderr.trim()}`, 'tool_error');
+    if (r.exitCode === 127) throw new ToolError(`ripgrep (rg) could not be started: ${stderr.trim()}`, 'internal');
+    if (r.exitCode === 2 && stderr.trim().length > 0) throw new ToolError(`ripgrep: ${stderr.trim()}`, 'tool_error');
     // 0 found, 1 nothing found, 2 unreadable files passed over; anything else (out of memory) is no answer.
     if (r.exitCode !== 0 && r.exitCode !== 1 && r.exitCode !== 2) {
-      throw new ToolError(`ripgrep failed (${r.signal ?? `exit code ${r.exitCode}`})${r.stderr.trim() ? `: ${r.stderr.trim().slice(0, 500)}` : ''}`, 'tool_error');
+      throw new ToolError(`ripgrep failed (${r.signal ?? `exit code ${r.exitCode}`})${stderr.trim() ? `: ${stderr.trim().slice(0, 500)}` : ''}`, 'tool_error');
     }
+    return false;
   } finally {
     q.signal.removeEventListener('abort', onAbort);
   }
 }
 
-/** rg stopped at a line too long to report, in `abs`; in content mode, the file's lines before `shownBefore` were handed out. */
+/**
+ * Where the JS engine takes over from rg: rg stopped at a line too long to report, in `abs`, or died
+ * there (a panic); in content mode, the file's lines before `shownBefore` were handed out (Infinity:
+ * the whole file's answer was, in every mode).
+ */
 interface TooLong {
   abs: string;
   shownBefore: number;
+}
+
+interface JsonState {
+  failure?: ToolError;
+  tooLong?: TooLong;
+  /** How far rg's answer was handed out (undefined: nothing of it). */
+  reached?: () => TooLong | undefined;
 }
 
 /**
@@ -397,7 +426,7 @@ function jsonConsumer(
   root: string,
   screen: Screen,
   emit: (h: FileHit) => boolean,
-  state: { failure?: ToolError; tooLong?: TooLong } = {},
+  state: JsonState = {},
 ): (chunk: string) => boolean {
   const wholeText = q.multiline && q.pattern.canMatchNewline;
   const withLines = q.mode === 'content';
@@ -407,6 +436,11 @@ function jsonConsumer(
   /** Inside a message over the cap, skipped to its end. */
   let skipping = false;
   let current: { abs: string; asm: FileAssembler | undefined } | undefined;
+  let lastEnded: string | undefined;
+  state.reached = () => {
+    if (current !== undefined) return { abs: current.abs, shownBefore: current.asm?.shownBefore ?? 1 };
+    return lastEnded === undefined ? undefined : { abs: lastEnded, shownBefore: Number.POSITIVE_INFINITY };
+  };
 
   const streamed = (upTo: number): boolean => {
     const lines = current?.asm?.ready(upTo) ?? [];
@@ -424,6 +458,7 @@ function jsonConsumer(
     } else if (m.type === 'end') {
       if (withLines && !streamed(Number.POSITIVE_INFINITY)) return false;
       const hit = withLines ? undefined : current?.asm?.hit(current.abs);
+      lastEnded = current?.abs;
       current = undefined;
       if (hit && !emit(hit)) return false;
     }
@@ -492,26 +527,28 @@ function jsonConsumer(
 /**
  * Runs rg --json in `cwd` (over `single` alone, if given) into `sink`. Where rg meets a line too long
  * to report (TooLong), it is stopped, and the JS engine searches on from that file (the lines of it
- * already handed out are not given again), within what is left of the time limit.
+ * already handed out are not given again), within what is left of the time limit; so it does where rg
+ * dies of a panic, from the file rg was in (or past the last one it finished).
  */
 async function searchJson(q: SearchQuery, cwd: string, single: string | undefined, screen: Screen, sink: HitSink, limits: EngineLimits): Promise<void> {
   const started = performance.now();
-  const state: { failure?: ToolError; tooLong?: TooLong } = {};
-  await runRg(q, rgArgs(q, 'json', single), cwd, limits, jsonConsumer(q, cwd, screen, sink, state));
+  const state: JsonState = {};
+  const panicked = await runRg(q, rgArgs(q, 'json', single), cwd, limits, jsonConsumer(q, cwd, screen, sink, state));
   if (state.failure) throw state.failure;
-  const at = state.tooLong;
-  if (at === undefined) return;
+  const at = state.tooLong ?? (panicked ? state.reached?.() : undefined);
+  if (at === undefined && !panicked) return;
   const rest: SearchQuery = { ...q, root: cwd, single };
   const left = Math.max(1000, limits.totalMs - (performance.now() - started));
   await searchJs(
     rest,
     (hit) => {
-      if (q.mode !== 'content' || hit.abs !== at.abs) return sink(hit);
+      if (at === undefined || hit.abs !== at.abs) return sink(hit);
+      if (q.mode !== 'content') return at.shownBefore === Number.POSITIVE_INFINITY || sink(hit);
       const lines = hit.lines?.filter(([n]) => n >= at.shownBefore) ?? [];
       return lines.length === 0 || sink({ ...hit, lines });
     },
     { ...limits, totalMs: left },
-    at.abs,
+    at?.abs,
   );
 }
 
@@ -524,13 +561,16 @@ export async function searchRg(q: SearchQuery, sink: HitSink, limits: EngineLimi
   }
   let pending = '';
   const reported: string[] = [];
-  await runRg(q, rgArgs(q, 'files', q.single), q.root, limits, (chunk) => {
+  const started = performance.now();
+  // rg's answer is handed out once it is complete: where rg died of a panic, the JS engine answers instead.
+  const panicked = await runRg(q, rgArgs(q, 'files', q.single), q.root, limits, (chunk) => {
     pending += chunk;
     const parts = pending.split('\0');
     pending = parts.pop() ?? '';
     for (const p of parts) if (p.length > 0) reported.push(path.join(q.root, p));
     return true;
   });
+  if (panicked) return searchJs(q, sink, { ...limits, totalMs: Math.max(1000, limits.totalMs - (performance.now() - started)) });
   for (const abs of reported) {
     if (q.signal.aborted) throw new ToolError('The search was cancelled.', 'cancelled');
     if (screen.denied(abs) || screen.binary(abs)) continue;
@@ -548,7 +588,8 @@ export async function searchRg(q: SearchQuery, sink: HitSink, limits: EngineLimi
 async function countLines(q: SearchQuery, screen: Screen, sink: HitSink, limits: EngineLimits): Promise<void> {
   let pending = '';
   const counted: Array<[string, number]> = [];
-  await runRg(q, rgArgs(q, 'count', q.single), q.root, limits, (chunk) => {
+  const started = performance.now();
+  const panicked = await runRg(q, rgArgs(q, 'count', q.single), q.root, limits, (chunk) => {
     pending += chunk;
     // `path\0N\n`: a path may hold a newline, never a NUL.
     for (;;) {
@@ -559,6 +600,7 @@ async function countLines(q: SearchQuery, screen: Screen, sink: HitSink, limits:
       pending = pending.slice(nl + 1);
     }
   });
+  if (panicked) return searchJs(q, sink, { ...limits, totalMs: Math.max(1000, limits.totalMs - (performance.now() - started)) });
   for (const [abs, count] of counted) {
     if (q.signal.aborted) throw new ToolError('The search was cancelled.', 'cancelled');
     if (screen.denied(abs) || screen.binary(abs)) continue;

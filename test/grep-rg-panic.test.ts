@@ -1,0 +1,63 @@
+/**
+ * rg 13 panics on some searches it accepts (grep-matcher's "self.start <= end": a multiline `$` over
+ * CRLF lines): exit code 101 after part of the answer, or, when it searches in parallel
+ * (files_with_matches), a hang until the time limit. The rg engine hands the search to the JS engine
+ * from where rg died, and answers what the JS engine answers, with nothing given twice.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanupTmp, tmpDir, type TestApp } from './helpers.js';
+import { grepApp, runGrep } from './helpers-grep.js';
+
+let root: string;
+let rg: TestApp;
+let js: TestApp;
+
+beforeAll(async () => {
+  root = tmpDir('grep-panic-');
+  fs.writeFileSync(path.join(root, 'a-before.txt'), 'one\ntwo\n');
+  fs.writeFileSync(path.join(root, 'crlf.txt'), 'x\r\ny\r\n\r\n');
+  fs.writeFileSync(path.join(root, 'z-after.txt'), 'three\n');
+  rg = await grepApp(root, 'rg');
+  js = await grepApp(root, 'js');
+});
+
+afterAll(async () => {
+  await Promise.all([rg?.close(), js?.close()]);
+  cleanupTmp();
+});
+
+describe('Grep (rg engine) where rg panics', () => {
+  it('the installed rg does panic on this search (else the tests below prove nothing)', () => {
+    let status: number | null = 0;
+    try {
+      execFileSync('rg', ['--no-config', '--multiline', '--crlf', '--json', '--sort', 'path', '-e', '$', '--', '.'], { cwd: root, stdio: 'pipe' });
+    } catch (e) {
+      status = (e as { status: number | null }).status;
+    }
+    expect(status).toBe(101);
+  });
+
+  const cases: Array<Record<string, unknown>> = [
+    { pattern: '$', multiline: true, output_mode: 'count' },
+    { pattern: '$', multiline: true, output_mode: 'files_with_matches' },
+    { pattern: '$', multiline: true, output_mode: 'content' },
+    { pattern: 'y$|^t', multiline: true, output_mode: 'count' },
+  ];
+  for (const q of cases) {
+    it(JSON.stringify(q), async () => {
+      const a = await runGrep(rg.app, q);
+      const b = await runGrep(js.app, q);
+      expect(a.isError).toBe(false);
+      expect(b.isError).toBe(false);
+      expect(a.text).toBe(b.text);
+    });
+  }
+
+  it('counts each file once: a-before.txt, answered by rg before it died, is not counted again', async () => {
+    const a = await runGrep(rg.app, { pattern: '$', multiline: true, output_mode: 'count' });
+    expect(a.text).toBe('a-before.txt:2\ncrlf.txt:3\nz-after.txt:1\n\nFound 6 total occurrences across 3 files.');
+  });
+});

@@ -325,16 +325,22 @@ describe('the configuration a hook framework\u2019s hook runs from', () => {
   });
 });
 
+/** Outside the workspace: a harmless `readme`, a home holding `.ssh/id_rsa`, and `link` leading to the readme (for now). */
+function linkToHarmless(): { out: string; home: string; link: string } {
+  const out = tmpDir();
+  fs.writeFileSync(path.join(out, 'readme'), 'harmless\n');
+  const home = tmpDir();
+  fs.mkdirSync(path.join(home, '.ssh'));
+  fs.writeFileSync(path.join(home, '.ssh', 'id_rsa'), 'PRIVATE hunter2\n');
+  const link = path.join(out, 'link');
+  fs.symlinkSync(path.join(out, 'readme'), link);
+  return { out, home, link };
+}
+
 describe('Read: a symlink swapped after the check toward a file that would have asked', () => {
   it('an approved read of one file outside the working directories does not carry to another', async () => {
     t = await fileApp(waitConfig);
-    const out = tmpDir();
-    fs.writeFileSync(path.join(out, 'readme'), 'harmless\n');
-    const home = tmpDir();
-    fs.mkdirSync(path.join(home, '.ssh'));
-    fs.writeFileSync(path.join(home, '.ssh', 'id_rsa'), 'PRIVATE hunter2\n');
-    const link = path.join(out, 'link');
-    fs.symlinkSync(path.join(out, 'readme'), link);
+    const { out, home, link } = linkToHarmless();
     const r = await approvedAfter(t, 'Read', { file_path: link }, () => {
       fs.unlinkSync(link);
       fs.symlinkSync(path.join(home, '.ssh', 'id_rsa'), link);
@@ -394,13 +400,7 @@ describe('an input a PreToolUse hook rewrote, then a symlink swapped after the c
   }
 
   it('Read: the rewritten path, approved while it led to a harmless file, is not read once it leads to ~/.ssh/id_rsa', async () => {
-    const out = tmpDir();
-    fs.writeFileSync(path.join(out, 'readme'), 'harmless\n');
-    const home = tmpDir();
-    fs.mkdirSync(path.join(home, '.ssh'));
-    fs.writeFileSync(path.join(home, '.ssh', 'id_rsa'), 'PRIVATE hunter2\n');
-    const link = path.join(out, 'link');
-    fs.symlinkSync(path.join(out, 'readme'), link);
+    const { out, home, link } = linkToHarmless();
     t = await fileApp({ ...waitConfig, hooks: rewriteHook('Read', { file_path: link }) });
     fs.writeFileSync(path.join(t.workspace, 'notes.txt'), 'notes\n');
     // The model asked for notes.txt; the hook's input (outside the working directories) is what is asked and run.

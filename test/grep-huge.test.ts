@@ -72,6 +72,37 @@ describe('Grep (rg engine) on huge lines and huge numbers of lines', () => {
     }
   });
 
+  describe('a multiline search where a file holds a 3 MB line (rg 13 -U took over 100 s on it: quadratic)', () => {
+    let rg: TestApp;
+    let js: TestApp;
+    beforeAll(async () => {
+      const root = tmpDir();
+      fs.writeFileSync(path.join(root, 'a-small.txt'), 'ab\nc\n');
+      fs.writeFileSync(path.join(root, 'bundle.min.js'), `x\n${'a'.repeat(3_000_000)}\nb\n`);
+      fs.writeFileSync(path.join(root, 'z-small.txt'), 'q\n');
+      rg = await app(root, 'rg');
+      js = await app(root, 'js');
+    });
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ pattern: '.', output_mode: 'content' }, 'a-small.txt:1:ab\na-small.txt:2:c\nbundle.min.js:1:x\nbundle.min.js:3:b\nz-small.txt:1:q'],
+      [{ pattern: '^a', output_mode: 'content' }, 'a-small.txt:1:ab'],
+      // With --multiline-dotall `.` matches each newline too; the long line, with its newline, is not searched.
+      [{ pattern: '.', output_mode: 'count' }, 'a-small.txt:5\nbundle.min.js:4\nz-small.txt:2\n\nFound 11 total occurrences across 3 files.'],
+      [{ pattern: '^a', output_mode: 'count' }, 'a-small.txt:1\n\nFound 1 total occurrence across 1 file.'],
+      [{ pattern: '^', output_mode: 'count' }, 'a-small.txt:2\nbundle.min.js:2\nz-small.txt:1\n\nFound 5 total occurrences across 3 files.'],
+      [{ pattern: '^a' }, 'Found 1 file\na-small.txt'],
+    ];
+    for (const [q, want] of cases) {
+      it(JSON.stringify(q), async () => {
+        const input = { multiline: true, head_limit: 0, ...q };
+        const a = await runGrep(rg.app, input);
+        expect(a.isError).toBe(false);
+        expect(a.text).toBe(want);
+        expect((await runGrep(js.app, input)).text).toBe(want);
+      });
+    }
+  });
+
   it('stops reading once head_limit lines are out, holding no more than a few lines of a file of millions', async () => {
     const root = tmpDir();
     fs.writeFileSync(path.join(root, 'many.txt'), 'a\n'.repeat(3_000_000));

@@ -14,7 +14,7 @@ bashTests();
 
 describe('rule contents', () => {
   it('prefix rules stop at a word boundary and also match through xargs', () => {
-    const m = compileBashRule('ls:*');
+    const m = compileBashRule('ls:*', 'allow');
     expect(m.test('ls')).toBe(true);
     expect(m.test('ls -la')).toBe(true);
     expect(m.test('lsof')).toBe(false);
@@ -23,28 +23,47 @@ describe('rule contents', () => {
   });
 
   it('wildcards are anchored, `\\*` is a literal star, a trailing ` *` makes arguments optional', () => {
-    expect(compileBashRule('git *').test('git')).toBe(true);
-    expect(compileBashRule('git *').test('git status')).toBe(true);
-    expect(compileBashRule('git *').test('gitk')).toBe(false);
-    expect(compileBashRule('npm run * --silent').test('npm run build --silent')).toBe(true);
-    expect(compileBashRule('npm run * --silent').test('npm run build --silent; rm x')).toBe(false);
-    expect(compileBashRule('echo \\*').test('echo *')).toBe(true);
-    expect(compileBashRule('echo \\*').test('echo x')).toBe(false);
-    expect(compileBashRule('echo a\\*b *').test('echo a*b')).toBe(true);
-    expect(compileBashRule('echo a\\*b *').test('echo axb')).toBe(false);
+    expect(compileBashRule('git *', 'allow').test('git')).toBe(true);
+    expect(compileBashRule('git *', 'allow').test('git status')).toBe(true);
+    expect(compileBashRule('git *', 'allow').test('gitk')).toBe(false);
+    expect(compileBashRule('npm run * --silent', 'allow').test('npm run build --silent')).toBe(true);
+    expect(compileBashRule('npm run * --silent', 'allow').test('npm run build --silent; rm x')).toBe(false);
+    expect(compileBashRule('echo \\*', 'allow').test('echo *')).toBe(true);
+    expect(compileBashRule('echo \\*', 'allow').test('echo x')).toBe(false);
+    expect(compileBashRule('echo a\\*b *', 'allow').test('echo a*b')).toBe(true);
+    expect(compileBashRule('echo a\\*b *', 'allow').test('echo axb')).toBe(false);
+  });
+
+  it('a trailing ` *` makes the arguments optional for an allow rule only when it is the one star (Claude Code); deny and ask rules keep it', () => {
+    // Claude Code's shellRuleMatching: `* run *` has two unescaped stars, so its trailing ` *` is `.*` after a space.
+    expect(compileBashRule('* run *', 'allow').test('npm run')).toBe(false);
+    expect(compileBashRule('* run *', 'allow').test('npm run build')).toBe(true);
+    expect(compileBashRule('git * *', 'allow').test('git push')).toBe(false);
+    expect(compileBashRule('git * *', 'allow').test('git push x')).toBe(true);
+    // An escaped star is no wildcard: the trailing one is still the only one.
+    expect(compileBashRule('echo \\* *', 'allow').test('echo *')).toBe(true);
+    expect(compileBashRule('git *', 'allow').test('git')).toBe(true);
+    // What deny and ask rules matched before, they still match.
+    for (const b of ['deny', 'ask'] as const) {
+      expect(compileBashRule('* rm *', b).test('xargs rm')).toBe(true);
+      expect(compileBashRule('* rm *', b).test('sudo rm')).toBe(true);
+      expect(compileBashRule('* rm *', b).test('sudo rm -rf x')).toBe(true);
+      expect(compileBashRule('* run *', b).test('npm run')).toBe(true);
+      expect(compileBashRule('git *', b).test('git')).toBe(true);
+    }
   });
 
   it('stars match any run of characters, newlines too, with literal parts in order', () => {
-    const m = compileBashRule('git * * --force');
+    const m = compileBashRule('git * * --force', 'allow');
     expect(m.test('git push origin --force')).toBe(true);
     expect(m.test('git push  --force')).toBe(true);
     expect(m.test('git push --force')).toBe(false);
     expect(m.test('git push origin\nmain --force')).toBe(true);
-    expect(compileBashRule('a*b*b').test('abb')).toBe(true);
-    expect(compileBashRule('a*b*b').test('ab')).toBe(false);
-    expect(compileBashRule('*x*').test('x')).toBe(true);
-    expect(compileBashRule('curl * | sh').test('curl http://x | sh')).toBe(true);
-    expect(compileBashRule('curl * | sh').test('curl http://x | shx')).toBe(false);
+    expect(compileBashRule('a*b*b', 'allow').test('abb')).toBe(true);
+    expect(compileBashRule('a*b*b', 'allow').test('ab')).toBe(false);
+    expect(compileBashRule('*x*', 'allow').test('x')).toBe(true);
+    expect(compileBashRule('curl * | sh', 'allow').test('curl http://x | sh')).toBe(true);
+    expect(compileBashRule('curl * | sh', 'allow').test('curl http://x | shx')).toBe(false);
   });
 
   it('a rule with many stars against a long command that does not match answers at once (a backtracking regex took hours)', async () => {
@@ -55,15 +74,15 @@ describe('rule contents', () => {
       ['touch a* b* c* d* e* f*', `touch ${'a b c d e '.repeat(800)}`],
       [`${'*a'.repeat(25)}*b`, 'a'.repeat(20_000)],
     ];
-    for (const [rule, command] of cases) expect(compileBashRule(rule).test(command)).toBe(false);
+    for (const [rule, command] of cases) expect(compileBashRule(rule, 'allow').test(command)).toBe(false);
     const env = ruleEnv({ deny: ['Bash(git * * * * --force)'] });
     expect((await env.check(`git ${'x '.repeat(3000)}`)).behavior).not.toBe('deny');
     expect((await env.check(`git push -u origin main --force`)).behavior).toBe('deny');
   });
 
   it('a rule without a star is exact', () => {
-    expect(compileBashRule('npm test').test('npm test')).toBe(true);
-    expect(compileBashRule('npm test').test('npm test --watch')).toBe(false);
+    expect(compileBashRule('npm test', 'allow').test('npm test')).toBe(true);
+    expect(compileBashRule('npm test', 'allow').test('npm test --watch')).toBe(false);
   });
 
   // In a rule's content (after the rule syntax's own `\(`, `\)`, `\\`), `\*` is a literal star and `\\` a
@@ -71,17 +90,17 @@ describe('rule contents', () => {
   // a star read `\\` as a pair but the parsers did not: `C:\\*` was taken for a wildcard, then parsed as
   // the literal `C:\*`, so a deny rule naming `C:\` and anything after it denied only `C:\*`.
   it('`\\\\` is a literal backslash and `\\*` a literal star in every kind of rule', () => {
-    expect(compileBashRule(String.raw`rm -rf C:\\*`).test(String.raw`rm -rf C:\Users`)).toBe(true);
-    expect(compileBashRule(String.raw`rm -rf C:\\*`).test(String.raw`rm -rf C:\*`)).toBe(true);
-    expect(compileBashRule(String.raw`rm -rf C:\\*`).test(String.raw`rm -rf C:Users`)).toBe(false);
-    expect(compileBashRule(String.raw`echo \\\*`).test(String.raw`echo \*`)).toBe(true);
-    expect(compileBashRule(String.raw`echo \\\*`).test(String.raw`echo \\*`)).toBe(false);
-    expect(compileBashRule(String.raw`echo a\\b`).test(String.raw`echo a\b`)).toBe(true);
-    expect(compileBashRule(String.raw`echo a\b`).test(String.raw`echo a\b`)).toBe(true);
-    expect(compileBashRule(String.raw`cat a\\b:*`).test(String.raw`cat a\b x`)).toBe(true);
-    expect(compileBashRule(String.raw`cat a\\b:*`).test(String.raw`cat a\\b x`)).toBe(false);
-    expect(compileBashRule(String.raw`echo \\ *`).test('echo \\')).toBe(true);
-    expect(compileBashRule(String.raw`echo \\ *`).test(String.raw`echo \ x`)).toBe(true);
+    expect(compileBashRule(String.raw`rm -rf C:\\*`, 'allow').test(String.raw`rm -rf C:\Users`)).toBe(true);
+    expect(compileBashRule(String.raw`rm -rf C:\\*`, 'allow').test(String.raw`rm -rf C:\*`)).toBe(true);
+    expect(compileBashRule(String.raw`rm -rf C:\\*`, 'allow').test(String.raw`rm -rf C:Users`)).toBe(false);
+    expect(compileBashRule(String.raw`echo \\\*`, 'allow').test(String.raw`echo \*`)).toBe(true);
+    expect(compileBashRule(String.raw`echo \\\*`, 'allow').test(String.raw`echo \\*`)).toBe(false);
+    expect(compileBashRule(String.raw`echo a\\b`, 'allow').test(String.raw`echo a\b`)).toBe(true);
+    expect(compileBashRule(String.raw`echo a\b`, 'allow').test(String.raw`echo a\b`)).toBe(true);
+    expect(compileBashRule(String.raw`cat a\\b:*`, 'allow').test(String.raw`cat a\b x`)).toBe(true);
+    expect(compileBashRule(String.raw`cat a\\b:*`, 'allow').test(String.raw`cat a\\b x`)).toBe(false);
+    expect(compileBashRule(String.raw`echo \\ *`, 'allow').test('echo \\')).toBe(true);
+    expect(compileBashRule(String.raw`echo \\ *`, 'allow').test(String.raw`echo \ x`)).toBe(true);
   });
 
   it('a deny rule whose content holds \\\\* denies what follows the backslash', async () => {
@@ -221,6 +240,24 @@ describe('allow rules', () => {
     expect((await env.check('git push "x --dry-run"')).behavior).toBe('passthrough');
     expect((await env.check('git push x\\ --dry-run')).behavior).toBe('passthrough');
     expect((await env.check('git push --dry-run; touch y')).behavior).toBe('passthrough');
+  });
+
+  it('Bash(* run *) does not allow `npm run` alone (its trailing ` *` is not its one star), Bash(git *) still allows `git`', async () => {
+    const env = ruleEnv({ allow: ['Bash(* run *)', 'Bash(git *)'] });
+    expect((await env.check('npm run')).behavior).toBe('passthrough');
+    expect((await env.check('cd . && npm run')).behavior).toBe('passthrough');
+    expect(await env.check('npm run build')).toMatchObject({ behavior: 'allow', detail: 'Bash(* run *)' });
+    expect(await env.check('git')).toMatchObject({ behavior: 'allow', detail: 'Bash(git *)' });
+    expect(await env.check('git status')).toMatchObject({ behavior: 'allow', detail: 'Bash(git *)' });
+  });
+
+  it('deny and ask rules with several stars still match a command without arguments after the last literal (Bash(* rm *) and xargs rm)', async () => {
+    const deny = ruleEnv({ deny: ['Bash(* rm *)'], allow: ['Bash(find:*)', 'Bash(xargs:*)', 'Bash(sudo:*)'] });
+    for (const c of ['find . -name x | xargs rm', 'sudo rm', 'sudo rm -rf build', 'echo x | xargs rm -f']) {
+      expect(await deny.check(c), c).toMatchObject({ behavior: 'deny', detail: 'Bash(* rm *)' });
+    }
+    const ask = ruleEnv({ ask: ['Bash(* rm *)'], allow: ['Bash(find:*)', 'Bash(xargs:*)'] });
+    expect(await ask.check('find . -name x | xargs rm')).toMatchObject({ behavior: 'ask', detail: 'Bash(* rm *)' });
   });
 
   it('exact rules match the command as written', async () => {
@@ -455,6 +492,8 @@ describe("hooks' if conditions", () => {
   it('matches when any subcommand matches, and when the command cannot be parsed', () => {
     expect(bashIfMatches('git *', 'ls && git status')).toBe(true);
     expect(bashIfMatches('git *', 'ls -la')).toBe(false);
+    // As a deny rule of that content matches: a hook guarding `* rm *` runs for `xargs rm`.
+    expect(bashIfMatches('* rm *', 'find . | xargs rm')).toBe(true);
     expect(bashIfMatches('rm:*', 'echo $(rm x)')).toBe(true);
     expect(bashIfMatches('git *', 'ls )')).toBe(true);
     expect(bashIfMatches(undefined, 'anything')).toBe(true);

@@ -6,7 +6,12 @@
  *               never matches `lsof`); `xargs prefix …` also matches
  *   `a * b`     other unescaped `*` match any text (anchored; `\*` is a
  *               literal star, `\\` a literal backslash, in every kind of
- *               rule); a trailing ` *` makes the arguments optional
+ *               rule); a trailing ` *` makes the arguments optional: for
+ *               an allow rule only when it is the rule's one unescaped star,
+ *               as in Claude Code (`git *` matches `git`, `* run *` does not
+ *               match `npm run`); for a deny or ask rule whatever its other
+ *               stars (`* rm *` matches `xargs rm`), so that these never
+ *               match less than they did
  *   `exact`     the whole command
  *
  * Each simple command is matched on its own (the analyser split compound
@@ -20,6 +25,7 @@
  * holds several commands or words joined by an escape cannot match a prefix
  * or wildcard.
  */
+import type { Behavior } from '../permissions/types.js';
 import { parseGitGlobals } from './git-globals.js';
 import type { SimpleCommand, Word } from './types.js';
 import { SAFE_ENV_VARS, unwrapStages } from './wrappers.js';
@@ -50,8 +56,13 @@ function splitStars(s: string): string[] {
   return parts;
 }
 
-/** Compiles a Bash rule's content into a matcher of one command string. */
-export function compileBashRule(content: string): CompiledBashRule {
+/**
+ * Compiles a Bash rule's content into a matcher of one command string, for a rule of this behaviour: the
+ * behaviour decides only whether a trailing ` *` makes the arguments optional when the rule has other
+ * stars too (see the top of this file). A hook's `if` condition is matched as a deny rule is: the hook runs
+ * for every command a deny rule of that content would stop.
+ */
+export function compileBashRule(content: string, behavior: Behavior): CompiledBashRule {
   const text = content.trim();
   if (text.endsWith(':*')) {
     const head = splitStars(text.slice(0, -2));
@@ -73,9 +84,12 @@ export function compileBashRule(content: string): CompiledBashRule {
     const exact = parts[0]!;
     return { kind: 'exact', test: (c) => c === exact };
   }
-  // A trailing unescaped ` *` makes the arguments optional: `git *` matches `git` too.
+  // A trailing unescaped ` *` makes the arguments optional: `git *` matches `git` too. Claude Code does so
+  // only when that star is the rule's one unescaped star (shellRuleMatching), so an allow rule `* run *`
+  // does not allow `npm run` alone. A deny or ask rule keeps it whatever the other stars: `* rm *` denied
+  // `xargs rm` and `sudo rm` before this followed Claude Code, and a deny never matches less than it did.
   const beforeLast = parts[parts.length - 2]!;
-  if (parts[parts.length - 1] === '' && beforeLast.endsWith(' ')) {
+  if (parts[parts.length - 1] === '' && beforeLast.endsWith(' ') && (behavior !== 'allow' || parts.length === 2)) {
     const withArgs = globMatcher(parts);
     const whole = globMatcher([...parts.slice(0, -2), beforeLast.slice(0, -1)]);
     return { kind: 'wildcard', test: (c) => whole(c) || withArgs(c) };

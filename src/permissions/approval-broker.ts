@@ -139,7 +139,7 @@ function exactPathRule(kind: 'Read' | 'Edit', abs: string): string {
  */
 function exactBashRule(command: string): string {
   const content = command.replace(/[\\*]/g, '\\$&');
-  const compiled = compileBashRule(content);
+  const compiled = compileBashRule(content, 'allow');
   if (compiled.kind !== 'exact' || !compiled.test(command.trim())) return '';
   return `Bash(${escapeRuleContent(content)})`;
 }

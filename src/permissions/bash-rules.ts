@@ -80,7 +80,7 @@ const UNSEEN_LINKERS = new Set([
 function matcherOf(rule: PermissionRule): CompiledBashRule {
   let m = compiled.get(rule);
   if (!m) {
-    m = compileBashRule(rule.content ?? '');
+    m = compileBashRule(rule.content ?? '', rule.behavior);
     compiled.set(rule, m);
   }
   return m;
@@ -790,7 +790,8 @@ export function bashIfMatches(ruleContent: string | undefined, command: string):
   if (ruleContent === undefined) return true;
   const a = analyseBashSync(command);
   if (!a || a.tooComplex !== undefined) return true;
-  const m = compileBashRule(ruleContent);
+  // Matched as a deny rule of that content (rule-match.ts): the hook runs for every command such a rule stops.
+  const m = compileBashRule(ruleContent, 'deny');
   if (m.test(command.trim())) return true;
   return a.commands.some((c) => denyCandidates(c).some((x) => m.test(x)));
 }

@@ -153,3 +153,77 @@ describe('remember with updated_input: the rule covers the call that runs', () =
     expect(await check(t, 'Bash', { command: 'rm -f three' })).toMatchObject({ behavior: 'allow', reason: { type: 'rule', detail: 'Bash(rm -f:*)' } });
   });
 });
+
+describe('remember through a symlinked directory: the rule names where the call led, and only that file', () => {
+  /** Another remembered rule: the session's rules are compiled again, their symlinks read as they are now. */
+  async function rebuild(app: TestApp): Promise<void> {
+    const res = await app.app.inject({ method: 'POST', url: '/permissions/rules', payload: { behavior: 'allow', rule: 'Bash(make:*)', scope: 'always' } });
+    expect(res.statusCode).toBe(201);
+  }
+
+  // `a (1).txt` and `@x.txt`: characters a rule escapes, which the rule's symlinked prefix was never resolved through.
+  for (const name of ['a.txt', 'a (1).txt', '@x.txt']) {
+    it(`Write of link/${name} (link → real, in the workspace) remembered: allowed by either name, real/b.txt still asks`, async () => {
+      t = await fileApp(waitConfig);
+      fs.mkdirSync(path.join(t.workspace, 'real'));
+      fs.symlinkSync('real', path.join(t.workspace, 'link'));
+      const file = path.join(t.workspace, 'link', name);
+      const r = await answered(t, 'Write', { file_path: file, content: 'one\n' }, { decision: 'allow', remember: 'session' });
+      expect(r.status).toBe(200);
+      expect(fs.readFileSync(path.join(t.workspace, 'real', name), 'utf8')).toBe('one\n');
+      expect(r.suggested).toContain(`/real/`);
+      expect(await check(t, 'Write', { file_path: file, content: 'x' })).toMatchObject({ behavior: 'allow', reason: { type: 'rule', detail: r.suggested } });
+      expect((await check(t, 'Write', { file_path: path.join(t.workspace, 'real', name), content: 'x' })).behavior).toBe('allow');
+      expect((await check(t, 'Write', { file_path: path.join(t.workspace, 'real', 'b.txt'), content: 'x' })).behavior).toBe('ask');
+      expect((await check(t, 'Write', { file_path: path.join(t.workspace, 'link', 'b.txt'), content: 'x' })).behavior).toBe('ask');
+    });
+  }
+
+  it('Read of link/@x.txt (link → a directory outside the working directories) remembered: allowed again, a sibling still asks', async () => {
+    t = await fileApp(waitConfig);
+    const out = tmpDir();
+    fs.writeFileSync(path.join(out, '@x.txt'), 'approved\n');
+    fs.writeFileSync(path.join(out, 'y.txt'), 'other\n');
+    fs.symlinkSync(out, path.join(t.workspace, 'link'));
+    const file = path.join(t.workspace, 'link', '@x.txt');
+    const r = await answered(t, 'Read', { file_path: file }, { decision: 'allow', remember: 'session' });
+    expect(r.status).toBe(200);
+    expect(r.text).toContain('approved');
+    expect(await check(t, 'Read', { file_path: file })).toMatchObject({ behavior: 'allow', reason: { type: 'rule', detail: r.suggested } });
+    expect((await check(t, 'Read', { file_path: path.join(t.workspace, 'link', 'y.txt') })).behavior).toBe('ask');
+  });
+
+  it('the link swapped to another directory after remembering: link/a.txt (now another file) asks, the approved file is still allowed', async () => {
+    t = await fileApp(waitConfig);
+    fs.mkdirSync(path.join(t.workspace, 'real'));
+    fs.mkdirSync(path.join(t.workspace, 'other'));
+    fs.writeFileSync(path.join(t.workspace, 'other', 'a.txt'), 'other\n');
+    fs.symlinkSync('real', path.join(t.workspace, 'link'));
+    const file = path.join(t.workspace, 'link', 'a.txt');
+    const r = await answered(t, 'Write', { file_path: file, content: 'one\n' }, { decision: 'allow', remember: 'session' });
+    expect(r.status).toBe(200);
+    expect((await check(t, 'Write', { file_path: file, content: 'x' })).behavior).toBe('allow');
+    fs.unlinkSync(path.join(t.workspace, 'link'));
+    fs.symlinkSync('other', path.join(t.workspace, 'link'));
+    await rebuild(t);
+    expect((await check(t, 'Write', { file_path: file, content: 'x' })).behavior).toBe('ask');
+    expect((await check(t, 'Write', { file_path: path.join(t.workspace, 'other', 'a.txt'), content: 'x' })).behavior).toBe('ask');
+    expect((await check(t, 'Write', { file_path: path.join(t.workspace, 'real', 'a.txt'), content: 'x' })).behavior).toBe('allow');
+  });
+
+  it('the approved file’s directory replaced by a symlink after remembering: the rule does not follow it to another file', async () => {
+    t = await fileApp(waitConfig);
+    fs.mkdirSync(path.join(t.workspace, 'real'));
+    fs.symlinkSync('real', path.join(t.workspace, 'link'));
+    const out = tmpDir();
+    fs.writeFileSync(path.join(out, 'a.txt'), 'elsewhere\n');
+    const r = await answered(t, 'Write', { file_path: path.join(t.workspace, 'link', 'a.txt'), content: 'one\n' }, { decision: 'allow', remember: 'session' });
+    expect(r.status).toBe(200);
+    fs.renameSync(path.join(t.workspace, 'real'), path.join(t.workspace, 'real.old'));
+    fs.symlinkSync(out, path.join(t.workspace, 'real'));
+    await rebuild(t);
+    for (const p of [path.join(t.workspace, 'real', 'a.txt'), path.join(t.workspace, 'link', 'a.txt'), path.join(out, 'a.txt')]) {
+      expect((await check(t, 'Write', { file_path: p, content: 'x' })).behavior, p).toBe('ask');
+    }
+  });
+});

@@ -113,7 +113,11 @@ export function suggestRule(tool: AnyTool, input: ToolInput, workspace: Workspac
   }
   if (p !== undefined && !p.startsWith('result://')) {
     const kind = tool.name === 'Read' || tool.name === 'Glob' || tool.name === 'Grep' ? 'Read' : 'Edit';
-    return exactPathRule(kind, workspace.resolve(p, cwd));
+    // Where the call really leads (the path allow rules are matched on, filesystem.ts), not its spelling:
+    // `link/a.txt` through a symlinked directory was remembered as written, and matched later only through
+    // the rule's prefix resolved when it was compiled, which gives up on an escaped character (`link/@x`,
+    // `link/a (1).txt` never matched) and follows the link as it is then (swapped since, to another file).
+    return exactPathRule(kind, workspace.canonical(p, cwd));
   }
   return tool.name;
 }
@@ -127,7 +131,7 @@ function exactPathRule(kind: 'Read' | 'Edit', abs: string): string {
   const rule = `${kind}(/${escapeRuleContent(escapeGlob(abs))})`;
   const parsed = parseRule(rule);
   if ('error' in parsed || parsed.content === undefined) return '';
-  const matches = compilePathRule(parsed.content, { root: '/', cwd: '/', home: '/', caseInsensitive: false });
+  const matches = compilePathRule(parsed.content, { root: '/', cwd: '/', home: '/', caseInsensitive: false }, true);
   return matches(abs) ? rule : '';
 }
 

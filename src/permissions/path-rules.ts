@@ -86,11 +86,17 @@ function realPrefixVariant(glob: string): string | undefined {
   return escapeGlob(real) + glob.slice(fixed.length);
 }
 
-export function compilePathRule(spec: string, base: PathBase): PathMatcher {
+/**
+ * `asWritten`: the rule is not also matched with its fixed prefix resolved through symlinks. That
+ * variant is read from the file system when the rule is compiled, which may be long after the rule was
+ * written (another rule remembered, a restart): a symlink put in its path by then carries the rule to
+ * wherever it leads.
+ */
+export function compilePathRule(spec: string, base: PathBase, asWritten = false): PathMatcher {
   const glob = specifierToGlob(spec, base);
   const opts = { dot: true, nocase: base.caseInsensitive };
   const globs: string[] = [];
-  for (const g of [glob, realPrefixVariant(glob)]) {
+  for (const g of [glob, asWritten ? undefined : realPrefixVariant(glob)]) {
     if (g === undefined) continue;
     globs.push(g);
     // A rule naming a directory covers what lies below it; `dir/**` covers the directory too.
@@ -98,6 +104,14 @@ export function compilePathRule(spec: string, base: PathBase): PathMatcher {
   }
   const m = picomatch(globs, opts);
   return (p) => m(path.normalize(p).normalize('NFC'));
+}
+
+/**
+ * Whether a specifier names one absolute path and nothing else (`//p` without a wildcard): a rule an
+ * approver's `remember` keeps for one file (approval-broker.ts suggestRule).
+ */
+export function isLiteralAbsolute(spec: string): boolean {
+  return spec.startsWith('//') && !picomatch.scan(specifierToGlob(spec, { root: '/', cwd: '/', home: '/', caseInsensitive: false })).isGlob;
 }
 
 /**

@@ -8,7 +8,7 @@
 import type { AnyTool } from '../tool/types.js';
 import type { Behavior, PermissionRule, RuleSource } from './types.js';
 import { parseRule } from './rule-parser.js';
-import { compileDirFilter, compilePathRule, fixedPrefix, type PathBase, type PathMatcher } from './path-rules.js';
+import { compileDirFilter, compilePathRule, fixedPrefix, isLiteralAbsolute, type PathBase, type PathMatcher } from './path-rules.js';
 import { DeniedFileMemory } from './denied-memory.js';
 import { DeniedLinkWalk } from './hard-links.js';
 
@@ -147,7 +147,10 @@ export class RuleIndex {
   private matcher(r: PermissionRule, base: PathBase): PathMatcher {
     let m = this.pathMatchers.get(r);
     if (!m) {
-      m = compilePathRule(r.content!, r.root ? { ...base, root: r.root } : base);
+      // A remembered allow rule for one file names where the approved call really led (approval-broker.ts
+      // suggestRule), and covers that path only: never through a symlink put in it since, to another file.
+      const asWritten = r.behavior === 'allow' && (r.source === 'session' || r.source === 'always') && isLiteralAbsolute(r.content!);
+      m = compilePathRule(r.content!, r.root ? { ...base, root: r.root } : base, asWritten);
       this.pathMatchers.set(r, m);
     }
     return m;

@@ -13,7 +13,9 @@
  * directory's. Which files: that repository's `config` (a linked worktree's
  * `config.worktree` and its common directory's `config`), the global ones
  * (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`, `$GIT_CONFIG_GLOBAL`) and
- * the system one, following `include.path` and every `includeIf.*.path`
+ * the system one, as the environment the commands run with names them, and
+ * the values that environment gives itself (GitEnv below), following
+ * `include.path` and every `includeIf.*.path`
  * (whatever its condition: a directory it may name is protected). A
  * relative value is relative to the work tree's top, where git runs hooks;
  * `~/` is the home directory. Every value met counts, not only the last.
@@ -216,26 +218,55 @@ function hooksPathsIn(file: string, home: string, included: string[], depth = 0,
   return out;
 }
 
-/** The last list sharedConfigFiles made, and what it was made from. */
-let sharedKept: { from: string; files: readonly string[] } | undefined;
-
-/** The configuration files every repository's git reads: the global and system ones. */
-function sharedConfigFiles(home: string): readonly string[] {
-  const env = process.env;
-  const from = `${home}\0${env.XDG_CONFIG_HOME}\0${env.GIT_CONFIG_GLOBAL}\0${env.GIT_CONFIG_SYSTEM}`;
-  if (sharedKept?.from === from) return sharedKept.files;
-  const xdg = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : path.join(home, '.config');
-  const files = [path.join(home, '.gitconfig'), path.join(xdg, 'git', 'config'), '/etc/gitconfig'];
-  if (env.GIT_CONFIG_GLOBAL) files.push(env.GIT_CONFIG_GLOBAL);
-  if (env.GIT_CONFIG_SYSTEM) files.push(env.GIT_CONFIG_SYSTEM);
-  sharedKept = { from, files };
-  return files;
+/**
+ * What the environment the commands run with says about the configuration git reads: the home
+ * directory (`~/`, `~/.gitconfig`), the global and system files, and `core.hooksPath` values given in
+ * the environment itself (`GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`,
+ * `GIT_CONFIG_PARAMETERS`, which `git -c` passes on). It is the environment toolexec gives the
+ * commands (server.redact, the secrets removed: util/env.ts), not the service's own: with
+ * `XDG_CONFIG_HOME` redacted, git reads `~/.config/git/config`, which the service's own value hid.
+ *
+ * The usual files count whatever the variables say (`~/.gitconfig` and `~/.config/git/config` beside
+ * `$GIT_CONFIG_GLOBAL` and `$XDG_CONFIG_HOME`, `/etc/gitconfig` beside `$GIT_CONFIG_SYSTEM` and despite
+ * `GIT_CONFIG_NOSYSTEM`): a command that drops a variable (`env -u`) has git read them.
+ */
+interface GitEnv {
+  home: string;
+  /** The global and system files, as named (a relative one is relative to where git runs: the work tree's top is taken). */
+  shared: readonly string[];
+  /** core.hooksPath values the environment sets. */
+  hooksPaths: readonly string[];
+  /** What it was made from: the key of what is kept by it. */
+  from: string;
 }
 
-/** The home directory git takes `~/` and the global files from: $HOME (read once: each read of process.env asks the environment), else the user's. */
-function homeDir(): string {
-  const h = process.env.HOME;
-  return h !== undefined && h !== '' ? h : os.homedir();
+/** The last GitEnv made (the environment rarely changes: it is made again only when what it is made from does). */
+let envKept: GitEnv | undefined;
+
+function gitEnv(env: NodeJS.ProcessEnv): GitEnv {
+  const count = Math.min(Number.parseInt(env.GIT_CONFIG_COUNT ?? '', 10) || 0, 1000);
+  const pairs: Array<[string, string]> = [];
+  for (let i = 0; i < count; i++) pairs.push([env[`GIT_CONFIG_KEY_${i}`] ?? '', env[`GIT_CONFIG_VALUE_${i}`] ?? '']);
+  const h = env.HOME;
+  const home = h !== undefined && h !== '' ? h : os.homedir();
+  const from = [home, env.XDG_CONFIG_HOME, env.GIT_CONFIG_GLOBAL, env.GIT_CONFIG_SYSTEM, env.GIT_CONFIG_PARAMETERS, ...pairs.flat()].join('\0');
+  if (envKept?.from === from) return envKept;
+  const shared = [path.join(home, '.gitconfig'), path.join(home, '.config', 'git', 'config'), '/etc/gitconfig'];
+  if (env.XDG_CONFIG_HOME) shared.push(path.join(env.XDG_CONFIG_HOME, 'git', 'config'));
+  if (env.GIT_CONFIG_GLOBAL) shared.push(env.GIT_CONFIG_GLOBAL);
+  if (env.GIT_CONFIG_SYSTEM) shared.push(env.GIT_CONFIG_SYSTEM);
+  // GIT_CONFIG_PARAMETERS: `'core.hooksPath'='hk'` (or the older `'core.hooksPath=hk'`), each single-quoted as the shell would.
+  // (A quote inside a value, `'\''`, ends the match early: such a value is not a hooks path here.)
+  for (const m of (env.GIT_CONFIG_PARAMETERS ?? '').matchAll(/'([^']*)'(?:=('[^']*'))?/g)) {
+    if (m[2] !== undefined) pairs.push([m[1]!, m[2].slice(1, -1)]);
+    else {
+      const eq = m[1]!.indexOf('=');
+      if (eq !== -1) pairs.push([m[1]!.slice(0, eq), m[1]!.slice(eq + 1)]);
+    }
+  }
+  const hooksPaths = pairs.filter(([k]) => k.toLowerCase() === 'core.hookspath').map(([, v]) => v.split('\0')[0]!);
+  envKept = { home, shared, hooksPaths, from };
+  return envKept;
 }
 
 /** How a repository's configuration is named in a message. */
@@ -298,37 +329,39 @@ function hookRunners(dir: string): Array<{ hook: string; runner: string; config:
   return out;
 }
 
-/** The hooks directories the repository seen from `dir` may use (none outside a repository). */
-function hooksDirsFrom(dir: string): HooksDir[] {
+/** The hooks directories the repository seen from `dir` may use (none outside a repository), for commands run with `env`. */
+function hooksDirsFrom(dir: string, env: NodeJS.ProcessEnv): HooksDir[] {
   const repo = repositoryFrom(dir);
   if (repo === undefined) return [];
-  const home = homeDir();
+  const g = gitEnv(env);
+  const home = g.home;
   // Once per repository in a decision: the file's directory and the root it is in mostly find the same one.
-  return memoised('gitHooksDirs', `${repo.top}\0${repo.gitDir}\0${home}`, () => {
+  return memoised('gitHooksDirs', `${repo.top}\0${repo.gitDir}\0${g.from}`, () => {
     const files = [under(repo.gitDir, 'config'), under(repo.gitDir, 'config.worktree')];
     const common = commonDir(repo.gitDir);
     if (common !== undefined) files.push(path.join(common, 'config'));
-    files.push(...sharedConfigFiles(home));
+    for (const f of g.shared) files.push(path.resolve(repo.top, f));
     const out: HooksDir[] = [];
     const seen = new Set<string>();
     const included: string[] = [];
-    for (const f of files) {
-      for (const value of hooksPathsIn(f, home, included)) {
-        if (value === '' || value === '/dev/null') continue;
-        const abs = path.resolve(repo.top, expandTilde(value, home));
-        if (seen.has(abs)) continue;
-        seen.add(abs);
-        out.push({ dir: abs, real: realpathLoose(abs), top: repo.top, value });
-        // husky 9 names `.husky/_`, whose hooks run `.husky/<hook>` (with `sh -e`, executable or not).
-        if (path.basename(abs) === '_') {
-          const parent = path.dirname(abs);
-          const real = realpathLoose(parent);
-          const runs = real === repo.top ? GIT_HOOKS.map((h) => path.join(parent, h)) : [parent];
-          for (const d of runs) {
-            if (seen.has(d)) continue;
-            seen.add(d);
-            out.push({ dir: d, real: d === parent ? real : realpathLoose(d), top: repo.top, value });
-          }
+    const values: string[] = [];
+    for (const f of files) values.push(...hooksPathsIn(f, home, included));
+    values.push(...g.hooksPaths);
+    for (const value of values) {
+      if (value === '' || value === '/dev/null') continue;
+      const abs = path.resolve(repo.top, expandTilde(value, home));
+      if (seen.has(abs)) continue;
+      seen.add(abs);
+      out.push({ dir: abs, real: realpathLoose(abs), top: repo.top, value });
+      // husky 9 names `.husky/_`, whose hooks run `.husky/<hook>` (with `sh -e`, executable or not).
+      if (path.basename(abs) === '_') {
+        const parent = path.dirname(abs);
+        const real = realpathLoose(parent);
+        const runs = real === repo.top ? GIT_HOOKS.map((h) => path.join(parent, h)) : [parent];
+        for (const d of runs) {
+          if (seen.has(d)) continue;
+          seen.add(d);
+          out.push({ dir: d, real: d === parent ? real : realpathLoose(d), top: repo.top, value });
         }
       }
     }
@@ -359,7 +392,7 @@ function hooksDirsFrom(dir: string): HooksDir[] {
  * directory a glob starts in, so a directory holding the hooks directory does
  * not count for it.
  */
-export function gitHooksReason(abs: string, workspace: Workspace, globStart = false): string | undefined {
+export function gitHooksReason(abs: string, workspace: Workspace, env: NodeJS.ProcessEnv, globStart = false): string | undefined {
   const target = absolute(abs);
   const real = realpathLoose(target);
   const starts = new Set([path.dirname(real), path.dirname(target), ...workspace.roots]);
@@ -367,7 +400,7 @@ export function gitHooksReason(abs: string, workspace: Workspace, globStart = fa
   // Folded once a hooks directory is met (outside a repository, or in one without, none is).
   let spellings: string[] | undefined;
   for (const start of starts) {
-    for (const h of hooksDirsFrom(start)) {
+    for (const h of hooksDirsFrom(start, env)) {
       spellings ??= [...new Set([f(target), f(real)])];
       for (const d of new Set([f(h.dir), f(h.real)])) {
         for (const t of spellings) {
@@ -446,7 +479,7 @@ function entries(dir: string): string[] {
  * changed the hook the next `git commit` ran: neither name written was protected. (Making the link
  * is judged as a change of its source, bash-paths.ts; this is for a link made some other way.)
  */
-export function sharedInodeReason(abs: string, workspace: Workspace, isProtected: (p: string) => boolean): string | undefined {
+export function sharedInodeReason(abs: string, workspace: Workspace, env: NodeJS.ProcessEnv, isProtected: (p: string) => boolean): string | undefined {
   const st = memoFs.multiplyLinked(abs);
   if (st === undefined) return undefined;
   const candidates: string[] = [];
@@ -458,7 +491,7 @@ export function sharedInodeReason(abs: string, workspace: Workspace, isProtected
         candidates.push(path.join(g, 'config'), path.join(g, 'config.worktree'), ...entries(path.join(g, 'hooks')));
       }
     }
-    for (const h of hooksDirsFrom(start)) candidates.push(h.dir, ...(h.config ? [] : entries(h.dir)));
+    for (const h of hooksDirsFrom(start, env)) candidates.push(h.dir, ...(h.config ? [] : entries(h.dir)));
   }
   for (const root of workspace.roots) {
     for (const p of [...entries(root), ...entries(path.join(root, '.claude')), ...entries(path.join(root, '.vscode'))]) if (isProtected(p)) candidates.push(p);

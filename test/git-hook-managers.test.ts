@@ -179,6 +179,11 @@ describe('lefthook', () => {
     for (const f of ['ci/shared.yml', 'ci/more.yml', 'ci/deeper.yml', 'local/a.json', 'shared/x.yml']) expect(e.write(f), f).toMatch(RUNS('lefthook'));
     expect(e.write('tools/hooks/pre-push/check.sh')).toMatch(/where lefthook finds the scripts it runs/);
     expect(e.write('ci/notes.md')).toBe('allow');
+    // A usual name that is a link: the file it leads to is the configuration.
+    fs.writeFileSync(path.join(e.ws, 'ci', 'main.yml'), 'pre-push: {}\n');
+    expect(e.write('ci/main.yml')).toBe('allow');
+    fs.symlinkSync('ci/main.yml', path.join(e.ws, 'lefthook.yaml'));
+    expect(e.write('ci/main.yml')).toMatch(RUNS('lefthook'));
     expect(e.write('shared/x.md')).toBe('allow');
     const saved = process.env.LEFTHOOK_CONFIG;
     process.env.LEFTHOOK_CONFIG = 'conf/hooks.yml';

@@ -185,6 +185,10 @@ describe('lefthook', () => {
     fs.symlinkSync('ci/main.yml', path.join(e.ws, 'lefthook.yaml'));
     expect(e.write('ci/main.yml')).toMatch(RUNS('lefthook'));
     expect(e.write('shared/x.md')).toBe('allow');
+    // A hook installed with `rc: .lefthookrc` sources it.
+    expect(e.write('.lefthookrc')).toBe('allow');
+    installHook(e.ws, LEFTHOOK_2.replace('call_lefthook()', 'set -a\n[ -f .lefthookrc ] && . .lefthookrc\n\ncall_lefthook()'), 'pre-push');
+    expect(e.write('.lefthookrc')).toMatch(RUNS('lefthook'));
     const saved = process.env.LEFTHOOK_CONFIG;
     process.env.LEFTHOOK_CONFIG = 'conf/hooks.yml';
     try {

@@ -315,7 +315,8 @@ interface HooksDir {
  * - lefthook (`lefthook install`, a hook that calls `lefthook run`): `lefthook`, `.lefthook` and
  *   `.config/lefthook`, each also `-local`, as `.yml`, `.yaml`, `.json`, `.jsonc` or `.toml`; the file
  *   `$LEFTHOOK_CONFIG` names; the files their `extends` names; and the directories its `scripts` run
- *   from (`.lefthook/`, `.lefthook-local/`, or their `source_dir`, `source_dir_local`).
+ *   from (`.lefthook/`, `.lefthook-local/`, or their `source_dir`, `source_dir_local`); the `rc` file
+ *   its hook sources, when it was installed with one.
  * - husky 4 (and earlier: a hook marked `# husky`, that runs `node_modules/husky/run.js` or `husky.sh`
  *   beside it): `package.json`'s `husky` section, `.huskyrc*`, `husky.config.*`. husky 5 to 9 keep
  *   their hooks as files (core.hooksPath `.husky` or `.husky/_`: protected as a hooks directory).
@@ -388,7 +389,9 @@ function hookRunOf(text: string): HookRun | undefined {
   }
   // lefthook's hook: `call_lefthook run "pre-commit" "$@"` (1.x), `call_lefthook "run pre-commit $@"` (2.x), `lefthook run pre-commit`.
   if (/\bcall_lefthook\s+["']?run\b|\blefthook(?:\.exe|\.bat)?["']?\s+["']?run\b/.test(text)) {
-    runners.push({ runner: 'lefthook', configs: [], names: LEFTHOOK_NAMES, trees: ['.lefthook', '.lefthook-local'] });
+    // Its `rc` setting, written into the hook at install: a file the hook sources (`[ -f .lefthookrc ] && . .lefthookrc`).
+    const rc = /^\s*\[ -f (["']?)([^\s"']+)\1 \] && \. /m.exec(text)?.[2];
+    runners.push({ runner: 'lefthook', configs: rc === undefined ? [] : [rc], names: LEFTHOOK_NAMES, trees: ['.lefthook', '.lefthook-local'] });
   }
   if (/^# husky\s*$/m.test(text) || /Hook created by Husky|node_modules\/husky\/run(?:\.js)?\b|\$\(dirname "\$0"\)\/husky\.sh/.test(text)) {
     runners.push({ runner: 'husky 4', configs: [], names: HUSKY4_NAMES });

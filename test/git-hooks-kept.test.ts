@@ -36,7 +36,8 @@ const INCLUDED = /a file git reads as its configuration/;
 function workspace() {
   const ws = path.join(tmpDir('toolexec-git-kept-'), 'ws');
   fs.mkdirSync(ws);
-  const ctx = directContext({ root: ws, mode: 'acceptEdits' });
+  // The commands' environment as the service's (the tests below change it): what git reads is judged by it.
+  const ctx = { ...directContext({ root: ws, mode: 'acceptEdits' }), childEnv: process.env };
   const root = ctx.workspace.root;
   /** The Write check of a path below the workspace: its detail when it asks, else its behaviour. */
   const write = (rel: string): string => {

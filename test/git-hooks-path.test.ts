@@ -13,6 +13,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseGitConfig } from '../src/permissions/git-hooks.js';
 import { bashServiceTests, BYPASS, ruleEnv, type RuleEnvOptions } from './helpers-bash.js';
+import { tmpDir } from './helpers.js';
 import { run } from './helpers-hooks.js';
 
 const openApp = bashServiceTests();
@@ -249,4 +250,63 @@ describe('parseGitConfig', () => {
     // git takes a value as a C string: `git config --get core.hooksPath` printed `hk` for `hk<NUL>zz`, and hooks ran from hk.
     expect(parseGitConfig('[core]\n\thooksPath = hk\0zz\n[include]\n\tpath = a.inc\0b\n')).toEqual({ hooksPaths: ['hk'], includes: ['a.inc'] });
   });
+});
+
+describe('the environment the commands run with, not the service’s own', () => {
+  /** A planted hook's marker: the commit the agent runs shows which hooks directory its git uses. */
+  const planted = (ws: string, dir: string): string => {
+    fs.mkdirSync(path.join(ws, dir), { recursive: true });
+    fs.writeFileSync(path.join(ws, dir, 'pre-commit'), `#!/bin/sh\ntouch ran-${dir}\n`, { mode: 0o755 });
+    return path.join(ws, `ran-${dir}`);
+  };
+  const mode = { permissions: { defaultMode: 'acceptEdits' as const, headless: 'deny' as const, allow: ['Bash(git:*)', 'Bash(echo:*)'] } };
+
+  it('the global file the commands read (HOME given them, XDG_CONFIG_HOME redacted) names the hooks directory: writing it asks', async () => {
+    const base = tmpDir('toolexec-git-env-');
+    const home = path.join(base, 'home');
+    const xdg = path.join(base, 'xdg');
+    fs.mkdirSync(path.join(home, '.config', 'git'), { recursive: true });
+    fs.mkdirSync(path.join(xdg, 'git'), { recursive: true });
+    // What the commands read: $HOME/.config/git/config, as XDG_CONFIG_HOME is not given them.
+    fs.writeFileSync(path.join(home, '.config', 'git', 'config'), '[core]\n\thooksPath = hk\n');
+    // What only the service's own environment names.
+    fs.writeFileSync(path.join(xdg, 'git', 'config'), '[core]\n\thooksPath = svc\n');
+    const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, XDG_CONFIG_HOME: xdg, GIT_CONFIG_NOSYSTEM: '1' };
+    delete env.GIT_CONFIG_GLOBAL;
+    const t = await openApp({ ...mode, server: { redact: ['XDG_CONFIG_HOME'] } }, { env });
+    repository(t.workspace);
+    const ran = planted(t.workspace, 'hk');
+    // The commands' git runs hooks from hk, not from svc.
+    expect((await run(t, 'Bash', { command: 'git commit -qm x --allow-empty' })).exec.status).toBe('succeeded');
+    expect(fs.existsSync(ran)).toBe(true);
+    fs.rmSync(ran);
+    for (const [tool, input] of [
+      ['Write', { file_path: 'hk/commit-msg', content: HOOK }],
+      ['Bash', { command: 'echo "cp .env leaked.txt" >> hk/pre-commit' }],
+    ] as Array<[string, Record<string, unknown>]>) {
+      const r = await run(t, tool, input);
+      expect(r.exec.status, `${tool} ${JSON.stringify(input)}`).toBe('denied');
+      expect(r.chain.map((c) => c.detail).join('\n')).toMatch(WHY);
+    }
+    // svc is named only where the commands do not look: a directory like any other.
+    expect((await run(t, 'Write', { file_path: 'svc/pre-commit', content: 'x\n' })).exec.status).toBe('succeeded');
+    expect(fs.readFileSync(path.join(t.workspace, 'hk', 'pre-commit'), 'utf8')).toBe('#!/bin/sh\ntouch ran-hk\n');
+  }, 20000);
+
+  it('core.hooksPath given in the commands’ environment (GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS) counts', async () => {
+    for (const extra of [
+      { GIT_CONFIG_COUNT: '2', GIT_CONFIG_KEY_0: 'user.name', GIT_CONFIG_VALUE_0: 'a', GIT_CONFIG_KEY_1: 'Core.HooksPath', GIT_CONFIG_VALUE_1: 'envhk' },
+      { GIT_CONFIG_PARAMETERS: "'user.name'='a' 'core.hookspath'='envhk'" },
+    ]) {
+      const t = await openApp(mode, { env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', ...extra } });
+      repository(t.workspace);
+      const ran = planted(t.workspace, 'envhk');
+      expect((await run(t, 'Bash', { command: 'git commit -qm x --allow-empty' })).exec.status).toBe('succeeded');
+      expect(fs.existsSync(ran), JSON.stringify(extra)).toBe(true);
+      const r = await run(t, 'Write', { file_path: 'envhk/commit-msg', content: HOOK });
+      expect(r.exec.status, JSON.stringify(extra)).toBe('denied');
+      expect(r.chain.map((c) => c.detail).join('\n')).toMatch(WHY);
+      expect((await run(t, 'Write', { file_path: 'src/x.ts', content: 'x\n' })).exec.status).toBe('succeeded');
+    }
+  }, 20000);
 });

@@ -49,8 +49,8 @@ export function writeTarget(abs: string, ctx: ToolContext, toolName: string): st
   // directory) reached only through a symlink is refused. Written by its own name, it is judged (and asked)
   // as what it is.
   if (viaSymlink && (was === undefined || ctx.userModified)) {
-    const why = protectedChangeReason(target, workspace);
-    if (why !== undefined && protectedChangeReason(abs, workspace) === undefined) {
+    const why = protectedChangeReason(target, workspace, ctx.childEnv);
+    if (why !== undefined && protectedChangeReason(abs, workspace, ctx.childEnv) === undefined) {
       throw new ToolError(
         `Refusing to write ${abs}: a symbolic link leads it to ${target}, and ${why}. Write ${target} by its own name, which asks for approval.`,
         'permission',

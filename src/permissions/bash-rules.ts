@@ -191,7 +191,7 @@ function protectedWrite(u: PathUse, spellings: (abs: string) => string[], ctx: B
     // scripts toolexec runs are judged among the glob's matches, not by the directory that holds them.
     const inside = u.globDirs?.includes(abs) ?? false;
     let why: string | undefined;
-    for (const p of spellings(abs)) if ((why = protectedChangeReason(p, ctx.workspace, inside)) !== undefined) break;
+    for (const p of spellings(abs)) if ((why = protectedChangeReason(p, ctx.workspace, ctx.childEnv ?? process.env, inside)) !== undefined) break;
     if (why) return { abs, why };
   }
   if (u.uncertain) {
@@ -466,7 +466,7 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
   for (const cmd of j.commands) {
     for (const dir of startsOf(cmd) ?? cwds.dirs) {
       const file = gitConfigWrite(innermostOf(cmd).argv, dir, ctx.workspace.home);
-      let why = file === undefined ? undefined : spellings(file).map((p) => protectedChangeReason(p, ctx.workspace)).find((x) => x !== undefined);
+      let why = file === undefined ? undefined : spellings(file).map((p) => protectedChangeReason(p, ctx.workspace, ctx.childEnv ?? process.env)).find((x) => x !== undefined);
       // The system-wide file (`git config --system`, where the service runs as root) is read by every git command too.
       if (file === '/etc/gitconfig') why ??= '/etc/gitconfig is the configuration every git command reads';
       if (why) {

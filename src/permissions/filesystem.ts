@@ -71,12 +71,20 @@ export function protectedPathReason(absPath: string): string | undefined {
  * a file in the hooks directory a repository's `core.hooksPath` names, in a git directory a `.git` file
  * names (git-hooks.ts gitDirReason), or another name (a hard
  * link) of the repository's config, a hook or a protected file in a workspace root (git-hooks.ts).
+ * `env`: the environment the commands run with (ToolContext.childEnv), whose
+ * HOME, XDG_CONFIG_HOME, GIT_CONFIG_* say which configuration git reads.
  * `globStart`: the path is a directory a glob only starts in (`src` of
  * `src/*.ts`), which the command does not move or remove, so only the
  * protected paths count for it.
  */
-export function protectedChangeReason(abs: string, workspace: Workspace, globStart = false): string | undefined {
-  return protectedPathReason(abs) ?? (globStart ? undefined : workspace.runScriptReason(abs)) ?? gitHooksReason(abs, workspace, globStart) ?? gitDirReason(abs, workspace, globStart) ?? sharedInodeReason(abs, workspace, (p) => protectedPathReason(p) !== undefined);
+export function protectedChangeReason(abs: string, workspace: Workspace, env: NodeJS.ProcessEnv, globStart = false): string | undefined {
+  return (
+    protectedPathReason(abs) ??
+    (globStart ? undefined : workspace.runScriptReason(abs)) ??
+    gitHooksReason(abs, workspace, env, globStart) ??
+    gitDirReason(abs, workspace, globStart) ??
+    sharedInodeReason(abs, workspace, env, (p) => protectedPathReason(p) !== undefined)
+  );
 }
 
 /** The spellings of a path a rule is matched against: canonical first, then as resolved. */
@@ -183,7 +191,7 @@ function checkPathPermissionNow(kind: 'read' | 'edit', toolName: string, filePat
   }
   if (kind === 'edit') {
     let why: string | undefined;
-    for (const p of all) if ((why = protectedChangeReason(p, ctx.workspace)) !== undefined) break;
+    for (const p of all) if ((why = protectedChangeReason(p, ctx.workspace, ctx.childEnv)) !== undefined) break;
     if (why) {
       return {
         behavior: 'ask',

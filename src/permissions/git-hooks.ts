@@ -13,7 +13,9 @@
  * directory's. Which files: that repository's `config` (a linked worktree's
  * `config.worktree` and its common directory's `config`), the global ones
  * (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`, `$GIT_CONFIG_GLOBAL`) and
- * the system one, following `include.path` and every `includeIf.*.path`
+ * the system one, as the environment the commands run with names them, and
+ * the values that environment gives itself (GitEnv below), following
+ * `include.path` and every `includeIf.*.path`
  * (whatever its condition: a directory it may name is protected). A
  * relative value is relative to the work tree's top, where git runs hooks;
  * `~/` is the home directory. Every value met counts, not only the last.
@@ -44,6 +46,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import picomatch from 'picomatch';
 import { memoFs, memoised } from '../util/decision-memo.js';
 import { absolute, realpathLoose, type Workspace } from '../workspace.js';
 import { commonDir, repositoryFrom, under } from './git-config.js';
@@ -216,26 +219,57 @@ function hooksPathsIn(file: string, home: string, included: string[], depth = 0,
   return out;
 }
 
-/** The last list sharedConfigFiles made, and what it was made from. */
-let sharedKept: { from: string; files: readonly string[] } | undefined;
-
-/** The configuration files every repository's git reads: the global and system ones. */
-function sharedConfigFiles(home: string): readonly string[] {
-  const env = process.env;
-  const from = `${home}\0${env.XDG_CONFIG_HOME}\0${env.GIT_CONFIG_GLOBAL}\0${env.GIT_CONFIG_SYSTEM}`;
-  if (sharedKept?.from === from) return sharedKept.files;
-  const xdg = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : path.join(home, '.config');
-  const files = [path.join(home, '.gitconfig'), path.join(xdg, 'git', 'config'), '/etc/gitconfig'];
-  if (env.GIT_CONFIG_GLOBAL) files.push(env.GIT_CONFIG_GLOBAL);
-  if (env.GIT_CONFIG_SYSTEM) files.push(env.GIT_CONFIG_SYSTEM);
-  sharedKept = { from, files };
-  return files;
+/**
+ * What the environment the commands run with says about the configuration git reads: the home
+ * directory (`~/`, `~/.gitconfig`), the global and system files, and `core.hooksPath` values given in
+ * the environment itself (`GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`,
+ * `GIT_CONFIG_PARAMETERS`, which `git -c` passes on). It is the environment toolexec gives the
+ * commands (server.redact, the secrets removed: util/env.ts), not the service's own: with
+ * `XDG_CONFIG_HOME` redacted, git reads `~/.config/git/config`, which the service's own value hid.
+ *
+ * The usual files count whatever the variables say (`~/.gitconfig` and `~/.config/git/config` beside
+ * `$GIT_CONFIG_GLOBAL` and `$XDG_CONFIG_HOME`, `/etc/gitconfig` beside `$GIT_CONFIG_SYSTEM` and despite
+ * `GIT_CONFIG_NOSYSTEM`): a command that drops a variable (`env -u`) has git read them.
+ */
+interface GitEnv {
+  home: string;
+  /** The global and system files, as named (a relative one is relative to where git runs: the work tree's top is taken). */
+  shared: readonly string[];
+  /** core.hooksPath values the environment sets. */
+  hooksPaths: readonly string[];
+  /** `$LEFTHOOK_CONFIG`: the configuration lefthook's hook reads in place of its usual ones. */
+  lefthookConfig: string | undefined;
+  /** What it was made from: the key of what is kept by it. */
+  from: string;
 }
 
-/** The home directory git takes `~/` and the global files from: $HOME (read once: each read of process.env asks the environment), else the user's. */
-function homeDir(): string {
-  const h = process.env.HOME;
-  return h !== undefined && h !== '' ? h : os.homedir();
+/** The last GitEnv made (the environment rarely changes: it is made again only when what it is made from does). */
+let envKept: GitEnv | undefined;
+
+function gitEnv(env: NodeJS.ProcessEnv): GitEnv {
+  const count = Math.min(Number.parseInt(env.GIT_CONFIG_COUNT ?? '', 10) || 0, 1000);
+  const pairs: Array<[string, string]> = [];
+  for (let i = 0; i < count; i++) pairs.push([env[`GIT_CONFIG_KEY_${i}`] ?? '', env[`GIT_CONFIG_VALUE_${i}`] ?? '']);
+  const h = env.HOME;
+  const home = h !== undefined && h !== '' ? h : os.homedir();
+  const from = [home, env.XDG_CONFIG_HOME, env.GIT_CONFIG_GLOBAL, env.GIT_CONFIG_SYSTEM, env.GIT_CONFIG_PARAMETERS, env.LEFTHOOK_CONFIG, ...pairs.flat()].join('\0');
+  if (envKept?.from === from) return envKept;
+  const shared = [path.join(home, '.gitconfig'), path.join(home, '.config', 'git', 'config'), '/etc/gitconfig'];
+  if (env.XDG_CONFIG_HOME) shared.push(path.join(env.XDG_CONFIG_HOME, 'git', 'config'));
+  if (env.GIT_CONFIG_GLOBAL) shared.push(env.GIT_CONFIG_GLOBAL);
+  if (env.GIT_CONFIG_SYSTEM) shared.push(env.GIT_CONFIG_SYSTEM);
+  // GIT_CONFIG_PARAMETERS: `'core.hooksPath'='hk'` (or the older `'core.hooksPath=hk'`), each single-quoted as the shell would.
+  // (A quote inside a value, `'\''`, ends the match early: such a value is not a hooks path here.)
+  for (const m of (env.GIT_CONFIG_PARAMETERS ?? '').matchAll(/'([^']*)'(?:=('[^']*'))?/g)) {
+    if (m[2] !== undefined) pairs.push([m[1]!, m[2].slice(1, -1)]);
+    else {
+      const eq = m[1]!.indexOf('=');
+      if (eq !== -1) pairs.push([m[1]!.slice(0, eq), m[1]!.slice(eq + 1)]);
+    }
+  }
+  const hooksPaths = pairs.filter(([k]) => k.toLowerCase() === 'core.hookspath').map(([, v]) => v.split('\0')[0]!);
+  envKept = { home, shared, hooksPaths, lefthookConfig: env.LEFTHOOK_CONFIG || undefined, from };
+  return envKept;
 }
 
 /** How a repository's configuration is named in a message. */
@@ -264,71 +298,248 @@ interface HooksDir {
   config?: true;
   /** The configuration a hook framework's hook runs commands from (`dir` is that file; `value` the hook). */
   runner?: string;
+  /** With `runner`: `dir` is a directory whose files it runs (lefthook's `.lefthook/`), what is below it counts. */
+  tree?: true;
+  /** With `runner`: `dir` is the top, and each path below it this takes (relative, `/`-separated) is a configuration. */
+  match?: (rel: string) => boolean;
+  /** With `match`: the paths below the top (relative) that hold such a configuration (`.config` of `.config/lefthook.yml`). */
+  holds?: (rel: string) => boolean;
 }
-
-/** What a hook file runs: pre-commit's hook names the configuration it reads its commands from. */
-function hookRunOf(text: string): { runner: string; config: string } | undefined {
-  if (!/File generated by pre-commit|pre_commit\b|\bpre-commit hook-impl\b|ARGS=\(hook-impl\b/.test(text)) return undefined;
-  return { runner: 'pre-commit', config: /--config[= ]['"]?([^\s'")]+)/.exec(text)?.[1] ?? '.pre-commit-config.yaml' };
-}
-/** Each hook file's runner, kept by its identity (kept-reads.ts). */
-const hookRuns = new KeptReads(hookRunOf, 64 * 1024);
 
 /**
- * The hook frameworks a hooks directory's hooks run, with the configuration each reads its commands from
- * (relative to the work tree's top, where the frameworks run): pre-commit's hook (`pre-commit install`)
- * names its `--config`, `.pre-commit-config.yaml` by default. Whoever writes that file chooses the
- * commands the next `git commit` runs (a `repo: local` hook's `entry`), as a hook of its own would.
+ * The hook frameworks whose hook (the file git runs) reads the commands it runs from a file of the work
+ * tree, each found by the text of the hook it installs, and the files it reads (relative to the work
+ * tree's top, where the hooks run):
+ *
+ * - pre-commit (`pre-commit install`): the `--config` its hook names, `.pre-commit-config.yaml` by default.
+ * - lefthook (`lefthook install`, a hook that calls `lefthook run`): `lefthook`, `.lefthook` and
+ *   `.config/lefthook`, each also `-local`, as `.yml`, `.yaml`, `.json`, `.jsonc` or `.toml`; the file
+ *   `$LEFTHOOK_CONFIG` names; the files their `extends` names; and the directories its `scripts` run
+ *   from (`.lefthook/`, `.lefthook-local/`, or their `source_dir`, `source_dir_local`); the `rc` file
+ *   its hook sources, when it was installed with one.
+ * - husky 4 (and earlier: a hook marked `# husky`, that runs `node_modules/husky/run.js` or `husky.sh`
+ *   beside it): `package.json`'s `husky` section, `.huskyrc*`, `husky.config.*`. husky 5 to 9 keep
+ *   their hooks as files (core.hooksPath `.husky` or `.husky/_`: protected as a hooks directory).
+ *
+ * lint-staged, run by a hook or named by one of those configurations (`npx lint-staged` in
+ * `.husky/pre-commit`, in a simple-git-hooks hook, in lefthook.yml), reads its commands from the
+ * `--config` given it, else from the nearest `package.json` ("lint-staged" section, which comes first),
+ * `package.yaml`, `.lintstagedrc*` or `lint-staged.config.*` of each staged file: those names anywhere
+ * in the work tree (node_modules aside, which git ignores) count.
+ *
+ * Whoever writes one of these chooses the commands the next `git commit` runs (a `repo: local` hook's
+ * `entry`, a lefthook `run:`, a lint-staged task), as writing the hook itself would. Without such a hook
+ * they are files like any other: a package.json is protected only where lint-staged or husky 4 runs.
+ * simple-git-hooks is not among them: `simple-git-hooks` copies its package.json section into the
+ * hooks when it is run, and the hooks (protected) are what git runs; writing the section changes
+ * nothing until a command (npx, an install script) runs it, which is a program the agent chose anyway.
  */
-function hookRunners(dir: string): Array<{ hook: string; runner: string; config: string }> {
+const LEFTHOOK_CONFIGS = ['lefthook', '.lefthook', '.config/lefthook', 'lefthook-local', '.lefthook-local', '.config/lefthook-local'].flatMap((n) =>
+  ['.yml', '.yaml', '.json', '.jsonc', '.toml'].map((e) => n + e),
+);
+const HUSKY4_CONFIGS = ['package.json', '.huskyrc', '.huskyrc.json', '.huskyrc.yaml', '.huskyrc.yml', '.huskyrc.js', '.huskyrc.cjs', 'husky.config.js', 'husky.config.cjs'];
+
+/**
+ * A framework's usual names (relative to the top) as one matcher: one entry to judge a path by, and the
+ * listings of their directories to tell which are there. An entry and a stat each (30 for lefthook) cost
+ * a stat, a realpath and two folds a name every decision: the protected-change check of a file in a
+ * lefthook repository took ~0.9 ms, against ~0.1 ms in one without hooks; ~0.2 ms this way. Lower case:
+ * a folded path (a case-insensitive workspace) is compared as such.
+ */
+interface NameSet {
+  match: (rel: string) => boolean;
+  holds: (rel: string) => boolean;
+  /** The directories (relative to the top, `''` the top) the names are in: their listings tell which are there. */
+  parents: readonly string[];
+}
+function nameSet(names: readonly string[]): NameSet {
+  const set = new Set(names.map((n) => n.toLowerCase()));
+  const dirs = new Set([...set].flatMap((n) => n.split('/').slice(0, -1).map((_, i, a) => a.slice(0, i + 1).join('/'))));
+  return { match: (rel) => set.has(rel.toLowerCase()), holds: (rel) => dirs.has(rel.toLowerCase()), parents: [...new Set(names.map((n) => path.posix.dirname(n)).map((d) => (d === '.' ? '' : d)))] };
+}
+const LEFTHOOK_NAMES = nameSet(LEFTHOOK_CONFIGS);
+const HUSKY4_NAMES = nameSet(HUSKY4_CONFIGS);
+/** lint-staged's configuration files (lower case), by name. */
+const LINT_STAGED_NAMES: ReadonlySet<string> = new Set([
+  'package.json', 'package.yaml', '.lintstagedrc',
+  ...['json', 'yaml', 'yml', 'mjs', 'js', 'cjs', 'ts', 'mts', 'cts'].map((e) => `.lintstagedrc.${e}`),
+  ...['mjs', 'js', 'cjs', 'ts', 'mts', 'cts'].map((e) => `lint-staged.config.${e}`),
+]);
+
+interface HookRun {
+  /** The frameworks the text runs, with the files (and directories: `trees`) they read, as written. */
+  /** `configs`: files named; `names`: the usual names, there or not (lefthook's 30). */
+  runners: Array<{ runner: string; configs: readonly string[]; names?: NameSet; trees?: readonly string[] }>;
+  /** The text runs lint-staged (or names it); `config`: the `--config` it gives it. */
+  lintStaged?: { config?: string };
+}
+
+/** lint-staged named in a text, with the `--config` (`-c`) it is given on that line, if any. */
+function lintStagedIn(text: string): HookRun['lintStaged'] {
+  if (!/\blint-staged\b/.test(text)) return undefined;
+  const config = /\blint-staged\b[^\n]*?\s(?:--config|-c)(?:=|\s+)['"]?([^\s'"]+)/.exec(text)?.[1];
+  return config === undefined ? {} : { config };
+}
+
+/** What a hook file runs (above), or undefined when it is none of those. */
+function hookRunOf(text: string): HookRun | undefined {
+  const runners: HookRun['runners'] = [];
+  if (/File generated by pre-commit|pre_commit\b|\bpre-commit hook-impl\b|ARGS=\(hook-impl\b/.test(text)) {
+    runners.push({ runner: 'pre-commit', configs: [/--config[= ]['"]?([^\s'")]+)/.exec(text)?.[1] ?? '.pre-commit-config.yaml'] });
+  }
+  // lefthook's hook: `call_lefthook run "pre-commit" "$@"` (1.x), `call_lefthook "run pre-commit $@"` (2.x), `lefthook run pre-commit`.
+  if (/\bcall_lefthook\s+["']?run\b|\blefthook(?:\.exe|\.bat)?["']?\s+["']?run\b/.test(text)) {
+    // Its `rc` setting, written into the hook at install: a file the hook sources (`[ -f .lefthookrc ] && . .lefthookrc`).
+    const rc = /^\s*\[ -f (["']?)([^\s"']+)\1 \] && \. /m.exec(text)?.[2];
+    runners.push({ runner: 'lefthook', configs: rc === undefined ? [] : [rc], names: LEFTHOOK_NAMES, trees: ['.lefthook', '.lefthook-local'] });
+  }
+  if (/^# husky\s*$/m.test(text) || /Hook created by Husky|node_modules\/husky\/run(?:\.js)?\b|\$\(dirname "\$0"\)\/husky\.sh/.test(text)) {
+    runners.push({ runner: 'husky 4', configs: [], names: HUSKY4_NAMES });
+  }
+  const lintStaged = lintStagedIn(text);
+  if (runners.length === 0 && lintStaged === undefined) return undefined;
+  return lintStaged === undefined ? { runners } : { runners, lintStaged };
+}
+/** Each hook file's runners, kept by its identity (kept-reads.ts). */
+const hookRuns = new KeptReads(hookRunOf, 64 * 1024);
+
+/** What a framework's configuration names: lint-staged, lefthook's `extends` and `source_dir`s (as written; any format, read loosely). */
+interface ConfigRefs {
+  lintStaged?: { config?: string };
+  extends: string[];
+  sourceDirs: string[];
+}
+
+/** A scalar as YAML, JSON or TOML write it on one line: quotes and a trailing comment or comma taken off. */
+function scalar(v: string): string {
+  const t = v.trim();
+  const q = /^(["'])(.*?)\1/.exec(t);
+  if (q) return q[2]!;
+  return t.replace(/\s+#.*$/, '').replace(/,$/, '').trim();
+}
+
+function configRefsOf(text: string): ConfigRefs {
+  const out: ConfigRefs = { extends: [], sourceDirs: [] };
+  const ls = lintStagedIn(text);
+  if (ls !== undefined) out.lintStaged = ls;
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    // At a line's start (YAML, TOML, JSON spread over lines) or after `{` or `,` (JSON on one line).
+    const m = /(?:^|[{,])\s*["']?(extends|source_dir|source_dir_local)["']?\s*[:=]\s*(.*)$/.exec(lines[i]!);
+    if (!m) continue;
+    let rest = m[2]!.trim();
+    if (m[1] !== 'extends') {
+      if (rest !== '') out.sourceDirs.push(scalar(rest));
+      continue;
+    }
+    if (rest.startsWith('[')) {
+      // A flow list, maybe over several lines: `extends: [a.yml, b.yml]`, `"extends": ["a.json"]`, `extends = ["a.toml"]`.
+      while (!rest.includes(']') && i + 1 < lines.length) rest += ` ${lines[++i]!.trim()}`;
+      for (const item of rest.slice(1, rest.indexOf(']') === -1 ? undefined : rest.indexOf(']')).split(',')) if (scalar(item) !== '') out.extends.push(scalar(item));
+    } else if (rest === '' || rest.startsWith('#')) {
+      // A block list: `- a.yml` lines.
+      while (i + 1 < lines.length) {
+        const item = /^\s*-\s+(.*)$/.exec(lines[i + 1]!);
+        if (!item) {
+          if (lines[i + 1]!.trim() === '' || lines[i + 1]!.trim().startsWith('#')) {
+            i++;
+            continue;
+          }
+          break;
+        }
+        out.extends.push(scalar(item[1]!));
+        i++;
+      }
+    } else out.extends.push(scalar(rest));
+  }
+  return out;
+}
+/** Each framework configuration's references, kept by its identity. */
+const configRefs = new KeptReads(configRefsOf, MAX_CONFIG_BYTES);
+
+const NO_NAMES: ReadonlySet<string> = new Set();
+/**
+ * The names in a directory at or below the top, once a decision; none when it cannot be listed, or when
+ * the listing of the directory above has not its name (`.config`, mostly not there: a failed readdir
+ * costs an exception).
+ */
+function namesIn(dir: string, top: string): ReadonlySet<string> {
+  if (dir !== top && dir.startsWith(`${top}/`) && !namesIn(path.dirname(dir), top).has(path.basename(dir))) return NO_NAMES;
+  return memoised('gitHookNames', dir, listNames);
+}
+function listNames(dir: string): ReadonlySet<string> {
+  try {
+    return new Set(fs.readdirSync(dir));
+  } catch {
+    return NO_NAMES;
+  }
+}
+
+/** The hooks (and their runs) in a hooks directory: the files named as git's hooks. */
+function hookRunners(dir: string): Array<{ hook: string; run: HookRun }> {
   let names: string[];
   try {
     names = fs.readdirSync(dir).slice(0, 1000);
   } catch {
     return [];
   }
-  const out: Array<{ hook: string; runner: string; config: string }> = [];
+  const out: Array<{ hook: string; run: HookRun }> = [];
   for (const name of names) {
     if (!GIT_HOOK_NAMES.has(name)) continue;
     const file = path.join(dir, name);
     // A hook that is not a regular file, or cannot be read, runs nothing this can tell.
-    const runs = hookRuns.get(file)?.value;
-    if (runs) out.push({ hook: file, ...runs });
+    const run = hookRuns.get(file)?.value;
+    if (run) out.push({ hook: file, run });
   }
   return out;
 }
 
-/** The hooks directories the repository seen from `dir` may use (none outside a repository). */
-function hooksDirsFrom(dir: string): HooksDir[] {
+/** Whether a path below the top (relative) is one of lint-staged's configuration files: by its name, anywhere but in node_modules. */
+function lintStagedConfig(rel: string): boolean {
+  const parts = rel.split('/');
+  return LINT_STAGED_NAMES.has(parts[parts.length - 1]!.toLowerCase()) && !parts.includes('node_modules');
+}
+
+/** A glob (lefthook's `extends` takes them) as a matcher of paths relative to the top; undefined for a plain name. */
+function globMatcher(rel: string): ((p: string) => boolean) | undefined {
+  if (!/[*?[{]/.test(rel)) return undefined;
+  const m = picomatch(rel, { dot: true });
+  return (p) => m(p);
+}
+
+/** The hooks directories the repository seen from `dir` may use (none outside a repository), for commands run with `env`. */
+function hooksDirsFrom(dir: string, env: NodeJS.ProcessEnv): HooksDir[] {
   const repo = repositoryFrom(dir);
   if (repo === undefined) return [];
-  const home = homeDir();
+  const g = gitEnv(env);
+  const home = g.home;
   // Once per repository in a decision: the file's directory and the root it is in mostly find the same one.
-  return memoised('gitHooksDirs', `${repo.top}\0${repo.gitDir}\0${home}`, () => {
+  return memoised('gitHooksDirs', `${repo.top}\0${repo.gitDir}\0${g.from}`, () => {
     const files = [under(repo.gitDir, 'config'), under(repo.gitDir, 'config.worktree')];
     const common = commonDir(repo.gitDir);
     if (common !== undefined) files.push(path.join(common, 'config'));
-    files.push(...sharedConfigFiles(home));
+    for (const f of g.shared) files.push(path.resolve(repo.top, f));
     const out: HooksDir[] = [];
     const seen = new Set<string>();
     const included: string[] = [];
-    for (const f of files) {
-      for (const value of hooksPathsIn(f, home, included)) {
-        if (value === '' || value === '/dev/null') continue;
-        const abs = path.resolve(repo.top, expandTilde(value, home));
-        if (seen.has(abs)) continue;
-        seen.add(abs);
-        out.push({ dir: abs, real: realpathLoose(abs), top: repo.top, value });
-        // husky 9 names `.husky/_`, whose hooks run `.husky/<hook>` (with `sh -e`, executable or not).
-        if (path.basename(abs) === '_') {
-          const parent = path.dirname(abs);
-          const real = realpathLoose(parent);
-          const runs = real === repo.top ? GIT_HOOKS.map((h) => path.join(parent, h)) : [parent];
-          for (const d of runs) {
-            if (seen.has(d)) continue;
-            seen.add(d);
-            out.push({ dir: d, real: d === parent ? real : realpathLoose(d), top: repo.top, value });
-          }
+    const values: string[] = [];
+    for (const f of files) values.push(...hooksPathsIn(f, home, included));
+    values.push(...g.hooksPaths);
+    for (const value of values) {
+      if (value === '' || value === '/dev/null') continue;
+      const abs = path.resolve(repo.top, expandTilde(value, home));
+      if (seen.has(abs)) continue;
+      seen.add(abs);
+      out.push({ dir: abs, real: realpathLoose(abs), top: repo.top, value });
+      // husky 9 names `.husky/_`, whose hooks run `.husky/<hook>` (with `sh -e`, executable or not).
+      if (path.basename(abs) === '_') {
+        const parent = path.dirname(abs);
+        const real = realpathLoose(parent);
+        const runs = real === repo.top ? GIT_HOOKS.map((h) => path.join(parent, h)) : [parent];
+        for (const d of runs) {
+          if (seen.has(d)) continue;
+          seen.add(d);
+          out.push({ dir: d, real: d === parent ? real : realpathLoose(d), top: repo.top, value });
         }
       }
     }
@@ -341,13 +552,60 @@ function hooksDirsFrom(dir: string): HooksDir[] {
     // The hooks git runs now: from core.hooksPath's directories, else the repository's own hooks directory.
     const hookDirs = out.filter((h) => !h.config).map((h) => h.dir);
     if (hookDirs.length === 0) hookDirs.push(path.join(common ?? repo.gitDir, 'hooks'));
+    const top = repo.top;
+    /** A file or directory a framework reads, once. */
+    const add = (p: string, hook: string, runner: string, tree?: true): void => {
+      const abs = path.resolve(top, expandTilde(p, home));
+      if (seen.has(abs)) return;
+      seen.add(abs);
+      out.push({ dir: abs, real: realpathLoose(abs), top, value: hook, runner, ...(tree ? { tree } : {}) });
+    };
+    let lintStaged: { hook: string; config?: string } | undefined;
+    const noteLintStaged = (hook: string, ls: HookRun['lintStaged']): void => {
+      if (ls === undefined) return;
+      if (ls.config !== undefined) add(ls.config, hook, 'lint-staged');
+      lintStaged ??= { hook };
+    };
     for (const d of hookDirs) {
-      for (const r of hookRunners(d)) {
-        const abs = path.resolve(repo.top, expandTilde(r.config, home));
-        if (seen.has(abs)) continue;
-        seen.add(abs);
-        out.push({ dir: abs, real: realpathLoose(abs), top: repo.top, value: r.hook, runner: r.runner });
+      for (const { hook, run } of hookRunners(d)) {
+        noteLintStaged(hook, run.lintStaged);
+        for (const r of run.runners) {
+          const configs = [...r.configs];
+          if (r.runner === 'lefthook' && g.lefthookConfig) configs.push(g.lefthookConfig);
+          const trees = [...(r.trees ?? [])];
+          // The usual names, there or not yet: one entry. Those there (their directories' listings tell: a stat
+          // each of 30 names cost more) are read, and entered each as well, by where they lead (a link).
+          const names = r.names;
+          if (names !== undefined) {
+            out.push({ dir: top, real: top, top, value: hook, runner: r.runner, match: names.match, holds: names.holds });
+            for (const p of names.parents) {
+              for (const n of namesIn(p === '' ? top : path.join(top, p), top)) if (names.match(p === '' ? n : `${p}/${n}`)) configs.push(p === '' ? n : `${p}/${n}`);
+            }
+          }
+          // Each configuration (and what lefthook's `extends` names, in turn) may run lint-staged or name more.
+          for (let i = 0; i < configs.length && i < 100; i++) {
+            const c = configs[i]!;
+            const match = globMatcher(c);
+            if (match !== undefined) {
+              out.push({ dir: top, real: top, top, value: hook, runner: r.runner, match });
+              continue;
+            }
+            add(c, hook, r.runner);
+            const refs = configRefs.get(path.resolve(top, expandTilde(c, home)))?.value;
+            if (refs === undefined) continue;
+            noteLintStaged(hook, refs.lintStaged);
+            if (r.runner === 'lefthook') {
+              configs.push(...refs.extends);
+              trees.push(...refs.sourceDirs);
+            }
+          }
+          for (const t of trees) add(t, hook, r.runner, true);
+        }
       }
+    }
+    if (lintStaged !== undefined) {
+      const ls = lintStaged;
+      out.push({ dir: top, real: top, top, value: ls.hook, runner: 'lint-staged', match: lintStagedConfig });
     }
     return out;
   });
@@ -359,7 +617,7 @@ function hooksDirsFrom(dir: string): HooksDir[] {
  * directory a glob starts in, so a directory holding the hooks directory does
  * not count for it.
  */
-export function gitHooksReason(abs: string, workspace: Workspace, globStart = false): string | undefined {
+export function gitHooksReason(abs: string, workspace: Workspace, env: NodeJS.ProcessEnv, globStart = false): string | undefined {
   const target = absolute(abs);
   const real = realpathLoose(target);
   const starts = new Set([path.dirname(real), path.dirname(target), ...workspace.roots]);
@@ -367,12 +625,25 @@ export function gitHooksReason(abs: string, workspace: Workspace, globStart = fa
   // Folded once a hooks directory is met (outside a repository, or in one without, none is).
   let spellings: string[] | undefined;
   for (const start of starts) {
-    for (const h of hooksDirsFrom(start)) {
+    for (const h of hooksDirsFrom(start, env)) {
       spellings ??= [...new Set([f(target), f(real)])];
       for (const d of new Set([f(h.dir), f(h.real)])) {
         for (const t of spellings) {
           if (h.config && (t === d || (!globStart && d.startsWith(t + path.sep) && t.startsWith(f(h.top) + path.sep)))) {
             return `${abs} ${t === d ? 'is' : `holds ${h.dir},`} a file git reads as its configuration (included from ${repoConfigName(h.top)}): a setting there (core.hooksPath, core.fsmonitor) runs a program on a later git command`;
+          }
+          if (h.match !== undefined) {
+            // A name anywhere below the top (lint-staged's nearest configuration, a glob lefthook extends).
+            if (t.startsWith(d + path.sep) && h.match(t.slice(d.length + 1))) {
+              return `${abs} is a configuration ${h.runner} reads the commands it runs from, as the hook ${h.value} runs it: a command there runs on a later git command`;
+            }
+            if (!globStart && t.startsWith(d + path.sep) && h.holds?.(t.slice(d.length + 1))) {
+              return `${abs} holds a configuration ${h.runner} reads the commands it runs from, as the hook ${h.value} runs it: a command there runs on a later git command`;
+            }
+            continue;
+          }
+          if (h.tree && (t === d || t.startsWith(d + path.sep))) {
+            return `${abs} is ${t === d ? '' : 'in '}${h.dir}, where ${h.runner} finds the scripts it runs, as the hook ${h.value} runs it: a script there runs on a later git command`;
           }
           if (h.runner !== undefined && (t === d || (!globStart && d.startsWith(t + path.sep) && t.startsWith(f(h.top) + path.sep)))) {
             return `${abs} ${t === d ? 'is' : `holds ${h.dir},`} the configuration ${h.runner} reads the commands it runs from, as the hook ${h.value} runs it: a command there runs on a later git command`;
@@ -446,7 +717,7 @@ function entries(dir: string): string[] {
  * changed the hook the next `git commit` ran: neither name written was protected. (Making the link
  * is judged as a change of its source, bash-paths.ts; this is for a link made some other way.)
  */
-export function sharedInodeReason(abs: string, workspace: Workspace, isProtected: (p: string) => boolean): string | undefined {
+export function sharedInodeReason(abs: string, workspace: Workspace, env: NodeJS.ProcessEnv, isProtected: (p: string) => boolean): string | undefined {
   const st = memoFs.multiplyLinked(abs);
   if (st === undefined) return undefined;
   const candidates: string[] = [];
@@ -458,7 +729,10 @@ export function sharedInodeReason(abs: string, workspace: Workspace, isProtected
         candidates.push(path.join(g, 'config'), path.join(g, 'config.worktree'), ...entries(path.join(g, 'hooks')));
       }
     }
-    for (const h of hooksDirsFrom(start)) candidates.push(h.dir, ...(h.config ? [] : entries(h.dir)));
+    for (const h of hooksDirsFrom(start, env)) {
+      if (h.match !== undefined) candidates.push(...entries(h.dir).filter((p) => h.match!(path.basename(p))));
+      else candidates.push(h.dir, ...(h.config ? [] : entries(h.dir)));
+    }
   }
   for (const root of workspace.roots) {
     for (const p of [...entries(root), ...entries(path.join(root, '.claude')), ...entries(path.join(root, '.vscode'))]) if (isProtected(p)) candidates.push(p);

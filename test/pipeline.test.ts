@@ -287,6 +287,8 @@ describe('ToolUseIndex', () => {
     expect(idx.size).toBe(5000);
     expect(idx.get('toolu_4999')).toBe('ex_4999');
     expect(idx.get('toolu_0')).toBeUndefined();
+    // Exactly the last eight are kept whole, whatever the ring's turn.
+    for (let i = 0; i < 5000; i++) expect(idx.get(`toolu_${i}`)).toBe(i >= 4992 ? `ex_${i}` : undefined);
     for (let i = 0; i < 4992; i++) expect(idx.mayBeOlder(`toolu_${i}`)).toBe(true);
     // Ids never seen: a hash hit is possible but rare (each one is then checked against the database).
     let hits = 0;

@@ -279,8 +279,8 @@ export class Executor {
         resolve = res;
         reject = rej;
       });
-      // Marked handled: a storage failure is reported through `done` of the item.
-      donePromise.catch(() => {});
+      // Handled by the item's `then` below (a storage failure goes on to `done`, which is marked handled),
+      // so it needs no catch of its own.
       entry.done = donePromise;
       const item: BatchItem = {
         use,

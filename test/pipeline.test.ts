@@ -2,7 +2,7 @@
  * The seven steps' contract, through POST /execute on a real app with a real
  * SQLite file: lookup, parse, validate, hooks, permission, call, results.
  */
-import { POISONED } from '../src/http/json-parser.js';
+import { jsonDepthExceeds, POISONED } from '../src/http/json-parser.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -276,6 +276,22 @@ describe('envelope', () => {
     const r = await replay();
     expect(r.body.executions[1]).toMatchObject({ replayed: true }); // 'fresh' too, from the reloaded session
     expect(calls).toHaveLength(total + 1);
+  });
+});
+
+describe('jsonDepthExceeds', () => {
+  it('counts the nesting outside strings, whatever the brackets in all', () => {
+    const nest = (n: number): string => `${'['.repeat(n)}${']'.repeat(n)}`;
+    expect(jsonDepthExceeds(nest(4), 4)).toBe(false);
+    expect(jsonDepthExceeds(nest(5), 4)).toBe(true);
+    expect(jsonDepthExceeds(`{"a":${nest(4)}}`, 4)).toBe(true);
+    // Many brackets, shallow: side by side, or inside strings.
+    expect(jsonDepthExceeds(`[${Array.from({ length: 50 }, () => '{"a":[1]}').join(',')}]`, 4)).toBe(false);
+    expect(jsonDepthExceeds(`{"s":"${'[{'.repeat(100)}"}`, 4)).toBe(false);
+    // An escaped backslash ends before the closing quote: what follows is outside the string.
+    expect(jsonDepthExceeds(`{"s":"\\\\","t":${nest(4)}}`, 4)).toBe(true);
+    expect(jsonDepthExceeds('{"s":"x"}', 0)).toBe(true);
+    expect(jsonDepthExceeds('"x"', 0)).toBe(false);
   });
 });
 

@@ -251,6 +251,37 @@ describe('approvals over the websocket', () => {
     expect(finished.execution).toMatchObject({ id, status: 'cancelled', error_class: 'cancelled' });
   });
 
+  it('sends execution events while connections subscribe: to the one left when another leaves, none after the last unsubscribes, and again on a new subscription', async () => {
+    const { port, base } = await start({ permissions: { allow: ['Probe'] } });
+    const run = async (id: string): Promise<void> => {
+      const r = await post(base, '/execute', { session_id: 'sw', tool_uses: [use('Probe', { value: id }, id)] });
+      expect(r.status).toBe(200);
+    };
+    const finishedOf = (c: Client, id: string) => c.next((f) => f.type === 'execution.finished' && (f.execution as { tool_use_id: string }).tool_use_id === id);
+    const a = await connect(port, WATCHER);
+    const b = await connect(port, WATCHER);
+    for (const c of [a, b]) {
+      c.send({ type: 'subscribe', session_id: 'sw' });
+      await c.next((f) => f.type === 'ack' && f.ref === 'subscribe');
+    }
+    await run('w1');
+    await finishedOf(a, 'w1');
+    await finishedOf(b, 'w1');
+    a.ws.close();
+    await run('w2');
+    await finishedOf(b, 'w2');
+    b.send({ type: 'unsubscribe', session_id: 'sw' });
+    await b.next((f) => f.type === 'ack' && f.ref === 'unsubscribe');
+    await run('w3');
+    b.send({ type: 'subscribe', session_id: '*' });
+    await b.next((f) => f.type === 'ack' && f.ref === 'subscribe');
+    await run('w4');
+    await b.next((f) => f.type === 'execution.started' && (f.execution as { tool_use_id: string }).tool_use_id === 'w4');
+    await finishedOf(b, 'w4');
+    // w3 ran while nobody subscribed: no frame of it came (w4's came after where its would be).
+    expect(b.frames.filter((f) => (f.execution as { tool_use_id?: string } | undefined)?.tool_use_id === 'w3')).toEqual([]);
+  });
+
   it('answers malformed frames with an error frame and keeps the connection', async () => {
     const { port } = await start();
     const c = await connect(port, APPROVER);

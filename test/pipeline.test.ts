@@ -2,7 +2,7 @@
  * The seven steps' contract, through POST /execute on a real app with a real
  * SQLite file: lookup, parse, validate, hooks, permission, call, results.
  */
-import { POISONED } from '../src/http/json-parser.js';
+import { jsonDepthExceeds, POISONED } from '../src/http/json-parser.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -279,6 +279,22 @@ describe('envelope', () => {
   });
 });
 
+describe('jsonDepthExceeds', () => {
+  it('counts the nesting outside strings, whatever the brackets in all', () => {
+    const nest = (n: number): string => `${'['.repeat(n)}${']'.repeat(n)}`;
+    expect(jsonDepthExceeds(nest(4), 4)).toBe(false);
+    expect(jsonDepthExceeds(nest(5), 4)).toBe(true);
+    expect(jsonDepthExceeds(`{"a":${nest(4)}}`, 4)).toBe(true);
+    // Many brackets, shallow: side by side, or inside strings.
+    expect(jsonDepthExceeds(`[${Array.from({ length: 50 }, () => '{"a":[1]}').join(',')}]`, 4)).toBe(false);
+    expect(jsonDepthExceeds(`{"s":"${'[{'.repeat(100)}"}`, 4)).toBe(false);
+    // An escaped backslash ends before the closing quote: what follows is outside the string.
+    expect(jsonDepthExceeds(`{"s":"\\\\","t":${nest(4)}}`, 4)).toBe(true);
+    expect(jsonDepthExceeds('{"s":"x"}', 0)).toBe(true);
+    expect(jsonDepthExceeds('"x"', 0)).toBe(false);
+  });
+});
+
 describe('ToolUseIndex', () => {
   it('keeps recent ids whole, older ones as hashes, and never forgets one', () => {
     const idx = new ToolUseIndex(8);
@@ -287,6 +303,8 @@ describe('ToolUseIndex', () => {
     expect(idx.size).toBe(5000);
     expect(idx.get('toolu_4999')).toBe('ex_4999');
     expect(idx.get('toolu_0')).toBeUndefined();
+    // Exactly the last eight are kept whole, whatever the ring's turn.
+    for (let i = 0; i < 5000; i++) expect(idx.get(`toolu_${i}`)).toBe(i >= 4992 ? `ex_${i}` : undefined);
     for (let i = 0; i < 4992; i++) expect(idx.mayBeOlder(`toolu_${i}`)).toBe(true);
     // Ids never seen: a hash hit is possible but rare (each one is then checked against the database).
     let hits = 0;

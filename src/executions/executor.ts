@@ -146,11 +146,11 @@ export class Executor {
    * Inputs are compared as values (key order aside: a conversation stored
    * in a database that sorts keys and sent again is the same retry).
    */
-  private earlierCall(session: Session, uses: readonly ToolUse[], firstOf: Map<string, number>, index: number): EarlierCall | undefined {
+  private earlierCall(session: Session, uses: readonly ToolUse[], firstOf: Map<string, number> | undefined, index: number): EarlierCall | undefined {
     const { deps, registry } = this.opts;
     const use = uses[index]!;
-    const first = firstOf.get(use.id) ?? index;
-    if (first === index) firstOf.set(use.id, index);
+    const first = firstOf?.get(use.id) ?? index;
+    if (first === index) firstOf?.set(use.id, index);
     else {
       const u = uses[first]!;
       if (u.name !== use.name || !sameValue(u.input, use.input)) throw reusedId(use, index, `tool_uses[${first}] of this request (${u.name})`);
@@ -216,15 +216,16 @@ export class Executor {
     const items: BatchItem[] = [];
     const fresh: { use: ToolUse; queued: QueuedCall; abort: CallAbort; resolve: (f: FinishedCall) => void; reject: (e: unknown) => void }[] = [];
     // Every id is settled before anything is queued: a refused batch leaves nothing behind.
-    // firstOf holds, for every id of the batch, the index of its first use.
-    const firstOf = new Map<string, number>();
+    // firstOf holds, for every id of the batch, the index of its first use (none for a batch of one call,
+    // most of them: every use is its own first).
+    const firstOf = uses.length > 1 ? new Map<string, number>() : undefined;
     const earlierCalls = uses.map((_use, i) => this.earlierCall(session, uses, firstOf, i));
 
     // One item a use, in order: items[k] is the item of uses[k].
     for (let i = 0; i < uses.length; i++) {
       const use = uses[i]!;
       const found = earlierCalls[i];
-      const first = firstOf.get(use.id) ?? i;
+      const first = firstOf?.get(use.id) ?? i;
       if (first !== i) {
         // The same id earlier in this batch: the same call, replayed.
         const dup = items[first]!;
@@ -279,8 +280,8 @@ export class Executor {
         resolve = res;
         reject = rej;
       });
-      // Marked handled: a storage failure is reported through `done` of the item.
-      donePromise.catch(() => {});
+      // Handled by the item's `then` below (a storage failure goes on to `done`, which is marked handled),
+      // so it needs no catch of its own.
       entry.done = donePromise;
       const item: BatchItem = {
         use,

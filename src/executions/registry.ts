@@ -40,6 +40,12 @@ export class ExecutionRegistry implements CallObserver {
   private readonly live = new Map<string, LiveExecution>();
   private readonly byToolUse = new Map<string, string>();
   private readonly listeners = new Set<ExecutionListener>();
+  /**
+   * Listeners of finished calls only (statistics). Kept apart so that a call's
+   * other state changes make no event at all when nobody else listens (the
+   * websocket hub listens only while a connection subscribes).
+   */
+  private readonly finishListeners = new Set<(call: FinishedCall) => void>();
 
   add(call: Call, controller: CallAbort): LiveExecution {
     const key = toolUseKey(call.sessionId, call.toolUseId);
@@ -88,6 +94,12 @@ export class ExecutionRegistry implements CallObserver {
     return () => this.listeners.delete(l);
   }
 
+  /** Listens to finished calls only (as `execution.finished` events do, first). */
+  onFinished(l: (call: FinishedCall) => void): () => void {
+    this.finishListeners.add(l);
+    return () => this.finishListeners.delete(l);
+  }
+
   private emit(e: ExecutionEvent): void {
     for (const l of this.listeners) {
       try {
@@ -106,6 +118,13 @@ export class ExecutionRegistry implements CallObserver {
       this.live.delete(call.id);
       const key = entry ? entry.key : toolUseKey(call.sessionId, call.toolUseId);
       if (this.byToolUse.get(key) === call.id) this.byToolUse.delete(key);
+      for (const l of this.finishListeners) {
+        try {
+          l(call as FinishedCall);
+        } catch {
+          /* a listener's failure is its own */
+        }
+      }
       if (this.listeners.size > 0) this.emit({ type: 'execution.finished', call: call as FinishedCall });
       return;
     }

@@ -5,7 +5,7 @@
  * metrics built on them, and the readiness check.
  */
 import type { Logger } from 'pino';
-import type { ExecutionEvent, ExecutionRegistry } from '../executions/registry.js';
+import type { ExecutionRegistry } from '../executions/registry.js';
 import type { Db, GroupCommitWriter } from '../storage/db.js';
 import { StatsStore } from '../storage/stats.js';
 import { CallStats, type ToolStatsView } from './call-stats.js';
@@ -60,9 +60,7 @@ export class Observability {
     this.store = new StatsStore(opts.db, opts.writer);
     this.store.load(this.stats);
     const stats = this.stats;
-    this.unsubscribe = opts.registry.subscribe((e: ExecutionEvent) => {
-      if (e.type === 'execution.finished') stats.record(e.call);
-    });
+    this.unsubscribe = opts.registry.onFinished((call) => stats.record(call));
     this.timer = setInterval(() => this.flush(), opts.flushMs ?? STATS_FLUSH_MS);
     this.timer.unref();
     const mcp = opts.mcp;

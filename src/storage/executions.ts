@@ -271,6 +271,9 @@ export class ExecutionLog {
   private readonly bySeq: Statement<[number]>;
   private nextSeq: number;
   private readonly tag = randomBytes(6).toString('base64url');
+  /** The id newId issued last, and its row number. */
+  private issuedId: string | undefined = undefined;
+  private issuedSeq = 0;
   private readonly byToolUse: Statement<[string, string]>;
   private readonly sessionToolUses: Statement<[string, number, number]>;
   private readonly interrupted: Statement<[number]>;
@@ -396,6 +399,8 @@ export class ExecutionLog {
 
   /** The row number of an id: read straight from one this process issued (a regexp test per call measured 1% of a request). */
   private seqOf(id: string): number {
+    // The id just issued (start follows newId): its number is known, not parsed back (0.2-0.3 µs a call).
+    if (id === this.issuedId) return this.issuedSeq;
     if (id.length === 3 + SEQ_DIGITS + this.tag.length && id.endsWith(this.tag) && id.startsWith('ex_')) {
       const n = parseInt(id.slice(3, 3 + SEQ_DIGITS), 36);
       if (Number.isSafeInteger(n)) return n;
@@ -411,7 +416,10 @@ export class ExecutionLog {
    */
   newId(): string {
     const seq = this.nextSeq++;
-    return `ex_${seq.toString(36).padStart(SEQ_DIGITS, '0')}${this.tag}`;
+    const id = `ex_${seq.toString(36).padStart(SEQ_DIGITS, '0')}${this.tag}`;
+    this.issuedId = id;
+    this.issuedSeq = seq;
+    return id;
   }
 
   get(id: string): ExecutionRow | undefined {

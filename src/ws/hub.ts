@@ -80,7 +80,8 @@ export class WsHub {
   /** Frame-limit windows per token name (as many as configured tokens). */
   private readonly windows = new Map<string, FrameWindow>();
   private readonly timer: NodeJS.Timeout;
-  private readonly offRegistry: () => void;
+  /** Set while some connection subscribes to a session (or to all): otherwise no call's event is made for the hub. */
+  private offRegistry: (() => void) | undefined = undefined;
   private readonly offBroker: () => void;
 
   constructor(
@@ -89,7 +90,6 @@ export class WsHub {
     private readonly log: Logger,
     private readonly opts: HubOptions = DEFAULT_HUB_OPTIONS,
   ) {
-    this.offRegistry = registry.subscribe((e) => this.onExecution(e));
     this.offBroker = broker.on((e) => this.onPermission(e));
     broker.setPresence((sessionId) => this.hasApprover(sessionId));
     this.timer = setInterval(() => this.heartbeat(), opts.heartbeatMs);
@@ -135,6 +135,16 @@ export class WsHub {
       const set = this.bySession.get(s);
       set?.delete(conn);
       if (set && set.size === 0) this.bySession.delete(s);
+    }
+    this.listen();
+  }
+
+  /** Listens to the registry while a connection subscribes to executions, and only then. */
+  private listen(): void {
+    if (this.bySession.size > 0) this.offRegistry ??= this.registry.subscribe((e) => this.onExecution(e));
+    else if (this.offRegistry !== undefined) {
+      this.offRegistry();
+      this.offRegistry = undefined;
     }
   }
 
@@ -209,6 +219,7 @@ export class WsHub {
           const set = this.bySession.get(f.session_id) ?? new Set();
           set.add(conn);
           this.bySession.set(f.session_id, set);
+          this.listen();
           this.send(conn, { type: 'ack', ref: 'subscribe', session_id: f.session_id }, true);
           // Requests already waiting for this session are shown to the new subscriber, as its socket
           // drains: thousands of them sent at once went past maxBufferedBytes, and the approver who
@@ -227,6 +238,7 @@ export class WsHub {
           const set = this.bySession.get(f.session_id);
           set?.delete(conn);
           if (set && set.size === 0) this.bySession.delete(f.session_id);
+          this.listen();
           this.send(conn, { type: 'ack', ref: 'unsubscribe', session_id: f.session_id }, true);
           return;
         }
@@ -380,7 +392,6 @@ export class WsHub {
 
   close(): void {
     clearInterval(this.timer);
-    this.offRegistry();
     this.offBroker();
     for (const c of [...this.conns]) {
       try {
@@ -390,6 +401,9 @@ export class WsHub {
       }
       this.detach(c);
     }
+    // Detaching the connections has stopped the listening already; this only makes sure.
+    this.offRegistry?.();
+    this.offRegistry = undefined;
   }
 }
 

@@ -166,6 +166,9 @@ describe('races around one request', () => {
       }
       await sleep(2);
     }
+    // 200 answers at least 2 ms apart outlast the 300 ms timeout of requests all made before the first:
+    // the last ones come after it, and lose (without a timeout every answer would win, and the checks below hold too).
+    expect([...answers.values()]).toContain(409);
     await until(() => app.toolexec.registry.size === 0, 'every call to end');
     const rows = app.toolexec.db.prepare("SELECT execution_id, behavior, reason_type FROM audit WHERE tool_use_id LIKE 'race-%'").all() as Json[];
     expect(rows).toHaveLength(200);

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tmpDir } from './helpers.js';
 import { BYPASS, bashServiceTests, ruleEnv } from './helpers-bash.js';
+import { BIN } from './helpers-cli.js';
 import { run } from './helpers-hooks.js';
 
 const openApp = bashServiceTests();
@@ -72,14 +73,44 @@ describe('git stash -u where git passes over the nearest .git', () => {
     }
     fs.writeFileSync(head, 'ref: refs/heads/main\n');
     await ok();
-    if (process.getuid?.() !== 0) {
-      // objects or refs git cannot enter (root enters any directory).
-      for (const d of ['objects', 'refs']) {
-        fs.chmodSync(path.join(sub, '.git', d), 0o600);
-        await over(d);
-        fs.chmodSync(path.join(sub, '.git', d), 0o755);
-      }
-      await ok();
-    }
   });
+
+  it('asks where git cannot enter objects or refs, as a user other than root (root enters any directory)', () => {
+    // The image runs the service as a user (node), CI as root: as root, git, the service and the
+    // check run as nobody, here through the built command (its check prints the decision).
+    const dir = tmpDir('toolexec-stash-user-');
+    const ws = path.join(dir, 'ws');
+    const home = path.join(dir, 'home');
+    fs.mkdirSync(ws);
+    fs.mkdirSync(home);
+    const config = path.join(dir, 'toolexec.json');
+    fs.writeFileSync(config, JSON.stringify({ permissions: { ...BYPASS, deny: ['Read(./.env)'] } }));
+    const root = process.getuid?.() === 0;
+    if (root) {
+      fs.chmodSync(dir, 0o755);
+      for (const p of [dir, ws, home, config]) fs.chownSync(p, 65534, 65534);
+    }
+    const user = (file: string, args: string[], cwd = ws): string =>
+      execFileSync(root ? 'setpriv' : file, [...(root ? ['--reuid=65534', '--regid=65534', '--clear-groups', file] : []), ...args], {
+        cwd,
+        encoding: 'utf8',
+        env: { ...process.env, HOME: home, GIT_CONFIG_NOSYSTEM: '1' },
+      });
+    const sub = path.join(ws, 'sub');
+    user('git', ['init', '-q']);
+    user('git', ['init', '-q', 'sub']);
+    user('git', [...GIT_ID, 'commit', '-q', '--allow-empty', '-m', 'x'], sub);
+    user('sh', ['-c', 'echo KEY=1 > .env']);
+    const top = (): string => user('git', ['rev-parse', '--show-toplevel'], sub).trim();
+    const check = (command: string): { behavior: string; reason: { type: string } } =>
+      JSON.parse(user(process.execPath, [BIN, 'check', '--json', '--config', config, '--no-mcp', '--workspace', ws, 'Bash', JSON.stringify({ command })])) as { behavior: string; reason: { type: string } };
+    expect(top()).toBe(sub);
+    expect(check('cd sub && git stash -u')).toMatchObject({ behavior: 'allow', reason: { type: 'mode' } });
+    for (const d of ['objects', 'refs']) {
+      fs.chmodSync(path.join(sub, '.git', d), 0o600);
+      expect(top(), d).toBe(ws);
+      expect(check('cd sub && git stash -u'), d).toMatchObject({ behavior: 'ask', reason: { type: 'safety' } });
+      fs.chmodSync(path.join(sub, '.git', d), 0o755);
+    }
+  }, 120_000);
 });

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { notebookEditTool } from '../src/tools/notebook-edit.js';
-import { TODO_WRITE_RESULT, todoWriteTool } from '../src/tools/todo-write.js';
+import { todoWriteTool } from '../src/tools/todo-write.js';
 import { cleanupTmp, tmpDir, type TestApp } from './helpers.js';
 import { call, directContext, fileApp, runDirect } from './helpers-files.js';
 
@@ -154,7 +154,10 @@ describe('TodoWrite', () => {
     t = await fileApp();
     const r = await call(t, 'TodoWrite', { todos }, 's-todo');
     expect(r.isError).toBe(false);
-    expect(r.text).toBe(TODO_WRITE_RESULT);
+    // Claude Code's words, written out: compared with the constant that makes them, a change to them passed.
+    expect(r.text).toBe(
+      'Todos have been modified successfully. Ensure that you continue to use the todo list to track your progress. Please proceed with the current tasks if applicable',
+    );
     expect(r.decision).toMatchObject({ behavior: 'allow', reason: { type: 'tool' } });
     expect(t.app.toolexec.sessions.get('s-todo').todos).toEqual(todos);
     t.app.toolexec.writer.flushNow();

@@ -21,6 +21,9 @@ const dirs: string[] = [];
  * container's), it stays a zombie that kill(pid, 0) still finds.
  */
 export function isAlive(pid: number): boolean {
+  // A pid read from a file not written yet (NaN, 0) or a status without one
+  // (undefined) would be "not alive", and pass every check that a process is gone.
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`isAlive: ${String(pid)} is not a process id`);
   try {
     process.kill(pid, 0);
   } catch {

@@ -68,7 +68,9 @@ async function call(
   const type = res.headers.get('content-type') ?? '';
   if (type.includes('application/json') && text.length > 0) {
     json = JSON.parse(text);
+    // A JSON answer on a status documented without a JSON schema would go unchecked.
     const schema = documented!.content?.['application/json']?.schema;
+    expect(schema, `${method} ${url} answered JSON with ${res.status}, which documents no JSON schema: ${text.slice(0, 300)}`).toBeDefined();
     if (schema) {
       const ref = `openapi#/paths/${ptr(tmpl)}/${method.toLowerCase()}/responses/${res.status}/content/application~1json/schema`;
       const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });

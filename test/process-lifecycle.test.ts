@@ -116,6 +116,7 @@ describe('SIGTERM', () => {
     const res = await running;
     expect(res.status).toBe(200);
     const body = (await res.json()) as { executions: Array<{ status: string; error_class: string }> };
+    expect(body.executions).toHaveLength(3);
     for (const e of body.executions) expect(e).toMatchObject({ status: 'cancelled', error_class: 'cancelled' });
     expect(await s.exited).toEqual({ code: 0, signal: null });
     const d = new Database(s.db, { readonly: true });

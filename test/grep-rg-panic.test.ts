@@ -80,3 +80,30 @@ describe('Grep (rg engine) where rg panics', () => {
     expect(a.text).toBe('a-before.txt:1:one\na-before.txt:2:two\ncrlf.txt:1:x\ncrlf.txt:2:y\ncrlf.txt:3:\nz-after.txt:1:three');
   });
 });
+
+describe('Grep (rg engine) where rg dies of SIGBUS', () => {
+  // rg -U maps the files it searches (--mmap); a file truncated meanwhile kills it with SIGBUS. That race
+  // cannot be set up at will: this rg dies so on every multiline search (not on its listing of the files
+  // with a long line, a plain search), and the installed rg does everything else.
+  it('answers what the JS engine answers, not an error', async () => {
+    const realRg = execFileSync('sh', ['-c', 'command -v rg'], { encoding: 'utf8' }).trim();
+    const bin = tmpDir('rg-sigbus-');
+    fs.writeFileSync(
+      path.join(bin, 'rg'),
+      `#!/bin/sh\ncase " $* " in *" --multiline "*) ulimit -c 0; kill -BUS $$ ;; esac\nexec '${realRg}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    const dying = await grepApp(root, 'rg', {}, { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` });
+    try {
+      for (const output_mode of ['content', 'count', 'files_with_matches']) {
+        const q = { pattern: 'o\\n|e$', multiline: true, output_mode };
+        const a = await runGrep(dying.app, q);
+        expect(a.isError, a.text).toBe(false);
+        expect(a.text).toBe((await runGrep(js.app, q)).text);
+        expect(a.text).toMatch(/a-before\.txt/);
+      }
+    } finally {
+      await dying.close();
+    }
+  });
+});

@@ -81,6 +81,27 @@ describe('Grep (rg engine) where rg panics', () => {
   });
 });
 
+describe('Grep (rg engine) where rg panics in a tree with a file holding a long line', () => {
+  // The JS engine searches that file apart (rg -U is quadratic on a long line); once rg dies, the JS
+  // engine searching on from there leaves it out, or its hits would be given twice.
+  it('gives each file once', async () => {
+    const dir = tmpDir('grep-panic-long-');
+    fs.writeFileSync(path.join(dir, 'a-before.txt'), 'one\ntwo\n');
+    fs.writeFileSync(path.join(dir, 'crlf.txt'), 'x\r\ny\r\n\r\n');
+    fs.writeFileSync(path.join(dir, 'long.txt'), `${'a'.repeat(20_000)}\nend\n`);
+    fs.writeFileSync(path.join(dir, 'z-after.txt'), 'three\n');
+    const rgLong = await grepApp(dir, 'rg', {}, runs.env);
+    try {
+      runs.take();
+      const a = await runGrep(rgLong.app, { pattern: '$', multiline: true, output_mode: 'count' });
+      expect(ranMultiline(runs.take())).toBe(true);
+      expect(a.text).toBe('a-before.txt:2\ncrlf.txt:3\nlong.txt:1\nz-after.txt:1\n\nFound 7 total occurrences across 4 files.');
+    } finally {
+      await rgLong.close();
+    }
+  });
+});
+
 describe('Grep (rg engine) where rg dies of SIGBUS', () => {
   // rg -U maps the files it searches (--mmap); a file truncated meanwhile kills it with SIGBUS. That race
   // cannot be set up at will: this rg dies so on every multiline search (not on its listing of the files

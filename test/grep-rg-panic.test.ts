@@ -66,7 +66,25 @@ describe('Grep (rg engine) where rg panics', () => {
     });
   }
 
-  it('counts each file once: a-before.txt, answered by rg before it died, is not counted again', async () => {
+  it('counts each file once: the files rg answered before it died are not counted again', async () => {
+    // rg's output is buffered, and flushed after its panic message, which makes the rg engine drop it: files
+    // whose answer fills the buffer are read before rg reaches crlf.txt, and the JS engine goes on from there.
+    const dir = tmpDir('grep-panic-resume-');
+    for (const name of ['0-big.txt', '1-big.txt']) fs.writeFileSync(path.join(dir, name), 'line\n'.repeat(5000));
+    fs.writeFileSync(path.join(dir, 'crlf.txt'), 'x\r\ny\r\n\r\n');
+    fs.writeFileSync(path.join(dir, 'z-after.txt'), 'three\n');
+    const rgBig = await grepApp(dir, 'rg', {}, runs.env);
+    try {
+      runs.take();
+      const a = await runGrep(rgBig.app, { pattern: '$', multiline: true, output_mode: 'count' });
+      expect(ranMultiline(runs.take())).toBe(true);
+      expect(a.text).toBe('0-big.txt:5000\n1-big.txt:5000\ncrlf.txt:3\nz-after.txt:1\n\nFound 10004 total occurrences across 4 files.');
+    } finally {
+      await rgBig.close();
+    }
+  });
+
+  it('counts each file once where rg died before its answer was read (the JS engine answers every file)', async () => {
     runs.take();
     const a = await runGrep(rg.app, { pattern: '$', multiline: true, output_mode: 'count' });
     expect(ranMultiline(runs.take())).toBe(true);

@@ -133,6 +133,12 @@ export function reportRows() {
       when(spawn),
     ]);
   }
+  const grep = load('grep');
+  if (grep) {
+    for (const r of grep.rows) {
+      rows.push([`Grep ${r.case}`, `JS engine ${r.js_ms} ms`, `rg engine ${r.rg_ms} ms (the JS engine takes **${r.js_over_rg}×** as long)${r.same ? '' : '; **the answers differ**'}`, '—', '—', when(grep)]);
+    }
+  }
   const soak = load('soak');
   if (soak) {
     const g = soak.growth ?? {};

@@ -11,6 +11,7 @@ import { largeResultBench } from './large-result.bench.mjs';
 import { catalogBench } from './catalog.bench.mjs';
 import { coldStartBench } from './cold-start.bench.mjs';
 import { spawnBench } from './spawn.bench.mjs';
+import { grepBench } from './grep.bench.mjs';
 
 // Scripts that run as their own process (they start servers of their own).
 const script = (file) => () => {
@@ -28,6 +29,7 @@ const benches = {
   catalog: catalogBench,
   'cold-start': coldStartBench,
   spawn: spawnBench,
+  grep: grepBench,
   observability: script('observability.bench.mjs'),
 };
 const only = process.argv[2];

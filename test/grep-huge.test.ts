@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTmp, tmpDir, type TestApp } from './helpers.js';
-import { grepApp, runGrep } from './helpers-grep.js';
+import { grepApp, loggedRg, ranMultiline, runGrep } from './helpers-grep.js';
 
 const apps: TestApp[] = [];
 afterAll(async () => {
@@ -19,8 +19,8 @@ afterAll(async () => {
   cleanupTmp();
 });
 
-async function app(root: string, engine: 'rg' | 'js'): Promise<TestApp> {
-  const a = await grepApp(root, engine);
+async function app(root: string, engine: 'rg' | 'js', env?: NodeJS.ProcessEnv): Promise<TestApp> {
+  const a = await grepApp(root, engine, {}, env);
   apps.push(a);
   return a;
 }
@@ -72,30 +72,51 @@ describe('Grep (rg engine) on huge lines and huge numbers of lines', () => {
     }
   });
 
+  // rg -U searches the other files; the file with the long line is left out of its run and searched by the JS
+  // engine, its hits merged in walk order. Were rg -U given that file, a case would time out.
   describe('a multiline search where a file holds a 3 MB line (rg 13 -U took over 100 s on it: quadratic)', () => {
     let rg: TestApp;
     let js: TestApp;
+    const runs = loggedRg();
     beforeAll(async () => {
       const root = tmpDir();
       fs.writeFileSync(path.join(root, 'a-small.txt'), 'ab\nc\n');
       fs.writeFileSync(path.join(root, 'bundle.min.js'), `x\n${'a'.repeat(3_000_000)}\nb\n`);
       fs.writeFileSync(path.join(root, 'z-small.txt'), 'q\n');
-      rg = await app(root, 'rg');
+      // A name rg's globs would read as a pattern, in a directory: it is left out of rg's run all the same.
+      fs.mkdirSync(path.join(root, 'lib [2]'));
+      fs.writeFileSync(path.join(root, 'lib [2]', '*odd{1,2}!#.js'), `${'a'.repeat(3_000_000)}\nodd\n`);
+      // files_with_matches lists the newest first: this one last.
+      fs.utimesSync(path.join(root, 'lib [2]', '*odd{1,2}!#.js'), 1_000_000_000, 1_000_000_000);
+      rg = await app(root, 'rg', runs.env);
       js = await app(root, 'js');
     });
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ pattern: '.', output_mode: 'content' }, 'a-small.txt:1:ab\na-small.txt:2:c\nbundle.min.js:1:x\nbundle.min.js:3:b\nz-small.txt:1:q'],
+      [
+        { pattern: '.', output_mode: 'content' },
+        'a-small.txt:1:ab\na-small.txt:2:c\nbundle.min.js:1:x\nbundle.min.js:3:b\nlib [2]/*odd{1,2}!#.js:2:odd\nz-small.txt:1:q',
+      ],
       [{ pattern: '^a', output_mode: 'content' }, 'a-small.txt:1:ab'],
       // With --multiline-dotall `.` matches each newline too; the long line, with its newline, is not searched.
-      [{ pattern: '.', output_mode: 'count' }, 'a-small.txt:5\nbundle.min.js:4\nz-small.txt:2\n\nFound 11 total occurrences across 3 files.'],
+      [
+        { pattern: '.', output_mode: 'count' },
+        'a-small.txt:5\nbundle.min.js:4\nlib [2]/*odd{1,2}!#.js:4\nz-small.txt:2\n\nFound 15 total occurrences across 4 files.',
+      ],
       [{ pattern: '^a', output_mode: 'count' }, 'a-small.txt:1\n\nFound 1 total occurrence across 1 file.'],
-      [{ pattern: '^', output_mode: 'count' }, 'a-small.txt:2\nbundle.min.js:2\nz-small.txt:1\n\nFound 5 total occurrences across 3 files.'],
+      [{ pattern: '^', output_mode: 'count' }, 'a-small.txt:2\nbundle.min.js:2\nlib [2]/*odd{1,2}!#.js:1\nz-small.txt:1\n\nFound 6 total occurrences across 4 files.'],
       [{ pattern: '^a' }, 'Found 1 file\na-small.txt'],
+      [{ pattern: '^[bo]' }, 'Found 2 files\nbundle.min.js\nlib [2]/*odd{1,2}!#.js'],
+      // A glob of the user's that names the file does not bring it back into rg's run.
+      [{ pattern: '^[abx]\n?', output_mode: 'content', glob: '*.js' }, 'bundle.min.js:1:x\nbundle.min.js:3:b'],
+      // The JS engine's hits count toward head_limit where they fall.
+      [{ pattern: '.', output_mode: 'content', head_limit: 3 }, 'a-small.txt:1:ab\na-small.txt:2:c\nbundle.min.js:1:x\n\n[Showing results with pagination = limit: 3]'],
     ];
     for (const [q, want] of cases) {
       it(JSON.stringify(q), async () => {
         const input = { multiline: true, head_limit: 0, ...q };
+        runs.take();
         const a = await runGrep(rg.app, input);
+        expect(ranMultiline(runs.take())).toBe(true);
         expect(a.isError).toBe(false);
         expect(a.text).toBe(want);
         expect((await runGrep(js.app, input)).text).toBe(want);

@@ -5,13 +5,15 @@
  * Unicode, CRLF, UTF-16, a BOM, binary files, .gitignore/.ignore/.rgignore,
  * a nested repository, hidden files, long lines), and the texts must be
  * identical. A second table checks the regex dialect on a file of awkward
- * lines. Both engines are forced, so this needs rg installed (CI installs it).
+ * lines. Both engines are forced, so this needs rg installed (CI installs it);
+ * rg runs behind a script that logs its runs, so that a multiline row fails
+ * if rg did not search it with -U (the JS engine compared with itself).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTmp, tmpDir, type TestApp } from './helpers.js';
-import { grepApp, makeCorpus, runGrep } from './helpers-grep.js';
+import { grepApp, loggedRg, makeCorpus, ranMultiline, runGrep, type RgRuns } from './helpers-grep.js';
 
 type Query = Record<string, unknown>;
 
@@ -173,6 +175,7 @@ let rg: TestApp;
 let js: TestApp;
 let rgTricky: TestApp;
 let jsTricky: TestApp;
+let runs: RgRuns;
 
 beforeAll(async () => {
   corpus = makeCorpus();
@@ -182,9 +185,10 @@ beforeAll(async () => {
   // the pattern (a literal takes a path that drops the terminator first, `\w+$` does not).
   const crlf = TRICKY_LINES.filter((l) => !l.endsWith('\r'));
   fs.writeFileSync(path.join(tricky, 'crlf.txt'), crlf.join('\r\n') + '\r\n');
-  rg = await grepApp(corpus, 'rg');
+  runs = loggedRg();
+  rg = await grepApp(corpus, 'rg', {}, runs.env);
   js = await grepApp(corpus, 'js');
-  rgTricky = await grepApp(tricky, 'rg');
+  rgTricky = await grepApp(tricky, 'rg', {}, runs.env);
   jsTricky = await grepApp(tricky, 'js');
 });
 
@@ -195,7 +199,9 @@ afterAll(async () => {
 
 describe('Grep engines agree on the corpus', () => {
   it.each(CORPUS_QUERIES.map((q) => [JSON.stringify(q), q] as const))('%s', async (_name, q) => {
+    runs.take();
     const a = await runGrep(rg.app, q);
+    expect(ranMultiline(runs.take())).toBe(q.multiline === true);
     const b = await runGrep(js.app, q);
     expect(a.isError).toBe(false);
     expect(b.text).toBe(a.text);
@@ -214,7 +220,9 @@ describe('Grep engines agree on the corpus', () => {
 describe('Grep engines agree on the regex dialect', () => {
   it.each(TRICKY_PATTERNS.map((q) => [JSON.stringify(q), q] as const))('%s', async (_name, q) => {
     const input = { output_mode: 'content', ...q };
+    runs.take();
     const a = await runGrep(rgTricky.app, input);
+    expect(ranMultiline(runs.take())).toBe(q.multiline === true);
     const b = await runGrep(jsTricky.app, input);
     expect(b.isError).toBe(a.isError);
     expect(b.text).toBe(a.text);

@@ -5,6 +5,7 @@
  * `X.ts`) and fixed modification times, and apps that run Grep with either
  * engine forced.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,12 +55,42 @@ export function makeCorpus(): string {
   return root;
 }
 
-export async function grepApp(workspace: string, engine: 'rg' | 'js', config: ConfigInput = {}): Promise<TestApp> {
+export async function grepApp(workspace: string, engine: 'rg' | 'js', config: ConfigInput = {}, env?: NodeJS.ProcessEnv): Promise<TestApp> {
   return makeApp(
     { ...config, workspace: { ...(config.workspace ?? {}), root: workspace }, grep: { engine }, permissions: { allow: ['Grep'], ...(config.permissions ?? {}) } },
-    { extraTools: [grepTool] },
+    { extraTools: [grepTool], ...(env ? { env } : {}) },
   );
 }
+
+/**
+ * The installed rg behind a script that first writes its arguments (one line per run) to a log: an app
+ * given `env` searches with the real rg, and a test can tell that rg, not the JS engine, answered.
+ */
+export interface RgRuns {
+  env: NodeJS.ProcessEnv;
+  /** The runs since the last call, each its arguments joined by spaces. */
+  take(): string[];
+}
+
+export function loggedRg(): RgRuns {
+  const realRg = execFileSync('sh', ['-c', 'command -v rg'], { encoding: 'utf8' }).trim();
+  const bin = tmpDir('rg-runs-');
+  const log = path.join(bin, 'runs.log');
+  fs.writeFileSync(path.join(bin, 'rg'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${realRg}' "$@"\n`, { mode: 0o755 });
+  let seen = 0;
+  return {
+    env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` },
+    take() {
+      const runs = fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter((l) => l.length > 0) : [];
+      const fresh = runs.slice(seen);
+      seen = runs.length;
+      return fresh;
+    },
+  };
+}
+
+/** Whether one of `runs` was rg searching with -U (not the listing of files with a long line, a plain search). */
+export const ranMultiline = (runs: string[]): boolean => runs.some((r) => r.split(' ').includes('--multiline'));
 
 export interface GrepCall {
   text: string;

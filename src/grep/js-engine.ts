@@ -21,11 +21,18 @@ type WorkerMessage = { type: 'hits'; hits: Array<[number, number, ShownLine[] | 
 
 /**
  * `from`: the search goes on from this file (in walk order, it included), as the rg engine asks when rg
- * meets a line too long to report (rg-engine.ts).
+ * meets a line too long to report (rg-engine.ts). `files`: these files (in walk order, already filtered
+ * and screened for deny rules) are searched instead of the walk's, as the rg engine asks for the files
+ * of a multiline search that hold a long line.
  */
-export async function searchJs(q: SearchQuery, sink: HitSink, limits: EngineLimits, from?: string): Promise<void> {
+export async function searchJs(
+  q: SearchQuery,
+  sink: HitSink,
+  limits: EngineLimits,
+  { from, files: given }: { from?: string; files?: readonly string[] } = {},
+): Promise<void> {
   const started = performance.now();
-  let files = await walkFiles(q);
+  let files = given !== undefined ? [...given] : await walkFiles(q);
   if (from !== undefined) {
     const start = path.relative(q.root, from);
     files = files.filter((f) => compareWalkOrder(path.relative(q.root, f), start) >= 0);

@@ -20,6 +20,9 @@
  * - files_with_matches uses the fast `--files-with-matches`, count the fast
  *   `--count`; a reported file that holds a line longer than MAX_LINE_BYTES
  *   is searched again by the JS engine, without those lines.
+ * - A multiline search: rg 13 -U is quadratic on a long line, so the files
+ *   that hold a line over MAX_LINE_BYTES are listed first (a plain rg search)
+ *   and left to the JS engine; rg -U searches the rest (searchMultiline).
  * - Read deny rules: a reported file that a rule covers, or whose directory
  *   below the search root a rule covers, is dropped.
  * - A file given as the path is searched as the only entry of its directory
@@ -36,10 +39,22 @@ import { escapeGlobLiteral } from './glob.js';
 import type { ShownLine } from './file-scan.mjs';
 import type { EngineLimits, FileHit, HitSink, SearchQuery } from './types.js';
 import { searchJs } from './js-engine.js';
+import { compareWalkOrder } from './walk.js';
 
 const TYPE_NAME = 'toolexecselected';
 
-export function rgArgs(q: SearchQuery, kind: 'files' | 'count' | 'json', single: string | undefined): string[] {
+/**
+ * A line over MAX_LINE_BYTES bytes, as rg reads it (after transcoding UTF-16), for a plain search: anchored
+ * at the line's start, rg's DFA counts the line's bytes up to the limit, one small state per byte, and stops.
+ * (Unanchored, each state would hold every count at once: 9 s on a 12 MB line rather than 0.05 s.)
+ */
+const LONG_LINE_RUST = `^(?-u:[^\n]){${MAX_LINE_BYTES + 1}}`;
+
+/**
+ * rg's arguments: `files`, `count` and `json` search for the pattern; `long` lists the files (among those the
+ * search would read) that hold a line over MAX_LINE_BYTES, with a plain search, whatever the query's mode.
+ */
+export function rgArgs(q: SearchQuery, kind: 'files' | 'count' | 'json' | 'long', single: string | undefined): string[] {
   const args = [
     '--no-config',
     '--no-messages',
@@ -51,8 +66,11 @@ export function rgArgs(q: SearchQuery, kind: 'files' | 'count' | 'json', single:
     '--max-filesize',
     `${MAX_FILE_BYTES / (1024 * 1024)}M`,
   ];
-  if (q.ignoreCase) args.push('--ignore-case');
-  if (q.multiline) args.push('--multiline', '--multiline-dotall');
+  if (q.ignoreCase && kind !== 'long') args.push('--ignore-case');
+  // rg 13 -U reads each file into a buffer of its own unless it maps it, which made a search of this
+  // repository's node_modules take 5 s of CPU rather than 0.1 s (the JS engine: 2 s). A file cut short
+  // while mapped kills rg (SIGBUS): runRg has the JS engine answer from there, as after a panic.
+  if (q.multiline && kind !== 'long') args.push('--multiline', '--multiline-dotall', '--mmap');
   if (single !== undefined) {
     args.push('--max-depth', '1', '--glob', `/${escapeGlobLiteral(single)}`);
   } else {
@@ -61,6 +79,12 @@ export function rgArgs(q: SearchQuery, kind: 'files' | 'count' | 'json', single:
       for (const g of q.type.globs) args.push('--type-add', `${TYPE_NAME}:${g}`);
       args.push('--type', TYPE_NAME);
     }
+  }
+  // Files another engine answers for: last, so that no glob of the user's brings them back.
+  for (const abs of q.exclude ?? []) args.push('--glob', `!/${escapeGlobLiteral(path.relative(q.root, abs))}`);
+  if (kind === 'long') {
+    args.push('--files-with-matches', '--null', '--regexp', LONG_LINE_RUST, '--', '.');
+    return args;
   }
   if (kind === 'files') args.push('--files-with-matches', '--null');
   else if (kind === 'count') args.push('--count', '--null', '--sort', 'path');
@@ -339,7 +363,8 @@ const RG_MAX_DATA_KIB = 2 * 1024 * 1024;
  * rg 13 can panic on a pattern it accepted (grep-matcher's "self.start <= end", a multiline `$` over
  * CRLF lines); a panic in one of its worker threads leaves the others waiting for ever, so rg is
  * stopped as soon as it says so on stderr. The answer is then incomplete: runRg says so (true), and the
- * caller has the JS engine search what rg did not answer.
+ * caller has the JS engine search what rg did not answer. So it is where rg died of SIGBUS (a file
+ * truncated while rg read it through a memory map, --mmap).
  */
 const PANIC = /\bpanicked at\b/;
 
@@ -382,7 +407,7 @@ async function runRg(
     });
     if (q.signal.aborted) throw new ToolError('The search was cancelled.', 'cancelled');
     if (stopped) return false;
-    if (panicked || r.exitCode === 101) return true;
+    if (panicked || r.exitCode === 101 || r.signal === 'SIGBUS') return true;
     if (r.spawnError) throw new ToolError(`ripgrep (rg) could not be started: ${r.spawnError}`, 'internal');
     if (r.timedOut) throw new ToolError(`Grep timed out after ${limits.totalMs / 1000} s; narrow the search with path, glob or type.`, 'timeout');
     if (r.exitCode === 127) throw new ToolError(`ripgrep (rg) could not be started: ${stderr.trim()}`, 'internal');
@@ -548,12 +573,90 @@ async function searchJson(q: SearchQuery, cwd: string, single: string | undefine
       return lines.length === 0 || sink({ ...hit, lines });
     },
     { ...limits, totalMs: left },
-    at?.abs,
+    { from: at?.abs },
   );
 }
 
 export async function searchRg(q: SearchQuery, sink: HitSink, limits: EngineLimits): Promise<void> {
+  return q.multiline ? searchMultiline(q, sink, limits) : searchAll(q, new Screen(q), sink, limits);
+}
+
+/**
+ * Exclusion globs for files with a long line take at most this many characters of rg's command line
+ * (Linux allows 2 MB in all); a tree with more such files is searched by the JS engine.
+ */
+const MAX_EXCLUDE_CHARS = 256 * 1024;
+
+/**
+ * A multiline search. rg 13 -U is quadratic on a long line (a file of one 3 MB line of a minified bundle,
+ * searched for `.`, `^` or `^a`, took it over 100 s; a 300 KB line 1-2.6 s), a line that is never searched
+ * anyway. So rg first lists the files that hold a line over MAX_LINE_BYTES (a plain search, linear: 0.35 s
+ * of CPU over this repository's node_modules, where one for a literal takes 0.05 s), the JS engine searches
+ * those files (it skips such lines unsearched, 0.2 s for the 3 MB one), rg -U searches the rest, and the
+ * hits are merged in walk order. The JS engine's answers are held until rg's reach them: a few files
+ * (node_modules has 142 among 13,500).
+ */
+async function searchMultiline(q: SearchQuery, sink: HitSink, limits: EngineLimits): Promise<void> {
+  const started = performance.now();
+  const left = (): EngineLimits => ({ ...limits, totalMs: Math.max(1000, limits.totalMs - (performance.now() - started)) });
   const screen = new Screen(q);
+  const listed: string[] = [];
+  let pending = '';
+  const panicked = await runRg(q, rgArgs(q, 'long', q.single), q.root, limits, (chunk) => {
+    pending += chunk;
+    const parts = pending.split('\0');
+    pending = parts.pop() ?? '';
+    for (const p of parts) if (p.length > 0) listed.push(path.join(q.root, p));
+    return true;
+  });
+  if (panicked) return searchJs(q, sink, left());
+  if (listed.length === 0) return searchAll(q, screen, sink, left());
+  const rel = (abs: string): string => path.relative(q.root, abs);
+  // A file given as the path, with a long line, is the JS engine's alone.
+  const globChars = listed.reduce((n, abs) => n + 2 * rel(abs).length + 8, 0);
+  if (q.single !== undefined || globChars > MAX_EXCLUDE_CHARS) return searchJs(q, sink, left());
+  // Binary files are dropped here, from their first 8 KiB, rather than read whole by the JS engine: in
+  // node_modules 16 of the 142 files with a long line are (native modules, wasm: 35 of their 66 MB).
+  const long = listed.filter((abs) => !screen.denied(abs) && !screen.binary(abs)).sort((a, b) => compareWalkOrder(rel(a), rel(b)));
+  const held: FileHit[] = [];
+  await searchJs(
+    q,
+    (hit) => {
+      held.push(hit);
+      return true;
+    },
+    left(),
+    { files: long },
+  );
+  let next = 0;
+  let stopped = false;
+  /** Hands out the held hits before `abs` in walk order (all of them: undefined); false once the sink has enough. */
+  const heldBefore = (abs: string | undefined): boolean => {
+    while (!stopped && next < held.length && (abs === undefined || compareWalkOrder(rel(held[next]!.abs), rel(abs)) < 0)) {
+      if (!sink(held[next++]!)) stopped = true;
+    }
+    return !stopped;
+  };
+  const rest: SearchQuery = { ...q, exclude: new Set(listed) };
+  // files_with_matches is handed out in any order.
+  if (q.mode === 'files_with_matches') {
+    if (heldBefore(undefined)) await searchAll(rest, screen, sink, left());
+    return;
+  }
+  await searchAll(
+    rest,
+    screen,
+    (hit) => {
+      if (!heldBefore(hit.abs)) return false;
+      if (!sink(hit)) stopped = true;
+      return !stopped;
+    },
+    left(),
+  );
+  heldBefore(undefined);
+}
+
+async function searchAll(q: SearchQuery, screen: Screen, sink: HitSink, limits: EngineLimits): Promise<void> {
   if (q.mode === 'count' && !q.multiline) return countLines(q, screen, sink, limits);
   if (q.mode !== 'files_with_matches') {
     await searchJson(q, q.root, q.single, screen, sink, limits);

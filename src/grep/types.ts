@@ -30,6 +30,11 @@ export interface SearchQuery {
    * (permissions/hard-links.ts): it is not searched either.
    */
   isLinkDenied?(abs: string): boolean;
+  /**
+   * Files (absolute) left out of this search because the other engine answers for them: in a multiline
+   * search on rg, those holding a line over MAX_LINE_BYTES (rg-engine.ts, searchMultiline).
+   */
+  exclude?: ReadonlySet<string>;
   signal: AbortSignal;
   env: NodeJS.ProcessEnv;
 }

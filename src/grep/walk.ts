@@ -46,7 +46,7 @@ export async function walkFiles(q: SearchQuery): Promise<string[]> {
   if (q.single !== undefined) {
     // A file given as the path is searched whatever the filters say (as rg does with a file argument).
     const abs = path.join(q.root, q.single);
-    return q.isDenied(abs) || q.isLinkDenied?.(abs) ? [] : [abs];
+    return q.isDenied(abs) || q.isLinkDenied?.(abs) || q.exclude?.has(abs) ? [] : [abs];
   }
   const filter: EntryFilter = { overrides: q.overrides, type: q.typeFilter };
   const files: string[] = [];
@@ -76,7 +76,7 @@ export async function walkFiles(q: SearchQuery): Promise<string[]> {
     if (!keepEntry(filter, top.rules, q.root, abs, e.name, isDir)) continue;
     if (q.isDenied(abs)) continue;
     if (!isDir) {
-      if (!q.isLinkDenied?.(abs)) files.push(abs);
+      if (!q.isLinkDenied?.(abs) && !q.exclude?.has(abs)) files.push(abs);
       continue;
     }
     const entries = await listDir(abs);

@@ -1,10 +1,10 @@
 /**
  * Grep: searches file contents with a regular expression, with Claude Code's
  * input and output. ripgrep runs it where installed (`grep.engine`: auto | rg
- * | js); otherwise, and for a multiline search, a JavaScript engine gives the
- * same results (src/grep/: filter.ts for which files, regex.ts for the pattern
- * dialect, file-scan.mjs for binary files and long lines, collect.ts for the
- * output). Files hidden by Read deny rules never appear.
+ * | js); otherwise a JavaScript engine gives the same results (src/grep/:
+ * filter.ts for which files, regex.ts for the pattern dialect, file-scan.mjs
+ * for binary files and long lines, collect.ts for the output). Files hidden
+ * by Read deny rules never appear.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -160,12 +160,7 @@ export async function grep(
   if (!st.isDirectory() && !st.isFile()) throw new ToolError(`${given} is neither a file nor a directory.`, 'io');
   // The permission check judged the path before; where it leads now, if elsewhere, is judged again (a symlink may have moved).
   assertOpenedAsJudged('read', 'Grep', real, ctx);
-  const chosen = opts.engine ?? chooseEngine(ctx.config.grep.engine, ctx.childEnv);
-  // A multiline search runs on the JS engine, whose multiline answers the parity table holds equal to rg's:
-  // rg 13 -U is quadratic on a long line (a file of one 3 MB line of a minified bundle, searched for `.` or
-  // `^a`, took it over 100 s), a line that is never searched anyway, and rg cannot be told to leave such a
-  // file out without a walk of its own first. The JS engine answered in under 0.4 s.
-  const engine: EngineName = input.multiline ? 'js' : chosen;
+  const engine = opts.engine ?? chooseEngine(ctx.config.grep.engine, ctx.childEnv);
   const mode: OutputMode = input.output_mode ?? 'files_with_matches';
   const content = mode === 'content';
   const links = ctx.permissions.hardLinkChecker('read');

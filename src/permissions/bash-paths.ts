@@ -46,6 +46,10 @@ export interface PathUse {
    * match judged on its own, but does not move, remove or create them.
    */
   globDirs?: string[];
+  /** The program whose argument (or option's value) the word is, after every wrapper: not set for a redirection. */
+  program?: string;
+  /** A write by a program that may put files no argument names below it: an archive extracted, a tree copied. */
+  fills?: boolean;
 }
 
 export interface Cwds {
@@ -565,6 +569,8 @@ export function throughProcDir(p: string, hops = 0): boolean {
   return false;
 }
 
+/** Other programs that put files into a directory by names no argument spells (archive extractors). */
+const UNSEEN_FILLERS: ReadonlySet<string> = new Set(['gtar', 'bsdtar', 'cpio', 'bsdcpio', 'pax', 'star', 'unsquashfs', '7z', '7za', '7zz', 'ar']);
 /**
  * Programs that may put a symbolic link (or a hard link to one) at or below
  * the places they write, as ln -s does: archive extraction (a member that
@@ -731,9 +737,33 @@ export function makesHardLinks(argv: readonly Word[]): boolean {
   return hard && !symbolic;
 }
 
+/** Programs that put what they are given into a directory they are given last (or with -t), under its base name. */
+const INTO_DIRECTORY: ReadonlySet<string> = new Set(['cp', 'mv', 'ln', 'install']);
+
+function relative(w: Word): boolean {
+  return w.literal && !w.tilde && !w.value.startsWith('/');
+}
+
+/** The base names a source word stands for, from each working directory (a glob's matches); undefined when not known. */
+function baseNames(w: Word, dirs: readonly string[]): string[] | undefined {
+  if (!w.literal) return undefined;
+  const strip = (v: string): string => path.posix.basename(v.replace(/\/+$/, ''));
+  if (!w.glob) {
+    const b = strip(w.value);
+    return b === '' || b === '.' || b === '..' ? [] : [b];
+  }
+  const out = new Set<string>();
+  for (const d of dirs) {
+    const r = resolveWord(w, d);
+    if (r === undefined) return undefined;
+    for (const p of r) out.add(path.basename(p));
+  }
+  return [...out];
+}
+
 export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   const uses: PathUse[] = [];
-  const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean; opaque?: boolean; bases?: string[] }): void => {
+  const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean; opaque?: boolean; bases?: string[]; program?: string | undefined; fills?: boolean }): void => {
     const redirect = o.redirect ?? false;
     if (isDevice(word, redirect)) return;
     const relative = word.literal && !word.tilde && !word.value.startsWith('/');
@@ -751,7 +781,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     const uncertain = unresolved || (relative && cwds.unknown) || (o.relocated ?? false) || (o.opaque ?? false) || [...abs].some((p) => throughProcDir(p));
     // A start directory that another working directory's reading matches is no mere start.
     const reachOnly = [...new Set(reached.flatMap((r) => r.globDirs))].filter((p) => reached.every((r) => !r.all.includes(p) || r.globDirs.includes(p)));
-    uses.push({ word, kind, abs: [...abs], uncertain, redirect, fallback: o.fallback ?? false, ...(reachOnly.length > 0 ? { globDirs: reachOnly } : {}) });
+    uses.push({ word, kind, abs: [...abs], uncertain, redirect, fallback: o.fallback ?? false, ...(reachOnly.length > 0 ? { globDirs: reachOnly } : {}), ...(o.program !== undefined ? { program: o.program } : {}), ...(o.fills ? { fills: true } : {}) });
   };
   // Symbolic links an earlier command of the same line makes: where a path through one leads is not known yet.
   const links: string[] = [];
@@ -769,6 +799,8 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   /** Uses that read a whole tree (`grep -R x out`): a link put anywhere below them is read through too. */
   const treeReads = new Set<number>();
   const changesDir = new Set<number>();
+  /** The names a command makes inside the directory it puts things in (`mv x build` makes build/x): not paths through what it moves. */
+  const intoDir = new Set<number>();
   const cwdTreeReaders: SimpleCommand[] = [];
   /** Marks the uses from `from` on that go through such a link as unknown locations. */
   const markThroughLinks = (from: number): void => {
@@ -793,7 +825,30 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     // A hard link made of a file lets it be changed in place under the new name (`cp -l .git/config c && echo … >> c`):
     // making one is judged as a change of the file it names.
     if (makesHardLinks(argv)) for (const w of p.reads) add(w, 'write', { fallback, relocated, opaque: p.opaque.includes(w), bases });
-    for (const w of p.writes) add(w, 'write', { fallback, relocated, opaque: p.opaque.includes(w), bases });
+    const name0 = commandName(argv);
+    // Not ln and link: what they make below a directory is named after their source.
+    const fills = (plantsFiles(argv) && name0 !== 'ln' && name0 !== 'link') || UNSEEN_FILLERS.has(name0 ?? '') || (name0 === 'cp' && p.recursive);
+    for (const w of p.writes) add(w, 'write', { fallback, relocated, opaque: p.opaque.includes(w), bases, program: name0, fills });
+    // Into an existing directory, cp, mv, ln and install make DIR/NAME, NAME each source's base name: `cp x/.env build/`
+    // writes build/.env, which `Edit(.env)` denies, though neither word is that name.
+    if (name0 !== undefined && INTO_DIRECTORY.has(name0) && !argv.some((w) => w.literal && (w.value === '-T' || /^--no-t/.test(w.value) || /^-[A-Za-z]*T/.test(w.value)))) {
+      for (const dest of p.writes) {
+        if (p.reads.includes(dest) || !dest.literal) continue;
+        const dirs = (relative(dest) ? (bases ?? cwds.dirs) : [cwds.dirs[0]!]).flatMap((d) => resolveWord(dest, d) ?? []);
+        if (!dest.value.endsWith('/') && !dirs.some(isDirectory)) continue;
+        for (const src of p.reads) {
+          const names = baseNames(src, bases ?? cwds.dirs);
+          if (names === undefined) {
+            add({ raw: `${dest.raw}/${src.raw}`, value: dest.value, literal: false, glob: false, tilde: false }, 'write', { fallback, opaque: true, bases, program: name0 });
+            continue;
+          }
+          for (const n of names) {
+            intoDir.add(uses.length);
+            add({ ...dest, raw: `${dest.raw}/${n}`, value: path.posix.join(dest.value, n), glob: false }, 'write', { fallback, relocated, bases, program: name0 });
+          }
+        }
+      }
+    }
     // What the command reads without naming it: an unknown location.
     for (const w of p.opaque) if (!p.reads.includes(w)) add(w, 'read', { fallback, opaque: true, bases });
     // Files a wrapper writes itself (`time -o`, `strace -o`, `script FILE`), where the shell runs it.
@@ -879,8 +934,8 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   // and a path through a directory or link `mv` puts in place leads where that went.
   const through = [...links, ...moved];
   if (through.length > 0 || unknownLink) {
-    for (const u of uses) {
-      if (unknownLink || u.abs.some((p) => through.some((l) => p.startsWith(`${l}/`)))) u.uncertain = true;
+    for (const [k, u] of uses.entries()) {
+      if (unknownLink || (!intoDir.has(k) && u.abs.some((p) => through.some((l) => p.startsWith(`${l}/`))))) u.uncertain = true;
       // A glob expanded after a symbolic link is made may take the link in (`ln -s ../.env src/x.ts &&
       // cat src/*.ts`), a name the expansion made before the line runs does not hold.
       if (links.length > 0 && u.word.glob) u.uncertain = true;

@@ -77,6 +77,12 @@ const UNSEEN_LINKERS = new Set([
   ...['docker', 'podman', 'nerdctl', 'kubectl'],
 ]);
 
+/**
+ * Writers of a directory that leave what lies below it as it is: mkdir (an existing one stays), touch (its
+ * times), rmdir (only an empty one goes).
+ */
+const KEEPS_BELOW: ReadonlySet<string> = new Set(['mkdir', 'touch', 'rmdir']);
+
 function matcherOf(rule: PermissionRule): CompiledBashRule {
   let m = compiled.get(rule);
   if (!m) {
@@ -481,6 +487,39 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
     const hit = protectedWrite(u, spellings, ctx);
     if (hit) {
       return { behavior: 'ask', message: `Bash wants to modify ${hit.abs}: ${hit.why}, which always needs a person's approval.`, type: 'safety', detail: hit.why };
+    }
+  }
+
+  // 4b. A write to a directory changes what lies below it: `rm -r` and `mv` take every file there, `chmod -R` changes
+  // each, a copy or an archive extracted into it overwrites or adds any. An Edit deny rule on a file below held
+  // against `rm src/deep/x` but not `rm -rf src` (nor `rm -rf` of the workspace, `mv src y`, `tar xf a.tar`), in
+  // acceptEdits and bypassPermissions. Where a rule may match below, a tree holding a file it covers (or a link to
+  // one, or more than can be listed) asks; one that a program puts files no check can list in asks whatever is there.
+  if (isEditDenyActive(ctx)) {
+    const editDeps: TreeDeps = {
+      canonical: (p) => ctx.workspace.canonical(p),
+      fold: (p) => ctx.workspace.fold(p),
+      readDenied: (abs, canonical) => q.pathRule('edit', 'deny', canonical === undefined ? spellings(abs) : [canonical, abs]) !== undefined,
+      deniedBelow: (dir) => q.pathRuleBelow('edit', 'deny', [dir])?.raw,
+      links: editLinks,
+      rules: 'an Edit deny rule',
+    };
+    for (const u of modelled) {
+      if (u.kind !== 'write' || u.redirect || u.program === undefined || KEEPS_BELOW.has(u.program)) continue;
+      for (const abs of u.abs) {
+        if (u.globDirs?.includes(abs) || fileKind(abs) !== 'directory') continue;
+        const rule = q.pathRuleBelow('edit', 'deny', spellings(abs));
+        if (!rule) continue;
+        const found: TreeEscape | undefined = u.fills ? { path: abs, why: `${u.program} may put files no check can list there` } : treeEscape(abs, editDeps, true);
+        if (!found) continue;
+        const what = 'unknown' in found ? 'more than toolexec lists' : `${found.path}, ${found.why}`;
+        return {
+          behavior: 'ask',
+          message: `This Bash command (${u.program}) changes what lies under ${abs}, where the rule ${rule.raw} denies edits: ${what}; it needs approval.`,
+          type: 'safety',
+          detail: `write of a tree under an Edit deny rule: ${rule.raw}`,
+        };
+      }
     }
   }
 

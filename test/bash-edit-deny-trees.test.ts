@@ -1,0 +1,114 @@
+/**
+ * An Edit deny rule on files below a directory, against commands that change
+ * the directory's whole tree: `rm -rf src`, `mv src y`, `chmod -R`, `rm -rf`
+ * of the workspace itself, an archive extracted or a tree copied into it. The
+ * rule held against `rm src/deep/b.ts` but not against these, which acceptEdits
+ * allowed and bypassPermissions ran. And a copy into a directory makes a name
+ * neither word spells (`cp x/.env build/` makes build/.env). Real workspaces,
+ * and the real service.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { makeApp } from './helpers.js';
+import { bashTests, BYPASS, ruleEnv } from './helpers-bash.js';
+import { run } from './helpers-hooks.js';
+
+bashTests();
+
+function layout(ws: string): void {
+  fs.mkdirSync(path.join(ws, 'src', 'deep'), { recursive: true });
+  fs.writeFileSync(path.join(ws, 'src', 'deep', 'b.ts'), 'keep\n');
+  fs.writeFileSync(path.join(ws, 'src', 'a.ts'), 'a\n');
+  fs.mkdirSync(path.join(ws, 'build'));
+  fs.mkdirSync(path.join(ws, 'x'));
+  fs.writeFileSync(path.join(ws, 'x', 'c.ts'), 'c\n');
+  fs.writeFileSync(path.join(ws, 'a.txt'), 't\n');
+}
+
+describe('a write of a directory below which an Edit deny rule denies files', () => {
+  it('asks (safety) when the tree holds a denied file or a program fills it, in every mode', async () => {
+    for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ deny: ['Edit(./src/deep/**)'], mode });
+      layout(env.ws);
+      for (const c of [
+        'rm -rf src',
+        'rm -r src/',
+        `rm -rf ${env.ws}`,
+        `rm -rf ../${path.basename(env.ws)}`,
+        'mv src y',
+        'chmod -R 000 src',
+        'chown -R 0 .',
+        // Into a tree where the rule may match: what lands there is not listed.
+        'tar xf a.tar',
+        'tar xf a.tar -C src',
+        'unzip -o a.zip -d src',
+        'cp -r x/. src',
+        'rsync -a --delete x/ ./',
+      ]) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^write of a tree under an Edit deny rule/) });
+      }
+      expect(await env.check('rm src/deep/b.ts'), mode).toMatchObject({ behavior: 'deny', type: 'rule' });
+    }
+  });
+
+  it('leaves trees the rule does not reach, and writers that keep what lies below, as they were in acceptEdits', async () => {
+    const env = ruleEnv({ deny: ['Edit(./src/deep/**)'], mode: 'acceptEdits' });
+    layout(env.ws);
+    for (const c of ['rm -rf build', 'rm -rf x', 'mkdir -p src', 'touch src', 'cp a.txt build/', 'mv a.txt build', 'cp -r x build', 'rm -rf src/a.ts']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'allow' });
+    }
+  });
+
+  it('under a rule that matches at any depth, a tree is listed: only one holding the file asks', async () => {
+    const env = ruleEnv({ deny: ['Edit(.env)'], mode: 'acceptEdits' });
+    layout(env.ws);
+    fs.writeFileSync(path.join(env.ws, 'src', '.env'), 'S=1\n');
+    expect(await env.check('rm -rf src')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    expect(await env.check('rm -rf build')).toMatchObject({ behavior: 'allow' });
+    expect(await env.check('rm -rf x')).toMatchObject({ behavior: 'allow' });
+  });
+});
+
+describe('cp, mv, ln and install into a directory', () => {
+  it('write DIR/NAME, NAME the source’s base name: an Edit deny rule on that name holds', async () => {
+    for (const mode of ['acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ deny: ['Edit(.env)'], mode });
+      layout(env.ws);
+      fs.writeFileSync(path.join(env.ws, 'x', '.env'), 'S=1\n');
+      for (const c of ['cp x/.env build/', 'cp x/.env build', 'cp -t build x/.env', 'install x/.env build', 'ln -s ../x/.env build/', 'cp x/.e* build']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'deny', type: 'rule' });
+      }
+    }
+  });
+
+  it('a name the copy keeps (-T), or another name, is as before', async () => {
+    const env = ruleEnv({ deny: ['Edit(.env)'], mode: 'acceptEdits' });
+    layout(env.ws);
+    fs.writeFileSync(path.join(env.ws, 'x', '.env.example'), 'S=\n');
+    for (const c of ['cp x/.env.example build/', 'cp x/c.ts build', 'cp -T x/c.ts build/c.ts', 'mv x/c.ts build']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'allow' });
+    }
+  });
+});
+
+describe('end to end in bypassPermissions', () => {
+  it('rm -rf src does not remove the files Edit(./src/deep/**) denies; cp x/.env build/ does not make build/.env', async () => {
+    const t = await makeApp({ permissions: { ...BYPASS, deny: ['Edit(./src/deep/**)', 'Edit(.env)'] } });
+    try {
+      layout(t.workspace);
+      fs.writeFileSync(path.join(t.workspace, 'x', '.env'), 'S=1\n');
+      const r = await run(t, 'Bash', { command: 'rm -rf src' });
+      expect(r.exec.status).toBe('denied');
+      expect(fs.readFileSync(path.join(t.workspace, 'src', 'deep', 'b.ts'), 'utf8')).toBe('keep\n');
+      const c = await run(t, 'Bash', { command: 'cp x/.env build/' });
+      expect(c.exec.status).toBe('denied');
+      expect(fs.existsSync(path.join(t.workspace, 'build', '.env'))).toBe(false);
+      // What the rules do not reach still runs.
+      const ok = await run(t, 'Bash', { command: 'rm -rf x/c.ts && cp a.txt build/ && ls build' });
+      expect(ok.text).toContain('a.txt');
+    } finally {
+      await t.close();
+    }
+  });
+});

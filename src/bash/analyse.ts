@@ -27,6 +27,7 @@ import {
 import { CODE_VARIABLES, HOME_VARIABLES, INTEGER_VARIABLES, isConstantArithmetic, isConstantSubscript, isProgramVariable, PROJECT_CODE_RUNNERS, splitName } from './arith.js';
 import { literalWord, wordOf } from './words.js';
 import { unwrapStages } from './wrappers.js';
+import { commandStrings } from './command-strings.js';
 
 /** Claude Code's MAX_SUBCOMMANDS_FOR_SECURITY_CHECK. */
 export const MAX_SUBCOMMANDS = 50;
@@ -446,6 +447,11 @@ class Walker {
     if (name === 'let') {
       for (const w of words) this.arithmetic(w.literal ? w.value : w.raw, 'let');
       return;
+    }
+    // `tar --to-command='rm -rf x'`, `rsync -e CMD`, `ssh -o ProxyCommand=CMD`: a program runs the string.
+    for (const o of commandStrings(name, words)) {
+      if (o.script === undefined) this.complex(`${name} ${o.option} runs a command the line does not spell out`);
+      else this.nestedScript(o.script, cmd);
     }
     this.nameArguments(name, words);
     const options = (letters: string): Word | undefined => {

@@ -6,6 +6,11 @@
  * (TAR_OPTIONS, RSYNC_RSH, …). `tar --to-command='rm -rf x' -xf a.tar` ran rm
  * past `Bash(rm:*)` in bypassPermissions. Real tar, ssh and zip show what
  * each option runs; the real service refuses them.
+ *
+ * And programs that run a command line they are given but are not modelled
+ * as wrappers (`eatmydata`, `prlimit`, `setarch`, `uv run`, `npm exec`,
+ * `tmux new`): every word that may start the command is searched by the deny
+ * rules, and what they allow is as before.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -118,6 +123,85 @@ describe('options that run a command given on the line', () => {
       expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
       const ok = await run(t, 'Bash', { command: 'tar tf a.tar' });
       expect(ok.text).toContain('m');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('programs that run a command line they are given', () => {
+  it('do not carry a denied command past the deny rules, in every mode', async () => {
+    for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ deny: ['Bash(rm:*)', 'Read(./.env)', 'Edit(./src/**)'], allow: ['Bash(prlimit:*)', 'Bash(uv run:*)', 'Bash(npm exec:*)'], mode });
+      for (const c of [
+        'eatmydata rm -rf x',
+        'xvfb-run -a rm -rf x',
+        'numactl -N 0 rm -rf x',
+        "faketime '2020-01-01' rm -rf x",
+        'prlimit --nofile=100 rm -rf x',
+        'setarch x86_64 -R rm -rf x',
+        'linux64 rm -rf x',
+        'setpriv --no-new-privs rm -rf x',
+        'tini -- rm -rf x',
+        'gosu me rm -rf x',
+        'ssh-agent rm -rf x',
+        'dbus-run-session -- rm -rf x',
+        'perf stat -e cycles rm -rf x',
+        'toybox rm -rf x',
+        'uv run rm -rf x',
+        'uv run --with foo rm -rf x',
+        'npm exec -- rm -rf x',
+        'npx -y rm -rf x',
+        'poetry run rm -rf x',
+        'bundle exec rm -rf x',
+        "nix-shell --run 'rm -rf x'",
+        "tmux new-session -d 'rm -rf x'",
+        'screen -dm rm -rf x',
+        "hyperfine 'rm -rf x'",
+        'timeout 5 eatmydata rm -rf x',
+      ]) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Bash(rm:*)' });
+      }
+      expect(await env.check('prlimit --nofile=100 cat .env'), mode).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Read(./.env)' });
+      expect(await env.check('eatmydata truncate -s0 src/a.ts'), mode).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Edit(./src/**)' });
+    }
+  });
+
+  it('tmux, screen, at and the like, which run shell strings or their input, ask (safety) while deny rules exist', async () => {
+    const env = ruleEnv({ deny: ['Bash(rm:*)'], mode: BYPASS.defaultMode });
+    for (const c of ['at now < job.txt', "tmux ls -F '#(cat .env)'", 'tmux send-keys -t 0 "$k" Enter', "watchexec -- 'make x'"]) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety' });
+    }
+  });
+
+  it('what they run otherwise is as before: allowed by their rules, passed through in bypassPermissions', async () => {
+    const env = ruleEnv({ deny: ['Bash(rm:*)'], allow: ['Bash(xvfb-run:*)', 'Bash(uv run:*)'] });
+    for (const c of ['xvfb-run -a npm test', 'uv run pytest -q', 'uv run python -m build']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'allow', type: 'rule' });
+    }
+    const bypass = ruleEnv({ deny: ['Bash(rm:*)'], mode: BYPASS.defaultMode });
+    const many = Array.from({ length: 80 }, (_, i) => `f${i}.ts`).join(' ');
+    for (const c of [`npx eslint ${many}`, 'npm exec -- tsc -p .', 'prlimit --nofile=100 node x.js']) {
+      expect(await bypass.check(c), c.slice(0, 40)).toMatchObject({ behavior: 'passthrough' });
+    }
+  });
+
+  it('what it rests on: prlimit and setarch run the command that follows their options', () => {
+    const d = tmpDir('toolexec-runners-');
+    execFileSync('prlimit', ['--nofile=100', 'touch', 'ran-prlimit'], { cwd: d });
+    execFileSync('setarch', [process.arch === 'arm64' ? 'aarch64' : 'x86_64', '-R', 'touch', 'ran-setarch'], { cwd: d });
+    expect(fs.readdirSync(d).sort()).toEqual(['ran-prlimit', 'ran-setarch']);
+  });
+
+  it('end to end in bypassPermissions: prlimit … rm -f victim does not remove it under Bash(rm:*)', async () => {
+    const t = await makeApp({ permissions: { ...BYPASS, deny: ['Bash(rm:*)'] } });
+    try {
+      fs.writeFileSync(path.join(t.workspace, 'victim'), 'v\n');
+      const r = await run(t, 'Bash', { command: 'prlimit --nofile=100 rm -f victim' });
+      expect(r.exec.status).toBe('denied');
+      expect(fs.existsSync(path.join(t.workspace, 'victim'))).toBe(true);
+      const ok = await run(t, 'Bash', { command: 'prlimit --nofile=100 ls' });
+      expect(ok.text).toContain('victim');
     } finally {
       await t.close();
     }

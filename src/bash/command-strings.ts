@@ -122,3 +122,86 @@ export function commandStrings(name: string, words: readonly Word[]): CommandStr
   }
   return out;
 }
+
+/**
+ * Programs that run a command line given as their arguments, which the wrapper table (wrappers.ts)
+ * does not model: `eatmydata rm -rf x`, `xvfb-run -a rm …`, `uv run rm …`, `npm exec -- rm …` ran
+ * rm past `Bash(rm:*)` in bypassPermissions. Their options are not known here, so where the command
+ * starts is not either: every word from the first their arguments may start a command with is
+ * taken as the start of one, for deny rules only (as the lexical fallback does), and what they
+ * allow, ask or run is as before. By name: the subcommand after which the command comes (`uv run`),
+ * or undefined when it comes after the program's own options.
+ */
+const RUNNERS: ReadonlyMap<string, readonly string[] | undefined> = new Map<string, readonly string[] | undefined>([
+  ...[
+    'dbus-run-session', 'dbus-launch', 'xvfb-run', 'ssh-agent', 'setpriv', 'prlimit', 'numactl', 'eatmydata', 'systemd-inhibit',
+    'proxychains', 'proxychains4', 'torsocks', 'tsocks', 'faketime', 'rlwrap', 'nocache', 'cgexec', 'valgrind', 'catchsegv',
+    'caffeinate', 'ifne', 'lockf', 'start-stop-daemon', 'daemonize', 'setarch', 'linux32', 'linux64', 'i386', 'x86_64', 'chpst',
+    's6-setuidgid', 'gosu', 'su-exec', 'tini', 'dumb-init', 'runcon', 'bwrap', 'proot', 'fakechroot', 'schroot', 'systemd-nspawn',
+    'flatpak-spawn', 'mpirun', 'mpiexec', 'srun', 'cross-env', 'env-cmd', 'dotenv', 'npx', 'pnpx', 'bunx', 'uvx', 'nix-shell',
+    'expect', 'gdb', 'toybox',
+  ].map((n) => [n, undefined] as const),
+  ['npm', ['exec', 'x']],
+  ['pnpm', ['exec', 'dlx']],
+  ['yarn', ['exec', 'dlx']],
+  ['bun', ['x', 'exec']],
+  ['uv', ['run', 'tool']],
+  ['poetry', ['run']],
+  ['pipenv', ['run']],
+  ['pdm', ['run']],
+  ['hatch', ['run']],
+  ['rye', ['run']],
+  ['bundle', ['exec']],
+  ['conda', ['run']],
+  ['mamba', ['run']],
+  ['micromamba', ['run']],
+  ['pixi', ['run', 'exec']],
+  ['direnv', ['exec']],
+  ['nix', ['develop', 'shell', 'run']],
+  ['devbox', ['run']],
+  ['asdf', ['exec']],
+  ['mise', ['exec', 'x']],
+  ['rtx', ['exec', 'x']],
+  ['rbenv', ['exec']],
+  ['pyenv', ['exec']],
+  ['nodenv', ['exec']],
+  ['fnm', ['exec']],
+  ['volta', ['run']],
+  ['perf', ['stat', 'record', 'trace']],
+  ['doppler', ['run']],
+  ['op', ['run']],
+  ['aws-vault', ['exec']],
+  ['chamber', ['exec']],
+  ['toolbox', ['run']],
+  ['distrobox', ['enter']],
+  ['ip', ['exec']],
+]);
+
+/**
+ * Programs that run shell command strings (or commands read from their input) no check models:
+ * tmux and screen (a session's command, send-keys, `#()` in a format), at and batch, benchmark and
+ * watch runners. Too complex, and their literal words are searched for deny rules as RUNNERS' are.
+ */
+const SHELL_RUNNERS: ReadonlySet<string> = new Set(['tmux', 'screen', 'at', 'batch', 'hyperfine', 'watchexec', 'entr', 'nodemon', 'tsp', 'pueue', 'sem']);
+
+/**
+ * The text, from where a command line a runner is given may start, for deny rules to search (see
+ * RUNNERS), and whether the runner cannot be modelled at all (SHELL_RUNNERS). Undefined for other programs.
+ */
+export function runnerText(name: string, words: readonly Word[]): { text: string; complex: boolean } | undefined {
+  const complex = SHELL_RUNNERS.has(name);
+  if (!complex && !RUNNERS.has(name)) return undefined;
+  const subcommands = RUNNERS.get(name);
+  let start = 0;
+  if (subcommands) {
+    const at = words.findIndex((w) => w.literal && subcommands.includes(w.value));
+    if (at === -1) return undefined;
+    start = at + 1;
+  }
+  const text = words
+    .slice(start)
+    .filter((w) => w.literal)
+    .map((w) => w.value)
+    .join(' ');
+  return { text, complex };
+}

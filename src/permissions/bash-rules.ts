@@ -793,6 +793,8 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
     };
   }
   for (const { cmd } of perCommand) {
+    // Words a runner may start a command with (`xvfb-run npm test`): searched by deny rules only.
+    if (cmd.origin === 'fallback') continue;
     const cands = allowCandidates(cmd);
     const rule = allowRules.find((r) => {
       const m = matcherOf(r);

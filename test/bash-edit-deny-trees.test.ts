@@ -4,9 +4,11 @@
  * of the workspace itself, an archive extracted or a tree copied into it. The
  * rule held against `rm src/deep/b.ts` but not against these, which acceptEdits
  * allowed and bypassPermissions ran. And a copy into a directory makes a name
- * neither word spells (`cp x/.env build/` makes build/.env). Real workspaces,
- * and the real service.
+ * neither word spells (`cp x/.env build/` makes build/.env). `git checkout
+ * [REV] [--] PATH` and `git restore PATH` overwrite what they name. Real
+ * workspaces, real git, and the real service.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -107,6 +109,62 @@ describe('end to end in bypassPermissions', () => {
       // What the rules do not reach still runs.
       const ok = await run(t, 'Bash', { command: 'rm -rf x/c.ts && cp a.txt build/ && ls build' });
       expect(ok.text).toContain('a.txt');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('git checkout and git restore of paths', () => {
+  it('write them: an Edit deny rule denies, in every mode; a tree holding a denied file asks', async () => {
+    for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ deny: ['Edit(./src/**)'], allow: ['Bash(git:*)'], mode });
+      layout(env.ws);
+      for (const c of [
+        'git checkout -- src/a.ts',
+        'git checkout src/a.ts',
+        'git checkout other -- src/a.ts',
+        'git checkout other src/a.ts',
+        'git restore src/a.ts',
+        'git restore --source=other src/a.ts',
+        'git restore -s other -- src/a.ts',
+        'git -C src checkout a.ts',
+      ]) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Edit(./src/**)' });
+      }
+      for (const c of ['git checkout .', 'git restore .', 'git checkout other -- .']) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety' });
+      }
+    }
+  });
+
+  it('a branch switched to, one made, or another path is as before under Bash(git:*)', async () => {
+    const env = ruleEnv({ deny: ['Edit(./src/**)'], allow: ['Bash(git:*)'] });
+    layout(env.ws);
+    for (const c of ['git checkout main', 'git checkout -b feat', 'git checkout -b feat src', 'git restore a.txt', 'git checkout -- a.txt', 'git checkout other x/c.ts']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'allow', type: 'rule' });
+    }
+  });
+
+  it('end to end in bypassPermissions: git checkout other -- src/a.ts does not replace it', async () => {
+    const t = await makeApp({ permissions: { ...BYPASS, deny: ['Edit(./src/**)'] } });
+    try {
+      layout(t.workspace);
+      const git = (...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: t.workspace, stdio: 'pipe' });
+      git('init', '-q', '-b', 'main');
+      git('add', '-A');
+      git('commit', '-qm', 'one');
+      git('checkout', '-q', '-b', 'other');
+      fs.writeFileSync(path.join(t.workspace, 'src', 'a.ts'), 'planted\n');
+      git('commit', '-qam', 'two');
+      git('checkout', '-q', 'main');
+      expect(fs.readFileSync(path.join(t.workspace, 'src', 'a.ts'), 'utf8')).toBe('a\n');
+      const r = await run(t, 'Bash', { command: 'git checkout other -- src/a.ts' });
+      expect(r.exec.status).toBe('denied');
+      expect(fs.readFileSync(path.join(t.workspace, 'src', 'a.ts'), 'utf8')).toBe('a\n');
+      // What it rests on: git does write it.
+      git('checkout', 'other', '--', 'src/a.ts');
+      expect(fs.readFileSync(path.join(t.workspace, 'src', 'a.ts'), 'utf8')).toBe('planted\n');
     } finally {
       await t.close();
     }

@@ -15,7 +15,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { parseGitGlobals } from '../bash/git-globals.js';
 import { isLongOption } from '../bash/long-option.js';
-import { commandName, hasPathModel, hiddenNames, pathArgs, type PathArgs } from '../bash/paths.js';
+import { commandName, gitCheckoutFirst, hasPathModel, hiddenNames, pathArgs, type PathArgs } from '../bash/paths.js';
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { withoutGitGlobals } from '../bash/rule-match.js';
 import { unwrapStages, wrapperOutputs } from '../bash/wrappers.js';
@@ -829,6 +829,14 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     // Not ln and link: what they make below a directory is named after their source.
     const fills = (plantsFiles(argv) && name0 !== 'ln' && name0 !== 'link') || UNSEEN_FILLERS.has(name0 ?? '') || (name0 === 'cp' && p.recursive);
     for (const w of p.writes) add(w, 'write', { fallback, relocated, opaque: p.opaque.includes(w), bases, program: name0, fills });
+    // `git checkout X`: X is a path git overwrites when no revision has that name; one that is on disk is taken for one.
+    const checkoutFirst = gitCheckoutFirst(argv);
+    if (checkoutFirst) {
+      const c = checkoutFirst;
+      const where = c.literal && !c.glob ? (relative(c) ? (bases ?? cwds.dirs) : [cwds.dirs[0]!]).flatMap((d) => resolveWord(c, d) ?? []) : [];
+      // A pattern the shell expands names files; an expansion may name one.
+      if (!c.literal || c.glob || where.some((x) => memoFs.lstat(x) !== undefined)) add(c, 'write', { fallback, relocated, opaque: !c.literal, bases, program: name0 });
+    }
     // Into an existing directory, cp, mv, ln and install make DIR/NAME, NAME each source's base name: `cp x/.env build/`
     // writes build/.env, which `Edit(.env)` denies, though neither word is that name.
     if (name0 !== undefined && INTO_DIRECTORY.has(name0) && !argv.some((w) => w.literal && (w.value === '-T' || /^--no-t/.test(w.value) || /^-[A-Za-z]*T/.test(w.value)))) {

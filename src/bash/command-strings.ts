@@ -65,8 +65,8 @@ export function commandStrings(name: string, words: readonly Word[]): CommandStr
     const w = words[i]!;
     if (!w.literal) {
       // An expansion may be any option, the value included (`x='--to-command=rm -rf y'; tar xf a.tar $x`);
-      // not one after a literal start that is no dash (`./$f`, `a-$x`).
-      if (!/^[A-Za-z0-9_./~+,:@%]/.test(w.raw)) out.push({ option: w.raw, script: undefined });
+      // not one after a literal start that is no dash (`./$f`, `a-$x`), nor a directory's absolute path (`$HOME/x`, `"$PWD"`).
+      if (!/^[A-Za-z0-9_./~+,:@%]/.test(w.raw) && !/^"?(?:\$\{?(?:HOME|PWD)\}?|\$\(pwd\))(?![A-Za-z0-9_])/.test(w.raw)) out.push({ option: w.raw, script: undefined });
       continue;
     }
     const v = w.value;

@@ -42,6 +42,7 @@ import { isReadOnlyCommand } from '../bash/read-only.js';
 import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule } from '../bash/rule-match.js';
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
+import { runsNamedProgram } from '../bash/grammar.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, containerMounts, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
@@ -172,7 +173,8 @@ function acceptEditsAllows(cmd: SimpleCommand, dirs: readonly string[]): boolean
   const { stages } = unwrapStages(cmd.argv, true);
   const argv = stages[stages.length - 1]!;
   const name = commandName(argv);
-  if (name === undefined || !ACCEPT_EDITS_COMMANDS.has(name)) return false;
+  // `./mkdir x` runs ./mkdir, whatever that file is.
+  if (name === undefined || !ACCEPT_EDITS_COMMANDS.has(name) || !runsNamedProgram(argv[0]!)) return false;
   const p = pathArgs(argv);
   if (p.opaque.length > 0 || commandPaths(cmd).opaque.length > 0) return false;
   return [...p.reads, ...p.writes].every((w) => w.literal);

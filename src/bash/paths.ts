@@ -699,6 +699,32 @@ function gitRestores(verb: string, rest: readonly Word[], out: PathArgs): void {
   for (const w of paths) (GIT_PATHSPEC_PATTERN.test(w.value) ? out.opaque : out.writes).push(w);
 }
 
+/**
+ * `git merge-file [-p] CURRENT BASE OTHER` reads the three files (work tree files, not tracked
+ * contents: `git merge-file -p .env x y` printed .env) and writes the merge into CURRENT, unless -p
+ * prints it. `-L LABEL` takes the next word.
+ */
+function gitMergeFile(verb: string, rest: readonly Word[], out: PathArgs): void {
+  if (verb !== 'merge-file') return;
+  const operands: Word[] = [];
+  let stdout = false;
+  for (let i = 0; i < rest.length; i++) {
+    const w = rest[i]!;
+    if (w.literal && w.value === '--') {
+      operands.push(...rest.slice(i + 1));
+      break;
+    }
+    if (w.literal && w.value.startsWith('-') && w.value.length > 1) {
+      if (w.value === '-p' || isLongOption(w.value, ['--stdout'])) stdout = true;
+      if (w.value === '-L') i++;
+      continue;
+    }
+    operands.push(w);
+  }
+  out.reads.push(...operands);
+  if (!stdout && operands[0]) out.writes.push(operands[0]);
+}
+
 /** `git checkout X` with no `--`: X, which is a path when no revision of that name exists (bash-paths.ts judges it by what is on disk). */
 export function gitCheckoutFirst(argv: readonly Word[]): Word | undefined {
   if (commandName(argv) !== 'git') return undefined;
@@ -771,6 +797,7 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
     for (const w of gitInputs(verb, args.slice(verbAt + 1))) (GIT_PATHSPEC_PATTERN.test(w.value) && !GIT_LITERAL_FILE_VERBS.has(verb!) ? out.opaque : out.reads).push(w);
     if (verb !== undefined) gitMovesAndRemoves(verb, args.slice(verbAt + 1), out);
     if (verb !== undefined) gitRestores(verb, args.slice(verbAt + 1), out);
+    if (verb !== undefined) gitMergeFile(verb, args.slice(verbAt + 1), out);
     return out;
   }
   const archiver = Object.hasOwn(ARCHIVERS, name) ? ARCHIVERS[name] : undefined;

@@ -5,7 +5,8 @@
  * rule held against `rm src/deep/b.ts` but not against these, which acceptEdits
  * allowed and bypassPermissions ran. And a copy into a directory makes a name
  * neither word spells (`cp x/.env build/` makes build/.env). `git checkout
- * [REV] [--] PATH` and `git restore PATH` overwrite what they name. Real
+ * [REV] [--] PATH` and `git restore PATH` overwrite what they name; so do
+ * compressors, sponge, dos2unix, `perl -i` and formatters told to write. Real
  * workspaces, real git, and the real service.
  */
 import { execFileSync } from 'node:child_process';
@@ -165,6 +166,62 @@ describe('git checkout and git restore of paths', () => {
       // What it rests on: git does write it.
       git('checkout', 'other', '--', 'src/a.ts');
       expect(fs.readFileSync(path.join(t.workspace, 'src', 'a.ts'), 'utf8')).toBe('planted\n');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('programs without an option table that change the files they are given in place', () => {
+  it('are judged as writes of them: an Edit deny rule denies, in every mode', async () => {
+    for (const mode of ['default', 'acceptEdits', BYPASS.defaultMode] as const) {
+      const env = ruleEnv({ deny: ['Edit(./src/**)'], allow: ['Bash(gzip:*)', 'Bash(perl:*)', 'Bash(prettier:*)'], mode });
+      layout(env.ws);
+      for (const c of [
+        'gzip src/a.ts',
+        'gzip -k9 src/a.ts',
+        'bzip2 src/a.ts',
+        'xz src/a.ts',
+        'zstd --rm src/a.ts',
+        'sponge src/a.ts',
+        'dos2unix src/a.ts',
+        "perl -pi -e 's/a/b/' src/a.ts",
+        "perl -i.bak -pe 's/a/b/' src/a.ts",
+        "ruby -i -pe 'x' src/a.ts",
+        'prettier --write src/a.ts',
+        'eslint --fix src',
+        'black src',
+        'gofmt -w src/a.ts',
+        'clang-format -i src/a.ts',
+        'npx prettier --write src',
+      ]) {
+        expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Edit(./src/**)' });
+      }
+    }
+  });
+
+  it('reading them, writing elsewhere or checking only is as before', async () => {
+    const env = ruleEnv({ deny: ['Edit(./src/**)'], allow: ['Bash(gzip:*)', 'Bash(perl:*)', 'Bash(prettier:*)', 'Bash(black:*)', 'Bash(eslint:*)'] });
+    layout(env.ws);
+    for (const c of ['gzip -c src/a.ts', 'gzip -t x.gz', 'gzip a.txt', "perl -pe 's/a/b/' src/a.ts", "perl -i -pe 's/src/x/' a.txt", 'prettier --check src', 'black --check src', 'eslint src']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'allow', type: 'rule' });
+    }
+  });
+
+  it('end to end in bypassPermissions: gzip src/a.ts and perl -pi leave it as it was', async () => {
+    const t = await makeApp({ permissions: { ...BYPASS, deny: ['Edit(./src/**)'] } });
+    try {
+      layout(t.workspace);
+      for (const command of ['gzip src/a.ts', "perl -pi -e 's/a/pwned/' src/a.ts"]) {
+        const r = await run(t, 'Bash', { command });
+        expect(r.exec.status, command).toBe('denied');
+      }
+      expect(fs.readFileSync(path.join(t.workspace, 'src', 'a.ts'), 'utf8')).toBe('a\n');
+      expect(fs.existsSync(path.join(t.workspace, 'src', 'a.ts.gz'))).toBe(false);
+      // What it rests on: both change the file in place.
+      execFileSync('perl', ['-pi', '-e', 's/a/pwned/', 'a.txt'], { cwd: t.workspace });
+      execFileSync('gzip', ['x/c.ts'], { cwd: t.workspace });
+      expect(fs.existsSync(path.join(t.workspace, 'x', 'c.ts'))).toBe(false);
     } finally {
       await t.close();
     }

@@ -737,6 +737,63 @@ export function makesHardLinks(argv: readonly Word[]): boolean {
   return hard && !symbolic;
 }
 
+/** Compressors that replace each file they are given (`gzip src/a.ts` leaves src/a.ts.gz), unless they write to stdout, test or list. */
+const COMPRESSORS: ReadonlySet<string> = new Set([
+  'gzip', 'gunzip', 'pigz', 'unpigz', 'bzip2', 'bunzip2', 'pbzip2', 'xz', 'unxz', 'lzma', 'unlzma', 'zstd', 'unzstd', 'pzstd', 'lz4', 'unlz4', 'lzip', 'compress', 'uncompress', 'brotli',
+]);
+/** Formatters and fixers that rewrite the files and trees they are given: by program, what makes them write (any option, when undefined). */
+const FORMATTERS: Readonly<Record<string, { writes?: RegExp; readOnly?: RegExp }>> = {
+  prettier: { writes: /^(-w|--write)$/ },
+  eslint: { writes: /^--fix(-dry-run)?$/ },
+  biome: { writes: /^--(write|apply|apply-unsafe|fix)$/ },
+  black: { readOnly: /^(--check|--diff)$/ },
+  isort: { readOnly: /^(--check|--check-only|-c|--diff)$/ },
+  autopep8: { writes: /^(-i|--in-place)$/ },
+  yapf: { writes: /^(-i|--in-place)$/ },
+  'clang-format': { writes: /^-i$/ },
+  gofmt: { writes: /^-[a-z]*w$/ },
+  goimports: { writes: /^-w$/ },
+  rustfmt: { readOnly: /^--check$/ },
+  shfmt: { writes: /^-[a-z]*w$/ },
+  stylua: { readOnly: /^(-c|--check)$/ },
+};
+
+/**
+ * The operands of a program without an option table that changes them in place: compressors (not
+ * with -c/-t/-l), `sponge FILE`, dos2unix and the like, `perl -i`/`ruby -i`, and formatters told
+ * to write. With Edit(./src/**) denied, `gzip src/a.ts` or `perl -pi -e … src/a.ts` changed the file
+ * in bypassPermissions. Every literal word not an option is taken (a word that is code or a value
+ * names no denied file, and costs nothing).
+ */
+function inPlaceWrites(name: string, args: readonly Word[]): Word[] {
+  const words = args.filter((w) => w.literal);
+  const operands = (): Word[] => words.filter((w) => !w.value.startsWith('-'));
+  if (COMPRESSORS.has(name)) {
+    if (words.some((w) => /^-[A-Za-z0-9]*[ctl]/.test(w.value) || /^--(stdout|to-stdout|test|list)$/.test(w.value))) return [];
+    return operands();
+  }
+  if (name === 'sponge' || ['dos2unix', 'unix2dos', 'mac2unix', 'unix2mac'].includes(name)) return operands();
+  if ((name === 'perl' || name === 'ruby' || INTERPRETER_PERL.test(name)) && words.some((w) => /^-[A-Za-z]*i/.test(w.value))) {
+    // Not the code of -e (nor, without one, the script file the first operand is).
+    const out: Word[] = [];
+    let code = false;
+    for (let i = 0; i < words.length; i++) {
+      const v = words[i]!.value;
+      if (/^-[A-Za-z]*[eE]$/.test(v)) {
+        code = true;
+        i++;
+      } else if (!v.startsWith('-')) out.push(words[i]!);
+    }
+    return code ? out : out.slice(1);
+  }
+  const f = Object.hasOwn(FORMATTERS, name) ? FORMATTERS[name]! : undefined;
+  if (!f) return [];
+  if (f.readOnly && words.some((w) => f.readOnly!.test(w.value))) return [];
+  if (f.writes && !words.some((w) => f.writes!.test(w.value))) return [];
+  return operands();
+}
+const INTERPRETER_PERL = /^perl5(\.\d+)*$/;
+
 /** Programs that put what they are given into a directory they are given last (or with -t), under its base name. */
 const INTO_DIRECTORY: ReadonlySet<string> = new Set(['cp', 'mv', 'ln', 'install']);
 
@@ -863,6 +920,8 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     for (const w of wrapperOutputs(stages)) add(w, 'write', { fallback });
     // An interpreter's or an editor's arguments: judged against deny rules only (as fallback uses are).
     const name = commandName(argv);
+    // Programs without a table that change the files they are given in place: judged as writes of them too.
+    if (name !== undefined && !hasPathModel(name)) for (const w of inPlaceWrites(name, argv.slice(1))) add(w, 'write', { fallback, relocated, bases, program: name });
     if (name !== undefined && !hasPathModel(name) && opaqueReader(name)) {
       const container = CONTAINER_TOOLS.has(name) ? containerWords(argv, a) : undefined;
       for (const m of container?.mounts ?? []) add(m, 'read', { fallback: true });

@@ -6,7 +6,8 @@
  * allowed and bypassPermissions ran. And a copy into a directory makes a name
  * neither word spells (`cp x/.env build/` makes build/.env). `git checkout
  * [REV] [--] PATH` and `git restore PATH` overwrite what they name; so do
- * compressors, sponge, dos2unix, `perl -i` and formatters told to write. Real
+ * compressors, sponge, dos2unix, `perl -i`, formatters told to write, ed,
+ * patch, split, mkfifo, mktemp, and downloads saved by wget and curl. Real
  * workspaces, real git, and the real service.
  */
 import { execFileSync } from 'node:child_process';
@@ -194,6 +195,18 @@ describe('programs without an option table that change the files they are given 
         'gofmt -w src/a.ts',
         'clang-format -i src/a.ts',
         'npx prettier --write src',
+        'ed -s src/a.ts',
+        'patch src/a.ts fix.patch',
+        'split -b1 a.txt src/part',
+        'csplit -f src/part a.txt 1',
+        'mkfifo src/p',
+        'mktemp src/XXXXXX',
+        'mktemp -p src',
+        'wget -O src/a.ts http://127.0.0.1:9/x',
+        'wget -P src http://127.0.0.1:9/x',
+        'cd src && wget http://127.0.0.1:9/a.ts',
+        'curl -o src/a.ts http://127.0.0.1:9/x',
+        'curl -O --output-dir src http://127.0.0.1:9/a.ts',
       ]) {
         expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'deny', type: 'rule', detail: 'Edit(./src/**)' });
       }
@@ -205,6 +218,14 @@ describe('programs without an option table that change the files they are given 
     layout(env.ws);
     for (const c of ['gzip -c src/a.ts', 'gzip -t x.gz', 'gzip a.txt', "perl -pe 's/a/b/' src/a.ts", "perl -i -pe 's/src/x/' a.txt", 'prettier --check src', 'black --check src', 'eslint src']) {
       expect(await env.check(c), c).toMatchObject({ behavior: 'allow', type: 'rule' });
+    }
+    // A patch names its files inside: an unknown write, which asks (safety) while Edit deny rules exist.
+    for (const mode of ['acceptEdits', BYPASS.defaultMode] as const) {
+      const m = ruleEnv({ deny: ['Edit(./src/**)'], mode });
+      layout(m.ws);
+      expect(await m.check('patch -p1 < fix.patch'), mode).toMatchObject({ behavior: 'ask', type: 'safety' });
+      expect(await m.check('patch --dry-run -p1 < fix.patch'), mode).toMatchObject({ behavior: 'passthrough' });
+      expect(await m.check('wget -q -O y http://127.0.0.1:9/x'), mode).toMatchObject({ behavior: 'passthrough' });
     }
   });
 

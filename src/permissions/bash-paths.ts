@@ -772,7 +772,39 @@ function inPlaceWrites(name: string, args: readonly Word[]): Word[] {
     if (words.some((w) => /^-[A-Za-z0-9]*[ctl]/.test(w.value) || /^--(stdout|to-stdout|test|list)$/.test(w.value))) return [];
     return operands();
   }
-  if (name === 'sponge' || ['dos2unix', 'unix2dos', 'mac2unix', 'unix2mac'].includes(name)) return operands();
+  if (name === 'sponge' || name === 'ed' || name === 'red' || name === 'mkfifo' || ['dos2unix', 'unix2dos', 'mac2unix', 'unix2mac'].includes(name)) return operands();
+  if (name === 'mknod') return operands().slice(0, 1);
+  const valueOf = (short: string, long: string): Word[] => {
+    const out: Word[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const w = args[i]!;
+      if (!w.literal) continue;
+      if (w.value === short || w.value === long) {
+        if (args[i + 1]) out.push(args[i + 1]!);
+      } else if (w.value.startsWith(`${long}=`)) out.push(wordTail(w, long.length + 1));
+      else if (short.length === 2 && w.value.startsWith(short) && !w.value.startsWith('--') && w.value.length > 2) out.push(wordTail(w, 2));
+    }
+    return out;
+  };
+  // The files a patch names are known only when it is read: not where they are.
+  if (name === 'patch') {
+    if (words.some((w) => w.value === '--dry-run' || w.value === '-C' || w.value === '--check')) return [];
+    return [hiddenNames('the files the patch names'), ...operands().slice(0, 1), ...valueOf('-o', '--output')];
+  }
+  // split and csplit write files named by a prefix: split's is its last operand of two, csplit's -f.
+  if (name === 'split') return operands().length >= 2 ? operands().slice(-1) : [];
+  if (name === 'csplit') return valueOf('-f', '--prefix');
+  if (name === 'mktemp') return [...operands(), ...valueOf('-p', '--tmpdir')];
+  // A download saved under a name given, or the URL's last component (in the directory -P or --output-dir names).
+  if (name === 'wget' || name === 'curl') {
+    const named = name === 'wget' ? valueOf('-O', '--output-document') : valueOf('-o', '--output');
+    const dir = name === 'wget' ? valueOf('-P', '--directory-prefix')[0] : valueOf('--output-dir', '--output-dir')[0];
+    const remote = name === 'wget' ? named.length === 0 : words.some((w) => /^-[A-Za-z]*O/.test(w.value) || w.value.startsWith('--remote-name'));
+    const urls = remote ? words.filter((w) => /^[a-z][a-z0-9+.-]*:\/\//i.test(w.value)) : [];
+    const base = (u: string): string => u.replace(/[?#].*$/s, '').replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '').split('/').pop() || 'index.html';
+    const inDir = (n: string): Word => literalPath(dir ? path.posix.join(dir.value, n) : n);
+    return [...named, ...(dir ? [dir] : []), ...urls.map((u) => inDir(base(u.value)))];
+  }
   if ((name === 'perl' || name === 'ruby' || INTERPRETER_PERL.test(name)) && words.some((w) => /^-[A-Za-z]*i/.test(w.value))) {
     // Not the code of -e (nor, without one, the script file the first operand is).
     const out: Word[] = [];
@@ -793,6 +825,10 @@ function inPlaceWrites(name: string, args: readonly Word[]): Word[] {
   return operands();
 }
 const INTERPRETER_PERL = /^perl5(\.\d+)*$/;
+
+function literalPath(v: string): Word {
+  return { raw: v, value: v, literal: true, glob: false, tilde: false };
+}
 
 /** Programs that put what they are given into a directory they are given last (or with -t), under its base name. */
 const INTO_DIRECTORY: ReadonlySet<string> = new Set(['cp', 'mv', 'ln', 'install']);

@@ -1,6 +1,6 @@
 /**
  * An Edit deny rule on files below a directory, against commands that change
- * the directory's whole tree: `rm -rf src`, `mv src y`, `chmod -R`, `rm -rf`
+ * the directory's whole tree: `rm -rf src`, `mv src y`, `chmod -R`, `find src -delete`, `rm -rf`
  * of the workspace itself, an archive extracted or a tree copied into it. The
  * rule held against `rm src/deep/b.ts` but not against these, which acceptEdits
  * allowed and bypassPermissions ran. And a copy into a directory makes a name
@@ -43,6 +43,8 @@ describe('a write of a directory below which an Edit deny rule denies files', ()
         'mv src y',
         'chmod -R 000 src',
         'chown -R 0 .',
+        'find src -delete',
+        "find . -name '*.ts' -delete",
         // Into a tree where the rule may match: what lands there is not listed.
         'tar xf a.tar',
         'tar xf a.tar -C src',
@@ -53,6 +55,9 @@ describe('a write of a directory below which an Edit deny rule denies files', ()
         expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^write of a tree under an Edit deny rule/) });
       }
       expect(await env.check('rm src/deep/b.ts'), mode).toMatchObject({ behavior: 'deny', type: 'rule' });
+      expect(await env.check('find src/deep -delete'), mode).toMatchObject({ behavior: 'deny', type: 'rule' });
+      expect((await env.check('find build -delete')).behavior, mode).not.toBe('deny');
+      expect(await env.check('find build -delete'), mode).not.toMatchObject({ type: 'safety' });
     }
   });
 

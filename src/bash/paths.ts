@@ -975,5 +975,11 @@ function findPaths(args: readonly Word[]): PathArgs {
       if (f) out.writes.push(f);
     }
   }
+  // -delete removes what it matches below its starting points (the current directory when none is named):
+  // a write of each, as `rm -r` of them is.
+  if (args.some((w) => w.literal && w.value === '-delete')) {
+    const roots = out.reads.filter((w) => !out.opaque.includes(w));
+    out.writes.push(...(roots.length > 0 ? roots : [{ raw: '.', value: '.', literal: true, glob: false, tilde: false }]));
+  }
   return out;
 }

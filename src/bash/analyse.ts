@@ -27,6 +27,7 @@ import {
 import { CODE_VARIABLES, HOME_VARIABLES, INTEGER_VARIABLES, isConstantArithmetic, isConstantSubscript, isProgramVariable, PROJECT_CODE_RUNNERS, splitName } from './arith.js';
 import { literalWord, wordOf } from './words.js';
 import { unwrapStages } from './wrappers.js';
+import { commandStrings, runnerText } from './command-strings.js';
 
 /** Claude Code's MAX_SUBCOMMANDS_FOR_SECURITY_CHECK. */
 export const MAX_SUBCOMMANDS = 50;
@@ -446,6 +447,18 @@ class Walker {
     if (name === 'let') {
       for (const w of words) this.arithmetic(w.literal ? w.value : w.raw, 'let');
       return;
+    }
+    // `tar --to-command='rm -rf x'`, `rsync -e CMD`, `ssh -o ProxyCommand=CMD`: a program runs the string.
+    for (const o of commandStrings(name, words)) {
+      if (o.script === undefined) this.complex(`${name} ${o.option} runs a command the line does not spell out`);
+      else this.nestedScript(o.script, cmd);
+    }
+    // `eatmydata rm -rf x`, `uv run rm …`, `tmux new 'rm …'`: every word that may start the command, for deny rules.
+    const runner = runnerText(name, words);
+    if (runner) {
+      if (runner.complex) this.complex(`${name} runs commands no check can model`);
+      // Not subcommands of the line (`npx eslint` of fifty files is not too complex): pieces the deny rules search.
+      this.commands.push(...roughCommands(runner.text));
     }
     this.nameArguments(name, words);
     const options = (letters: string): Word | undefined => {

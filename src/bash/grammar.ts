@@ -50,6 +50,18 @@ export function unescapeBackticks(s: string): string {
   return s.replace(/\\([\\`$])/g, '$1');
 }
 
+/**
+ * Whether a command word runs the program its base name says: a bare name (found on PATH), or a
+ * path into the system's program directories. `./ls`, `bin/cat`, `/tmp/x/echo` or `~/bin/git` run
+ * whatever file is there (one the Write tool or a cloned repository put there): deny rules still
+ * match them by base name, but they are not the read-only, safe-wrapper or acceptEdits command of
+ * that name.
+ */
+export function runsNamedProgram(w: Word): boolean {
+  if (!w.value.includes('/')) return true;
+  return w.literal && !w.tilde && !w.glob && /^\/(?:usr\/(?:local\/)?)?s?bin\/[^/]+$/.test(w.value);
+}
+
 export function baseName(w: Word): string {
   return w.value.includes('/') ? w.value.slice(w.value.lastIndexOf('/') + 1) : w.value;
 }

@@ -667,6 +667,75 @@ function gitMovesAndRemoves(verb: string, rest: readonly Word[], out: PathArgs):
   } else if (!cached) out.writes.push(...operands);
 }
 
+/**
+ * `git restore PATH…` and `git checkout [TREE-ISH] [--] PATH…` write the files they name in the
+ * work tree, with any content a commit holds: with Edit(./src/**) denied, `git checkout other --
+ * src/a.ts` replaced it. Every operand of restore is a path; checkout's after `--`, and after the
+ * first when there is no `--` (the first is a tree-ish or a path, which only the repository tells:
+ * gitCheckoutFirst). Not with -b/-B/--orphan (a branch made, no path), nor --pathspec-from-file
+ * (a list of names: opaque).
+ */
+function gitRestores(verb: string, rest: readonly Word[], out: PathArgs): void {
+  if (verb !== 'restore' && verb !== 'checkout') return;
+  const operands: Word[] = [];
+  let dashes = false;
+  for (let i = 0; i < rest.length; i++) {
+    const w = rest[i]!;
+    if (w.literal && w.value === '--') {
+      dashes = true;
+      operands.push(...rest.slice(i + 1));
+      break;
+    }
+    if (w.literal && w.value.startsWith('-') && w.value.length > 1) {
+      if (w.value.startsWith('--pathspec-f')) out.opaque.push(w);
+      if (verb === 'checkout' && (/^-[A-Za-z]*[bB]$/.test(w.value) || isLongOption(w.value, ['--orphan']))) return;
+      // Options whose value is the next word: restore's -s/--source, checkout's --conflict takes it attached.
+      if (verb === 'restore' && (w.value === '-s' || w.value === '--source')) i++;
+      continue;
+    }
+    operands.push(w);
+  }
+  const paths = verb === 'checkout' && !dashes ? operands.slice(1) : operands;
+  for (const w of paths) (GIT_PATHSPEC_PATTERN.test(w.value) ? out.opaque : out.writes).push(w);
+}
+
+/**
+ * `git merge-file [-p] CURRENT BASE OTHER` reads the three files (work tree files, not tracked
+ * contents: `git merge-file -p .env x y` printed .env) and writes the merge into CURRENT, unless -p
+ * prints it. `-L LABEL` takes the next word.
+ */
+function gitMergeFile(verb: string, rest: readonly Word[], out: PathArgs): void {
+  if (verb !== 'merge-file') return;
+  const operands: Word[] = [];
+  let stdout = false;
+  for (let i = 0; i < rest.length; i++) {
+    const w = rest[i]!;
+    if (w.literal && w.value === '--') {
+      operands.push(...rest.slice(i + 1));
+      break;
+    }
+    if (w.literal && w.value.startsWith('-') && w.value.length > 1) {
+      if (w.value === '-p' || isLongOption(w.value, ['--stdout'])) stdout = true;
+      if (w.value === '-L') i++;
+      continue;
+    }
+    operands.push(w);
+  }
+  out.reads.push(...operands);
+  if (!stdout && operands[0]) out.writes.push(operands[0]);
+}
+
+/** `git checkout X` with no `--`: X, which is a path when no revision of that name exists (bash-paths.ts judges it by what is on disk). */
+export function gitCheckoutFirst(argv: readonly Word[]): Word | undefined {
+  if (commandName(argv) !== 'git') return undefined;
+  const args = argv.slice(1);
+  const verbAt = parseGitGlobals(argv).verbAt - 1;
+  if (verbAt < 0 || verbAt >= args.length || !args[verbAt]!.literal || args[verbAt]!.value !== 'checkout') return undefined;
+  const rest = args.slice(verbAt + 1);
+  if (rest.some((w) => w.literal && (w.value === '--' || /^-[A-Za-z]*[bB]$/.test(w.value) || isLongOption(w.value, ['--orphan'])))) return undefined;
+  return rest.find((w) => !(w.literal && w.value.startsWith('-') && w.value.length > 1));
+}
+
 /** The paths an (unwrapped) argv reads and writes. */
 export function pathArgs(argv: readonly Word[]): PathArgs {
   const out: PathArgs = { reads: [], writes: [], recursive: false, opaque: [] };
@@ -727,6 +796,8 @@ export function pathArgs(argv: readonly Word[]): PathArgs {
     // A pathspec git matches itself (`git add '*.env'`, `':(icase).ENV'`, `':/.env'`) names files no path check sees.
     for (const w of gitInputs(verb, args.slice(verbAt + 1))) (GIT_PATHSPEC_PATTERN.test(w.value) && !GIT_LITERAL_FILE_VERBS.has(verb!) ? out.opaque : out.reads).push(w);
     if (verb !== undefined) gitMovesAndRemoves(verb, args.slice(verbAt + 1), out);
+    if (verb !== undefined) gitRestores(verb, args.slice(verbAt + 1), out);
+    if (verb !== undefined) gitMergeFile(verb, args.slice(verbAt + 1), out);
     return out;
   }
   const archiver = Object.hasOwn(ARCHIVERS, name) ? ARCHIVERS[name] : undefined;
@@ -903,6 +974,12 @@ function findPaths(args: readonly Word[]): PathArgs {
       const f = args[k + 1];
       if (f) out.writes.push(f);
     }
+  }
+  // -delete removes what it matches below its starting points (the current directory when none is named):
+  // a write of each, as `rm -r` of them is.
+  if (args.some((w) => w.literal && w.value === '-delete')) {
+    const roots = out.reads.filter((w) => !out.opaque.includes(w));
+    out.writes.push(...(roots.length > 0 ? roots : [{ raw: '.', value: '.', literal: true, glob: false, tilde: false }]));
   }
   return out;
 }

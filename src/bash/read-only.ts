@@ -11,6 +11,7 @@ import type { BashAnalysis, Redirect, SimpleCommand, Word } from './types.js';
 import { gitReadsFiles, pathArgs } from './paths.js';
 import { isLongOption } from './long-option.js';
 import { resolveLong, SAFE_ENV_VARS, unwrapStages, wrapperOutputs } from './wrappers.js';
+import { runsNamedProgram } from './grammar.js';
 
 /** Read-only whatever their arguments. */
 const PLAIN: ReadonlySet<string> = new Set([
@@ -273,7 +274,7 @@ function commandDescribes(words: readonly Word[]): boolean {
 /** Whether one argv (already unwrapped) only reads. */
 export function isReadOnlyArgv(argv: readonly Word[], depth = 0): boolean {
   const head = argv[0];
-  if (!head || !head.literal || head.glob) return false;
+  if (!head || !head.literal || head.glob || !runsNamedProgram(head)) return false;
   const name = baseName(head.value);
   const args = values(argv.slice(1));
   if (LITERAL_ONLY.has(name)) return args !== undefined && !(name === 'printf' && args[0] === '-v');

@@ -13,6 +13,7 @@
  */
 import type { Word } from './types.js';
 import { wordTail } from './words.js';
+import { runsNamedProgram } from './grammar.js';
 
 interface OptionSpec {
   /** Short options that take a value (`-n 5` or `-n5`). */
@@ -475,7 +476,8 @@ export function stripWrapperOnce(argv: readonly Word[], safeOnly: boolean): Stri
   // `/usr/bin/env rm …` is `env rm …`: a wrapper named by its path is still that wrapper.
   const slash = head.value.lastIndexOf('/');
   const name = slash === -1 ? head.value : head.value.slice(slash + 1);
-  if (safeOnly && !SAFE_WRAPPERS.has(name)) return undefined;
+  // `./timeout 5 ls` runs ./timeout, whatever it is: not the wrapper allow rules and read-only commands look through.
+  if (safeOnly && (!SAFE_WRAPPERS.has(name) || !runsNamedProgram(head))) return undefined;
   const spec = Object.hasOwn(WRAPPERS, name) ? WRAPPERS[name] : undefined;
   if (!spec) return undefined;
   const skipped = skipOptions(argv, spec);

@@ -24,10 +24,13 @@ const GIT_CONTENT_VERBS: ReadonlySet<string> = new Set([
   'fast-export', 'merge-tree', 'unpack-file', 'request-pull',
   // A stream's `cat-blob` and `ls` print stored blobs; its `feature import-marks=F` reads a file.
   'fast-import',
+  // A pack of the objects named on its input, on standard output (each blob zlib-compressed, which any inflater reverses).
+  'pack-objects',
 ]);
 /** git verbs that print contents with a patch option. */
 const GIT_PATCH_VERBS: ReadonlySet<string> = new Set(['log', 'whatchanged', 'reflog', 'stash', 'shortlog']);
-const GIT_PATCH_OPTION = /^(-[A-Za-z]*[puLc]|--patch|--patch-with-stat|--patch-with-raw|--cc|--word-diff.*|--color-words.*|-U\d*|--unified.*|--full-diff|--binary|--raw)$/;
+// -L takes its range and file attached too (`git log -L1,9:.env` prints those lines of .env as each commit had them).
+const GIT_PATCH_OPTION = /^(-[A-Za-z]*[puc]|-[A-Za-z]*L.*|--patch|--patch-with-stat|--patch-with-raw|--cc|--word-diff.*|--color-words.*|-U\d*|--unified.*|--full-diff|--binary|--raw)$/;
 
 /** `git diff` options that print names and counts instead of the patch. */
 const DIFF_SUMMARY = /^(--stat(=[\d,]+)?|--numstat|--shortstat|--dirstat(=[\w,.]+)?|--compact-summary|--summary|--name-only|--name-status|--quiet|--exit-code|--raw)$/;

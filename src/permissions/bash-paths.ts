@@ -15,7 +15,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { parseGitGlobals } from '../bash/git-globals.js';
 import { isLongOption } from '../bash/long-option.js';
-import { commandName, hasPathModel, hiddenNames, pathArgs, type PathArgs } from '../bash/paths.js';
+import { commandName, gitCheckoutFirst, hasPathModel, hiddenNames, pathArgs, type PathArgs } from '../bash/paths.js';
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { withoutGitGlobals } from '../bash/rule-match.js';
 import { unwrapStages, wrapperOutputs } from '../bash/wrappers.js';
@@ -46,6 +46,10 @@ export interface PathUse {
    * match judged on its own, but does not move, remove or create them.
    */
   globDirs?: string[];
+  /** The program whose argument (or option's value) the word is, after every wrapper: not set for a redirection. */
+  program?: string;
+  /** A write by a program that may put files no argument names below it: an archive extracted, a tree copied. */
+  fills?: boolean;
 }
 
 export interface Cwds {
@@ -565,6 +569,8 @@ export function throughProcDir(p: string, hops = 0): boolean {
   return false;
 }
 
+/** Other programs that put files into a directory by names no argument spells (archive extractors). */
+const UNSEEN_FILLERS: ReadonlySet<string> = new Set(['gtar', 'bsdtar', 'cpio', 'bsdcpio', 'pax', 'star', 'unsquashfs', '7z', '7za', '7zz', 'ar']);
 /**
  * Programs that may put a symbolic link (or a hard link to one) at or below
  * the places they write, as ln -s does: archive extraction (a member that
@@ -731,9 +737,126 @@ export function makesHardLinks(argv: readonly Word[]): boolean {
   return hard && !symbolic;
 }
 
+/** Compressors that replace each file they are given (`gzip src/a.ts` leaves src/a.ts.gz), unless they write to stdout, test or list. */
+const COMPRESSORS: ReadonlySet<string> = new Set([
+  'gzip', 'gunzip', 'pigz', 'unpigz', 'bzip2', 'bunzip2', 'pbzip2', 'xz', 'unxz', 'lzma', 'unlzma', 'zstd', 'unzstd', 'pzstd', 'lz4', 'unlz4', 'lzip', 'compress', 'uncompress', 'brotli',
+]);
+/** Formatters and fixers that rewrite the files and trees they are given: by program, what makes them write (any option, when undefined). */
+const FORMATTERS: Readonly<Record<string, { writes?: RegExp; readOnly?: RegExp }>> = {
+  prettier: { writes: /^(-w|--write)$/ },
+  eslint: { writes: /^--fix(-dry-run)?$/ },
+  biome: { writes: /^--(write|apply|apply-unsafe|fix)$/ },
+  black: { readOnly: /^(--check|--diff)$/ },
+  isort: { readOnly: /^(--check|--check-only|-c|--diff)$/ },
+  autopep8: { writes: /^(-i|--in-place)$/ },
+  yapf: { writes: /^(-i|--in-place)$/ },
+  'clang-format': { writes: /^-i$/ },
+  gofmt: { writes: /^-[a-z]*w$/ },
+  goimports: { writes: /^-w$/ },
+  rustfmt: { readOnly: /^--check$/ },
+  shfmt: { writes: /^-[a-z]*w$/ },
+  stylua: { readOnly: /^(-c|--check)$/ },
+};
+
+/**
+ * The operands of a program without an option table that changes them in place: compressors (not
+ * with -c/-t/-l), `sponge FILE`, dos2unix and the like, `perl -i`/`ruby -i`, and formatters told
+ * to write. With Edit(./src/**) denied, `gzip src/a.ts` or `perl -pi -e … src/a.ts` changed the file
+ * in bypassPermissions. Every literal word not an option is taken (a word that is code or a value
+ * names no denied file, and costs nothing).
+ */
+function inPlaceWrites(name: string, args: readonly Word[]): Word[] {
+  const words = args.filter((w) => w.literal);
+  const operands = (): Word[] => words.filter((w) => !w.value.startsWith('-'));
+  if (COMPRESSORS.has(name)) {
+    if (words.some((w) => /^-[A-Za-z0-9]*[ctl]/.test(w.value) || /^--(stdout|to-stdout|test|list)$/.test(w.value))) return [];
+    return operands();
+  }
+  if (name === 'sponge' || name === 'ed' || name === 'red' || name === 'mkfifo' || ['dos2unix', 'unix2dos', 'mac2unix', 'unix2mac'].includes(name)) return operands();
+  if (name === 'mknod') return operands().slice(0, 1);
+  const valueOf = (short: string, long: string): Word[] => {
+    const out: Word[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const w = args[i]!;
+      if (!w.literal) continue;
+      if (w.value === short || w.value === long) {
+        if (args[i + 1]) out.push(args[i + 1]!);
+      } else if (w.value.startsWith(`${long}=`)) out.push(wordTail(w, long.length + 1));
+      else if (short.length === 2 && w.value.startsWith(short) && !w.value.startsWith('--') && w.value.length > 2) out.push(wordTail(w, 2));
+    }
+    return out;
+  };
+  // The files a patch names are known only when it is read: not where they are.
+  if (name === 'patch') {
+    if (words.some((w) => w.value === '--dry-run' || w.value === '-C' || w.value === '--check')) return [];
+    return [hiddenNames('the files the patch names'), ...operands().slice(0, 1), ...valueOf('-o', '--output')];
+  }
+  // split and csplit write files named by a prefix: split's is its last operand of two, csplit's -f.
+  if (name === 'split') return operands().length >= 2 ? operands().slice(-1) : [];
+  if (name === 'csplit') return valueOf('-f', '--prefix');
+  if (name === 'mktemp') return [...operands(), ...valueOf('-p', '--tmpdir')];
+  // A download saved under a name given, or the URL's last component (in the directory -P or --output-dir names).
+  if (name === 'wget' || name === 'curl') {
+    const named = name === 'wget' ? valueOf('-O', '--output-document') : valueOf('-o', '--output');
+    const dir = name === 'wget' ? valueOf('-P', '--directory-prefix')[0] : valueOf('--output-dir', '--output-dir')[0];
+    const remote = name === 'wget' ? named.length === 0 : words.some((w) => /^-[A-Za-z]*O/.test(w.value) || w.value.startsWith('--remote-name'));
+    const urls = remote ? words.filter((w) => /^[a-z][a-z0-9+.-]*:\/\//i.test(w.value)) : [];
+    const base = (u: string): string => u.replace(/[?#].*$/s, '').replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '').split('/').pop() || 'index.html';
+    const inDir = (n: string): Word => literalPath(dir ? path.posix.join(dir.value, n) : n);
+    return [...named, ...(dir ? [dir] : []), ...urls.map((u) => inDir(base(u.value)))];
+  }
+  if ((name === 'perl' || name === 'ruby' || INTERPRETER_PERL.test(name)) && words.some((w) => /^-[A-Za-z]*i/.test(w.value))) {
+    // Not the code of -e (nor, without one, the script file the first operand is).
+    const out: Word[] = [];
+    let code = false;
+    for (let i = 0; i < words.length; i++) {
+      const v = words[i]!.value;
+      if (/^-[A-Za-z]*[eE]$/.test(v)) {
+        code = true;
+        i++;
+      } else if (!v.startsWith('-')) out.push(words[i]!);
+    }
+    return code ? out : out.slice(1);
+  }
+  const f = Object.hasOwn(FORMATTERS, name) ? FORMATTERS[name]! : undefined;
+  if (!f) return [];
+  if (f.readOnly && words.some((w) => f.readOnly!.test(w.value))) return [];
+  if (f.writes && !words.some((w) => f.writes!.test(w.value))) return [];
+  return operands();
+}
+const INTERPRETER_PERL = /^perl5(\.\d+)*$/;
+
+function literalPath(v: string): Word {
+  return { raw: v, value: v, literal: true, glob: false, tilde: false };
+}
+
+/** Programs that put what they are given into a directory they are given last (or with -t), under its base name. */
+const INTO_DIRECTORY: ReadonlySet<string> = new Set(['cp', 'mv', 'ln', 'install']);
+
+function relative(w: Word): boolean {
+  return w.literal && !w.tilde && !w.value.startsWith('/');
+}
+
+/** The base names a source word stands for, from each working directory (a glob's matches); undefined when not known. */
+function baseNames(w: Word, dirs: readonly string[]): string[] | undefined {
+  if (!w.literal) return undefined;
+  const strip = (v: string): string => path.posix.basename(v.replace(/\/+$/, ''));
+  if (!w.glob) {
+    const b = strip(w.value);
+    return b === '' || b === '.' || b === '..' ? [] : [b];
+  }
+  const out = new Set<string>();
+  for (const d of dirs) {
+    const r = resolveWord(w, d);
+    if (r === undefined) return undefined;
+    for (const p of r) out.add(path.basename(p));
+  }
+  return [...out];
+}
+
 export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   const uses: PathUse[] = [];
-  const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean; opaque?: boolean; bases?: string[] }): void => {
+  const add = (word: Word, kind: 'read' | 'write', o: { fallback?: boolean; redirect?: boolean; relocated?: boolean; opaque?: boolean; bases?: string[]; program?: string | undefined; fills?: boolean }): void => {
     const redirect = o.redirect ?? false;
     if (isDevice(word, redirect)) return;
     const relative = word.literal && !word.tilde && !word.value.startsWith('/');
@@ -751,7 +874,7 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     const uncertain = unresolved || (relative && cwds.unknown) || (o.relocated ?? false) || (o.opaque ?? false) || [...abs].some((p) => throughProcDir(p));
     // A start directory that another working directory's reading matches is no mere start.
     const reachOnly = [...new Set(reached.flatMap((r) => r.globDirs))].filter((p) => reached.every((r) => !r.all.includes(p) || r.globDirs.includes(p)));
-    uses.push({ word, kind, abs: [...abs], uncertain, redirect, fallback: o.fallback ?? false, ...(reachOnly.length > 0 ? { globDirs: reachOnly } : {}) });
+    uses.push({ word, kind, abs: [...abs], uncertain, redirect, fallback: o.fallback ?? false, ...(reachOnly.length > 0 ? { globDirs: reachOnly } : {}), ...(o.program !== undefined ? { program: o.program } : {}), ...(o.fills ? { fills: true } : {}) });
   };
   // Symbolic links an earlier command of the same line makes: where a path through one leads is not known yet.
   const links: string[] = [];
@@ -769,6 +892,8 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   /** Uses that read a whole tree (`grep -R x out`): a link put anywhere below them is read through too. */
   const treeReads = new Set<number>();
   const changesDir = new Set<number>();
+  /** The names a command makes inside the directory it puts things in (`mv x build` makes build/x): not paths through what it moves. */
+  const intoDir = new Set<number>();
   const cwdTreeReaders: SimpleCommand[] = [];
   /** Marks the uses from `from` on that go through such a link as unknown locations. */
   const markThroughLinks = (from: number): void => {
@@ -793,13 +918,46 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
     // A hard link made of a file lets it be changed in place under the new name (`cp -l .git/config c && echo … >> c`):
     // making one is judged as a change of the file it names.
     if (makesHardLinks(argv)) for (const w of p.reads) add(w, 'write', { fallback, relocated, opaque: p.opaque.includes(w), bases });
-    for (const w of p.writes) add(w, 'write', { fallback, relocated, opaque: p.opaque.includes(w), bases });
+    const name0 = commandName(argv);
+    // Not ln and link: what they make below a directory is named after their source.
+    const fills = (plantsFiles(argv) && name0 !== 'ln' && name0 !== 'link') || UNSEEN_FILLERS.has(name0 ?? '') || (name0 === 'cp' && p.recursive);
+    for (const w of p.writes) add(w, 'write', { fallback, relocated, opaque: p.opaque.includes(w), bases, program: name0, fills });
+    // `git checkout X`: X is a path git overwrites when no revision has that name; one that is on disk is taken for one.
+    const checkoutFirst = gitCheckoutFirst(argv);
+    if (checkoutFirst) {
+      const c = checkoutFirst;
+      const where = c.literal && !c.glob ? (relative(c) ? (bases ?? cwds.dirs) : [cwds.dirs[0]!]).flatMap((d) => resolveWord(c, d) ?? []) : [];
+      // A pattern the shell expands names files; an expansion may name one.
+      if (!c.literal || c.glob || where.some((x) => memoFs.lstat(x) !== undefined)) add(c, 'write', { fallback, relocated, opaque: !c.literal, bases, program: name0 });
+    }
+    // Into an existing directory, cp, mv, ln and install make DIR/NAME, NAME each source's base name: `cp x/.env build/`
+    // writes build/.env, which `Edit(.env)` denies, though neither word is that name.
+    if (name0 !== undefined && INTO_DIRECTORY.has(name0) && !argv.some((w) => w.literal && (w.value === '-T' || /^--no-t/.test(w.value) || /^-[A-Za-z]*T/.test(w.value)))) {
+      for (const dest of p.writes) {
+        if (p.reads.includes(dest) || !dest.literal) continue;
+        const dirs = (relative(dest) ? (bases ?? cwds.dirs) : [cwds.dirs[0]!]).flatMap((d) => resolveWord(dest, d) ?? []);
+        if (!dest.value.endsWith('/') && !dirs.some(isDirectory)) continue;
+        for (const src of p.reads) {
+          const names = baseNames(src, bases ?? cwds.dirs);
+          if (names === undefined) {
+            add({ raw: `${dest.raw}/${src.raw}`, value: dest.value, literal: false, glob: false, tilde: false }, 'write', { fallback, opaque: true, bases, program: name0 });
+            continue;
+          }
+          for (const n of names) {
+            intoDir.add(uses.length);
+            add({ ...dest, raw: `${dest.raw}/${n}`, value: path.posix.join(dest.value, n), glob: false }, 'write', { fallback, relocated, bases, program: name0 });
+          }
+        }
+      }
+    }
     // What the command reads without naming it: an unknown location.
     for (const w of p.opaque) if (!p.reads.includes(w)) add(w, 'read', { fallback, opaque: true, bases });
     // Files a wrapper writes itself (`time -o`, `strace -o`, `script FILE`), where the shell runs it.
     for (const w of wrapperOutputs(stages)) add(w, 'write', { fallback });
     // An interpreter's or an editor's arguments: judged against deny rules only (as fallback uses are).
     const name = commandName(argv);
+    // Programs without a table that change the files they are given in place: judged as writes of them too.
+    if (name !== undefined && !hasPathModel(name)) for (const w of inPlaceWrites(name, argv.slice(1))) add(w, 'write', { fallback, relocated, bases, program: name });
     if (name !== undefined && !hasPathModel(name) && opaqueReader(name)) {
       const container = CONTAINER_TOOLS.has(name) ? containerWords(argv, a) : undefined;
       for (const m of container?.mounts ?? []) add(m, 'read', { fallback: true });
@@ -879,8 +1037,8 @@ export function pathUses(a: BashAnalysis, cwds: Cwds): PathUse[] {
   // and a path through a directory or link `mv` puts in place leads where that went.
   const through = [...links, ...moved];
   if (through.length > 0 || unknownLink) {
-    for (const u of uses) {
-      if (unknownLink || u.abs.some((p) => through.some((l) => p.startsWith(`${l}/`)))) u.uncertain = true;
+    for (const [k, u] of uses.entries()) {
+      if (unknownLink || (!intoDir.has(k) && u.abs.some((p) => through.some((l) => p.startsWith(`${l}/`))))) u.uncertain = true;
       // A glob expanded after a symbolic link is made may take the link in (`ln -s ../.env src/x.ts &&
       // cat src/*.ts`), a name the expansion made before the line runs does not hold.
       if (links.length > 0 && u.word.glob) u.uncertain = true;

@@ -42,6 +42,7 @@ import { isReadOnlyCommand } from '../bash/read-only.js';
 import { allowCandidates, compileBashRule, denyCandidates, type CompiledBashRule } from '../bash/rule-match.js';
 import type { BashAnalysis, SimpleCommand, Word } from '../bash/types.js';
 import { SAFE_ENV_VARS, unwrapStages } from '../bash/wrappers.js';
+import { runsNamedProgram } from '../bash/grammar.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, containerMounts, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
@@ -76,6 +77,12 @@ const UNSEEN_LINKERS = new Set([
   // `docker cp c:/x/. .` unpacks the container's tar stream, hard links included, into the directory.
   ...['docker', 'podman', 'nerdctl', 'kubectl'],
 ]);
+
+/**
+ * Writers of a directory that leave what lies below it as it is: mkdir (an existing one stays), touch (its
+ * times), rmdir (only an empty one goes).
+ */
+const KEEPS_BELOW: ReadonlySet<string> = new Set(['mkdir', 'touch', 'rmdir']);
 
 function matcherOf(rule: PermissionRule): CompiledBashRule {
   let m = compiled.get(rule);
@@ -166,7 +173,8 @@ function acceptEditsAllows(cmd: SimpleCommand, dirs: readonly string[]): boolean
   const { stages } = unwrapStages(cmd.argv, true);
   const argv = stages[stages.length - 1]!;
   const name = commandName(argv);
-  if (name === undefined || !ACCEPT_EDITS_COMMANDS.has(name)) return false;
+  // `./mkdir x` runs ./mkdir, whatever that file is.
+  if (name === undefined || !ACCEPT_EDITS_COMMANDS.has(name) || !runsNamedProgram(argv[0]!)) return false;
   const p = pathArgs(argv);
   if (p.opaque.length > 0 || commandPaths(cmd).opaque.length > 0) return false;
   return [...p.reads, ...p.writes].every((w) => w.literal);
@@ -484,6 +492,39 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
     }
   }
 
+  // 4b. A write to a directory changes what lies below it: `rm -r` and `mv` take every file there, `chmod -R` changes
+  // each, a copy or an archive extracted into it overwrites or adds any. An Edit deny rule on a file below held
+  // against `rm src/deep/x` but not `rm -rf src` (nor `rm -rf` of the workspace, `mv src y`, `tar xf a.tar`), in
+  // acceptEdits and bypassPermissions. Where a rule may match below, a tree holding a file it covers (or a link to
+  // one, or more than can be listed) asks; one that a program puts files no check can list in asks whatever is there.
+  if (isEditDenyActive(ctx)) {
+    const editDeps: TreeDeps = {
+      canonical: (p) => ctx.workspace.canonical(p),
+      fold: (p) => ctx.workspace.fold(p),
+      readDenied: (abs, canonical) => q.pathRule('edit', 'deny', canonical === undefined ? spellings(abs) : [canonical, abs]) !== undefined,
+      deniedBelow: (dir) => q.pathRuleBelow('edit', 'deny', [dir])?.raw,
+      links: editLinks,
+      rules: 'an Edit deny rule',
+    };
+    for (const u of modelled) {
+      if (u.kind !== 'write' || u.redirect || u.program === undefined || KEEPS_BELOW.has(u.program)) continue;
+      for (const abs of u.abs) {
+        if (u.globDirs?.includes(abs) || fileKind(abs) !== 'directory') continue;
+        const rule = q.pathRuleBelow('edit', 'deny', spellings(abs));
+        if (!rule) continue;
+        const found: TreeEscape | undefined = u.fills ? { path: abs, why: `${u.program} may put files no check can list there` } : treeEscape(abs, editDeps, true);
+        if (!found) continue;
+        const what = 'unknown' in found ? 'more than toolexec lists' : `${found.path}, ${found.why}`;
+        return {
+          behavior: 'ask',
+          message: `This Bash command (${u.program}) changes what lies under ${abs}, where the rule ${rule.raw} denies edits: ${what}; it needs approval.`,
+          type: 'safety',
+          detail: `write of a tree under an Edit deny rule: ${rule.raw}`,
+        };
+      }
+    }
+  }
+
   // 5. A command that cannot be modelled is never allowed by its content. When
   // Bash deny or ask rules exist, or Read or Edit deny rules (a command that
   // cannot be read cannot be shown not to read or write what they deny), it is
@@ -754,6 +795,8 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
     };
   }
   for (const { cmd } of perCommand) {
+    // Words a runner may start a command with (`xvfb-run npm test`): searched by deny rules only.
+    if (cmd.origin === 'fallback') continue;
     const cands = allowCandidates(cmd);
     const rule = allowRules.find((r) => {
       const m = matcherOf(r);

@@ -90,6 +90,8 @@ export interface TreeDeps {
   /** The Read deny rule that may cover something at or below this directory. */
   deniedBelow(dir: string): string | undefined;
   links: HardLinkCheck;
+  /** The rules readDenied stands for, as the answer names them: 'a Read deny rule' when not given. */
+  rules?: string;
 }
 
 export type TreeEscape = { path: string; why: string; named?: true } | { unknown: true };
@@ -176,7 +178,7 @@ export function treeEscape(
       // resolving either again (a 32,000-entry tree cost 66,000 stats a check that way).
       const real = path.join(cur.real, e.name);
       const taken = (): boolean => takes === undefined || takes(p, e.isDirectory());
-      if (judged && (e.isSymbolicLink() ? deps.readDenied(p) || deps.readDenied(real) : deps.readDenied(p, deps.fold(real))) && taken()) return { path: p, why: 'a file a Read deny rule covers', named: true };
+      if (judged && (e.isSymbolicLink() ? deps.readDenied(p) || deps.readDenied(real) : deps.readDenied(p, deps.fold(real))) && taken()) return { path: p, why: `a file ${deps.rules ?? 'a Read deny rule'} covers`, named: true };
       if (e.isDirectory()) {
         // A directory the reader leaves out whole (git add's ignored directory holding nothing tracked).
         if (!taken()) continue;
@@ -189,7 +191,7 @@ export function treeEscape(
         // One the reader leaves out is not followed either (git add stores a link it takes as a link).
         if (!taken()) continue;
         const target = deps.canonical(p);
-        if (deps.readDenied(target)) return { path: p, why: `a symbolic link to ${target}, which a Read deny rule covers` };
+        if (deps.readDenied(target)) return { path: p, why: `a symbolic link to ${target}, which ${deps.rules ?? 'a Read deny rule'} covers` };
         let st: fs.Stats | undefined;
         try {
           st = memoFs.stat(target);

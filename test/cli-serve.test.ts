@@ -47,6 +47,18 @@ describe('serve: the startup summary', () => {
     }
   });
 
+  it('listening on every interface, names the console and docs on loopback, a page a browser opens', async () => {
+    const p = project({});
+    const served = await serveBin(['--config', p.file, '--host', '0.0.0.0'], { env: cleanEnv({ TOOLEXEC_TOKEN: 'cli-serve-any-host-token-0123' }) });
+    try {
+      const m = await served.proc.waitFor(/toolexec: listening on http:\/\/0\.0\.0\.0:(\d+) /);
+      await served.proc.waitFor(/API docs/);
+      expect(served.proc.stderr()).toContain(`toolexec: console http://127.0.0.1:${m[1]}/console, API docs http://127.0.0.1:${m[1]}/docs\n`);
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+  });
+
   it('names the tokens (never their values) and the configured MCP servers', async () => {
     const secret = 'cli-serve-config-token-0123456789';
     const envSecret = 'cli-serve-env-token-0123456789';

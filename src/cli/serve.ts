@@ -49,7 +49,13 @@ export async function serveCommand(args: string[], io: CliIO): Promise<CommandRe
   const where =
     typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);
   for (const w of ruleWarnings(app.toolexec)) warn(io, w);
-  for (const line of startupSummary(app.toolexec, where, io.env)) io.stderr.write(`toolexec: ${line}\n`);
+  // Bound to every interface, the address is no page to open: the console and docs are named on
+  // loopback, which reaches them from the machine (and through a port published to it).
+  const local =
+    typeof addr === 'object' && addr && (addr.address === '0.0.0.0' || addr.address === '::')
+      ? `http://${addr.family === 'IPv6' ? '[::1]' : '127.0.0.1'}:${addr.port}`
+      : where;
+  for (const line of startupSummary(app.toolexec, where, local, io.env)) io.stderr.write(`toolexec: ${line}\n`);
   return 'running';
 }
 
@@ -59,7 +65,7 @@ export async function serveCommand(args: string[], io: CliIO): Promise<CommandRe
  * tools a model is given, and the policy in force. The first line's shape is
  * what scripts and tests wait for.
  */
-function startupSummary(svc: Services, where: string, env: NodeJS.ProcessEnv): string[] {
+function startupSummary(svc: Services, where: string, local: string, env: NodeJS.ProcessEnv): string[] {
   const { config } = svc;
   const tokens = config.server.tokens.map((t) => `${t.name} (${t.scopes.join(', ')})`);
   if (envToken(env) !== undefined) tokens.push('TOOLEXEC_TOKEN (every scope)');
@@ -84,6 +90,6 @@ function startupSummary(svc: Services, where: string, env: NodeJS.ProcessEnv): s
     `tools: ${upFront.join(', ')}${deferred.length > 0 ? `; deferred behind ToolSearch: ${deferred.join(', ')}` : ''}`,
     servers.length > 0 ? `MCP servers: ${servers.join(', ')} (connecting in the background; their state: GET /mcp/servers)` : 'MCP servers: none',
     `permissions: mode ${config.permissions.defaultMode}; rules: ${count('allow')} allow, ${count('ask')} ask, ${count('deny')} deny; hooks: ${config.disableAllHooks ? 'all disabled' : hooks.length > 0 ? hooks.join(', ') : 'none'}; an ask with no approver subscribed is ${config.permissions.headless === 'wait' ? 'held until answered' : 'denied'}`,
-    `console ${where}/console, API docs ${where}/docs`,
+    `console ${local}/console, API docs ${local}/docs`,
   ];
 }

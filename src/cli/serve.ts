@@ -1,6 +1,7 @@
 /** `toolexec serve`: load the configuration and run the service until SIGTERM or SIGINT. */
 import path from 'node:path';
 import { envToken } from '../http/auth.js';
+import { HOOK_EVENTS, UNRUN_HOOK_TYPES } from '../config/schema.js';
 import type { Services } from '../services.js';
 import { CONFIG_HELP, CONFIG_OPTIONS, parse, str } from './args.js';
 import { loadCliConfig, requireWorkspace } from './config.js';
@@ -79,10 +80,15 @@ function startupSummary(svc: Services, where: string, local: string, env: NodeJS
   const servers = Object.keys(config.mcpServers);
   const rules = svc.rules.list();
   const count = (b: string): number => rules.filter((r) => r.behavior === b).length;
-  const hooks = Object.entries(config.hooks)
-    .map(([event, groups]) => [event, groups.reduce((n, g) => n + g.hooks.length, 0)] as const)
-    .filter(([, n]) => n > 0)
-    .map(([event, n]) => `${n} ${event}`);
+  // Hooks on an event toolexec never fires, or of a type it does not run, are counted apart:
+  // "1 Stop" beside the warning that Stop hooks are not run read as if they were.
+  const hooks = Object.entries(config.hooks).flatMap(([event, groups]) => {
+    const all = groups.flatMap((g) => g.hooks);
+    const fired = (HOOK_EVENTS as readonly string[]).includes(event);
+    const run = fired ? all.filter((h) => !UNRUN_HOOK_TYPES.has(h.type)).length : 0;
+    const notRun = all.length - run;
+    return [...(run > 0 ? [`${run} ${event}`] : []), ...(notRun > 0 ? [`${notRun} ${event} (not run)`] : [])];
+  });
   return [
     `listening on ${where} (workspace ${svc.workspace.root})`,
     `database ${config.storage.path === ':memory:' ? 'in memory (nothing is kept)' : path.resolve(config.storage.path)}`,

@@ -104,7 +104,7 @@ describe('toolexec exec', () => {
     const missing = await cli(['exec', '--url', served.url, 'Read', '{"file_path":"notes.txt"}'], { env: cleanEnv() });
     expect(missing).toMatchObject({
       code: 1,
-      stderr: 'toolexec: /execute: the service answered 401 TOOLEXEC_ERR_AUTH_MISSING: A bearer token is required (the service needs a token: pass --token or set TOOLEXEC_TOKEN)\n',
+      stderr: 'toolexec: /execute: the service answered 401 TOOLEXEC_ERR_AUTH_MISSING: A bearer token is required: send the header Authorization: Bearer TOKEN (the service needs a token: pass --token or set TOOLEXEC_TOKEN)\n',
     });
     const wrong = await cli(['exec', '--url', served.url, '--token', 'not-the-token-at-all', 'Read', '{"file_path":"notes.txt"}'], { env: cleanEnv() });
     expect(wrong.code).toBe(1);

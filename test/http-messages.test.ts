@@ -26,6 +26,17 @@ describe('error messages a new client acts on', () => {
     }
   });
 
+  it('a request without the token a service requires names the header to send', async () => {
+    const t = await makeApp({ server: { tokens: [{ name: 'agent', token: 'http-messages-token-0123456789' }] } });
+    try {
+      const res = await t.app.inject({ url: '/tools' });
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error).toEqual({ code: 'TOOLEXEC_ERR_AUTH_MISSING', message: 'A bearer token is required: send the header Authorization: Bearer TOKEN' });
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a cancel of a call that has finished says it is not running and what can be cancelled', async () => {
     const t = await makeApp({}, { extraTools: [probeTool({ readOnly: true, permission: 'allow' })] });
     try {

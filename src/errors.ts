@@ -15,7 +15,7 @@ export const ERROR_CODES = {
   TOOLEXEC_ERR_REQUEST_TIMEOUT: { status: 408, message: 'The request did not arrive within server.requestTimeoutMs' },
   TOOLEXEC_ERR_REQUEST_HEADERS_TOO_LARGE: { status: 431, message: 'The request line and headers are larger than the server accepts' },
   TOOLEXEC_ERR_ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },
-  TOOLEXEC_ERR_AUTH_MISSING: { status: 401, message: 'A bearer token is required' },
+  TOOLEXEC_ERR_AUTH_MISSING: { status: 401, message: 'A bearer token is required: send the header Authorization: Bearer TOKEN' },
   TOOLEXEC_ERR_AUTH_INVALID: { status: 401, message: 'The token is not valid' },
   TOOLEXEC_ERR_AUTH_SCOPE: { status: 403, message: 'The token lacks the scope this route needs' },
   TOOLEXEC_ERR_ORIGIN_FORBIDDEN: {

@@ -402,6 +402,23 @@ describe('what the configuration runs that cannot run', () => {
     // Run from the project itself, as a Claude Code user would: nothing to say.
     expect(await cli(['tools', '--claude-settings', '.claude/settings.json', '--json'], { cwd: project })).toMatchObject({ code: 0, stderr: '' });
   });
+
+  it("warns when the project of a .claude/settings.json holds a .mcp.json that is not loaded, naming --mcp-config as the fix", async () => {
+    const project = workspace();
+    fs.mkdirSync(path.join(project, '.claude'));
+    fs.writeFileSync(path.join(project, '.claude', 'settings.json'), JSON.stringify({ permissions: { allow: ['Read'] } }));
+    const mcpJson = path.join(project, '.mcp.json');
+    fs.writeFileSync(mcpJson, JSON.stringify({ mcpServers: { everything: { type: 'stdio', command: 'true' } } }));
+    // Claude Code would start its servers; toolexec, given the settings alone, does not, and says so.
+    const r = await cli(['tools', '--no-mcp', '--claude-settings', '.claude/settings.json', '--json'], { cwd: project });
+    expect(r.code).toBe(0);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `toolexec: warning: ${mcpJson}: the project's MCP servers are not started: Claude Code reads .mcp.json by itself, toolexec only when given it; add --mcp-config ${mcpJson}`,
+    ]);
+    // Given it, only that --no-mcp left its server unconnected.
+    const given = await cli(['tools', '--no-mcp', '--claude-settings', '.claude/settings.json', '--mcp-config', '.mcp.json', '--json'], { cwd: project });
+    expect(given).toMatchObject({ code: 0, stderr: 'toolexec: warning: MCP servers not connected (--no-mcp): everything\n' });
+  });
 });
 
 /**

@@ -55,6 +55,11 @@ describe('toolexec exec', () => {
     expect(denied.code).toBe(1);
     expect(denied.stdout).toBe('');
     expect(denied.stderr).toContain('Permission to use Bash with command rm -rf / has been denied.');
+    // The model's text says nothing of why; the line after it tells the person at the terminal.
+    expect(denied.stderr.endsWith('\ntoolexec: decision deny (rule: Bash(rm:*))\n')).toBe(true);
+    const headless = await cli(['exec', 'Bash', '{"command":"touch made.txt"}'], { env });
+    expect(headless.code).toBe(1);
+    expect(headless.stderr).toMatch(/\ntoolexec: decision deny \(headless: no approver subscribed \(open \/console .*toolexec approve\)\)\n$/);
     const missing = await cli(['exec', 'Read', '{"file_path":"nope.txt"}'], { env });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('File does not exist.');
@@ -99,7 +104,7 @@ describe('toolexec exec', () => {
     const missing = await cli(['exec', '--url', served.url, 'Read', '{"file_path":"notes.txt"}'], { env: cleanEnv() });
     expect(missing).toMatchObject({
       code: 1,
-      stderr: 'toolexec: /execute: the service answered 401 TOOLEXEC_ERR_AUTH_MISSING: A bearer token is required (the service needs a token: pass --token or set TOOLEXEC_TOKEN)\n',
+      stderr: 'toolexec: /execute: the service answered 401 TOOLEXEC_ERR_AUTH_MISSING: A bearer token is required: send the header Authorization: Bearer TOKEN (the service needs a token: pass --token or set TOOLEXEC_TOKEN)\n',
     });
     const wrong = await cli(['exec', '--url', served.url, '--token', 'not-the-token-at-all', 'Read', '{"file_path":"notes.txt"}'], { env: cleanEnv() });
     expect(wrong.code).toBe(1);

@@ -26,22 +26,38 @@ describe('serve: the startup summary', () => {
   it('names the address, workspace, database, auth, tools, MCP servers and policy', async () => {
     const p = project({
       permissions: { defaultMode: 'acceptEdits', allow: ['Read', 'Bash(npm test:*)'], ask: ['Bash(git push:*)'], deny: ['Read(./.env)'] },
-      hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'true' }, { type: 'command', command: 'true' }] }] },
+      hooks: {
+        PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'true' }, { type: 'command', command: 'true' }, { type: 'prompt', prompt: 'is it safe?' }] }],
+        // Warned about as never run; the summary must not count them as if they were.
+        Stop: [{ hooks: [{ type: 'command', command: 'true' }] }],
+      },
       features: { WebFetch: false },
     });
     const served = await serveBin(['--config', p.file]);
     try {
       await served.proc.waitFor(/API docs/);
-      const lines = served.proc.stderr().trimEnd().split('\n');
+      const lines = served.proc.stderr().trimEnd().split('\n').filter((l) => !l.startsWith('toolexec: warning: hooks: '));
       expect(lines).toEqual([
         `toolexec: listening on ${served.url} (workspace ${p.ws})`,
         `toolexec: database ${path.join(p.dir, 'data', 'toolexec.db')}`,
         'toolexec: auth: none: every local process may call it (loopback only; set TOOLEXEC_TOKEN or server.tokens to require a token)',
         'toolexec: tools: Bash, Edit, Glob, Grep, Read, ToolSearch, Write; deferred behind ToolSearch: NotebookEdit, TaskOutput, TaskStop, TodoWrite',
         'toolexec: MCP servers: none',
-        'toolexec: permissions: mode acceptEdits; rules: 2 allow, 1 ask, 1 deny; hooks: 2 PreToolUse; an ask with no approver subscribed is denied',
+        'toolexec: permissions: mode acceptEdits; rules: 2 allow, 1 ask, 1 deny; hooks: 2 PreToolUse, 1 PreToolUse (not run), 1 Stop (not run); an ask with no approver subscribed is denied',
         `toolexec: console ${served.url}/console, API docs ${served.url}/docs`,
       ]);
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+  });
+
+  it('listening on every interface, names the console and docs on loopback, a page a browser opens', async () => {
+    const p = project({});
+    const served = await serveBin(['--config', p.file, '--host', '0.0.0.0'], { env: cleanEnv({ TOOLEXEC_TOKEN: 'cli-serve-any-host-token-0123' }) });
+    try {
+      const m = await served.proc.waitFor(/toolexec: listening on http:\/\/0\.0\.0\.0:(\d+) /);
+      await served.proc.waitFor(/API docs/);
+      expect(served.proc.stderr()).toContain(`toolexec: console http://127.0.0.1:${m[1]}/console, API docs http://127.0.0.1:${m[1]}/docs\n`);
     } finally {
       expect(await served.stop()).toBe(0);
     }

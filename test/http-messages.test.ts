@@ -5,7 +5,7 @@
  * received undefined") name nothing a client can act on.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupTmp, makeApp } from './helpers.js';
+import { cleanupTmp, execute, makeApp, probeTool, use } from './helpers.js';
 
 afterAll(cleanupTmp);
 
@@ -20,6 +20,34 @@ describe('error messages a new client acts on', () => {
           code: 'TOOLEXEC_ERR_REQUEST_UNSUPPORTED_MEDIA',
           message: `The body's Content-Type is "application/x-www-form-urlencoded"; send JSON with the header content-type: application/json`,
         },
+      });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a request without the token a service requires names the header to send', async () => {
+    const t = await makeApp({ server: { tokens: [{ name: 'agent', token: 'http-messages-token-0123456789' }] } });
+    try {
+      const res = await t.app.inject({ url: '/tools' });
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error).toEqual({ code: 'TOOLEXEC_ERR_AUTH_MISSING', message: 'A bearer token is required: send the header Authorization: Bearer TOKEN' });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a cancel of a call that has finished says it is not running and what can be cancelled', async () => {
+    const t = await makeApp({}, { extraTools: [probeTool({ readOnly: true, permission: 'allow' })] });
+    try {
+      const r = await execute(t.app, { session_id: 's', tool_uses: [use('Probe', { value: 'a' })] });
+      const id = r.body.executions[0]!.id;
+      const res = await t.app.inject({ method: 'POST', url: `/executions/${id}/cancel` });
+      expect(res.statusCode).toBe(409);
+      expect(res.json().error).toEqual({
+        code: 'TOOLEXEC_ERR_EXECUTION_NOT_RUNNING',
+        message: `Execution ${id} is not running (its status: succeeded); only a queued or running call can be cancelled`,
+        details: { status: 'succeeded' },
       });
     } finally {
       await t.close();

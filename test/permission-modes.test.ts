@@ -198,6 +198,21 @@ describe('audit', () => {
 });
 
 describe('session modes across restarts', () => {
+  it('PATCH to bypassPermissions refused names the setting that refuses it', async () => {
+    t = await makeApp({}, { extraTools: [writer()] });
+    const off = await t.app.inject({ method: 'PATCH', url: '/sessions/s-b', payload: { mode: 'bypassPermissions' } });
+    expect(off.statusCode).toBe(403);
+    expect(off.json().error).toEqual({
+      code: 'TOOLEXEC_ERR_SESSION_MODE_FORBIDDEN',
+      message: 'bypassPermissions is not allowed by the configuration: set permissions.allowBypass to true to allow it',
+    });
+    await t.close();
+    t = await makeApp({ permissions: { allowBypass: true, disableBypassPermissionsMode: 'disable' } }, { extraTools: [writer()] });
+    const disabled = await t.app.inject({ method: 'PATCH', url: '/sessions/s-b', payload: { mode: 'bypassPermissions' } });
+    expect(disabled.statusCode).toBe(403);
+    expect(disabled.json().error.message).toContain('permissions.disableBypassPermissionsMode is "disable"');
+  });
+
   it('a session left in bypassPermissions comes back in the default mode once bypass is no longer allowed', async () => {
     const dir = tmpDir();
     const storage = { path: path.join(dir, 'db.sqlite') };

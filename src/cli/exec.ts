@@ -13,9 +13,10 @@ export const EXEC_HELP = `usage: toolexec exec [options] TOOL [INPUT]
 
 Runs one tool use on a running service, through the whole pipeline (hooks,
 permissions, audit), and prints the tool_result's text. Exits 1 when the
-result is an error. INPUT is a JSON object, "-" for standard input, or @FILE.
+result is an error (on stderr; a denial adds the decision's reason). INPUT is
+a JSON object, "-" for standard input, or @FILE.
 
-  toolexec exec --url http://127.0.0.1:8787 Read '{"file_path":"README.md"}'
+  toolexec exec --url http://127.0.0.1:8787 Read '{"file_path":"README.md","limit":20}'
 
   --session ID             the session to run in (file state, mode, remembered rules);
                            default: a new one
@@ -79,8 +80,14 @@ export async function execCommand(args: string[], io: CliIO): Promise<CommandRes
     const out = result.is_error ? io.stderr : io.stdout;
     out.write(text.endsWith('\n') || text.length === 0 ? text : `${text}\n`);
   }
+  const d = ex?.decision ? `${ex.decision.behavior} (${ex.decision.reason.type}${ex.decision.reason.detail ? `: ${ex.decision.reason.detail}` : ''})` : 'none';
+  if (!flag(values, 'verbose') && !flag(values, 'json') && ex?.status === 'denied') {
+    // The result's text is written for the model ("Permission to use Bash has been denied.
+    // IMPORTANT: You *may* attempt…") and says nothing of why; the person at the terminal
+    // needs the reason (a rule, nobody subscribed to approve, a hook) to know what to change.
+    io.stderr.write(`toolexec: decision ${d}\n`);
+  }
   if (flag(values, 'verbose') && ex) {
-    const d = ex.decision ? `${ex.decision.behavior} (${ex.decision.reason.type}${ex.decision.reason.detail ? `: ${ex.decision.reason.detail}` : ''})` : 'none';
     io.stderr.write(
       `toolexec: session ${body.session_id}, execution ${ex.id}: ${ex.status}${ex.error_class ? ` [${ex.error_class}]` : ''}, decision ${d}` +
         `${ex.duration_ms !== null ? `, ${ex.duration_ms} ms` : ''}${ex.result_id ? `, stored as result://${ex.result_id}` : ''}${ex.replayed ? ', replayed' : ''}\n`,

@@ -1,6 +1,7 @@
 /** `toolexec serve`: load the configuration and run the service until SIGTERM or SIGINT. */
 import path from 'node:path';
 import { envToken } from '../http/auth.js';
+import { HOOK_EVENTS, UNRUN_HOOK_TYPES } from '../config/schema.js';
 import type { Services } from '../services.js';
 import { CONFIG_HELP, CONFIG_OPTIONS, parse, str } from './args.js';
 import { loadCliConfig, requireWorkspace } from './config.js';
@@ -49,7 +50,13 @@ export async function serveCommand(args: string[], io: CliIO): Promise<CommandRe
   const where =
     typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);
   for (const w of ruleWarnings(app.toolexec)) warn(io, w);
-  for (const line of startupSummary(app.toolexec, where, io.env)) io.stderr.write(`toolexec: ${line}\n`);
+  // Bound to every interface, the address is no page to open: the console and docs are named on
+  // loopback, which reaches them from the machine (and through a port published to it).
+  const local =
+    typeof addr === 'object' && addr && (addr.address === '0.0.0.0' || addr.address === '::')
+      ? `http://${addr.family === 'IPv6' ? '[::1]' : '127.0.0.1'}:${addr.port}`
+      : where;
+  for (const line of startupSummary(app.toolexec, where, local, io.env)) io.stderr.write(`toolexec: ${line}\n`);
   return 'running';
 }
 
@@ -59,7 +66,7 @@ export async function serveCommand(args: string[], io: CliIO): Promise<CommandRe
  * tools a model is given, and the policy in force. The first line's shape is
  * what scripts and tests wait for.
  */
-function startupSummary(svc: Services, where: string, env: NodeJS.ProcessEnv): string[] {
+function startupSummary(svc: Services, where: string, local: string, env: NodeJS.ProcessEnv): string[] {
   const { config } = svc;
   const tokens = config.server.tokens.map((t) => `${t.name} (${t.scopes.join(', ')})`);
   if (envToken(env) !== undefined) tokens.push('TOOLEXEC_TOKEN (every scope)');
@@ -73,10 +80,15 @@ function startupSummary(svc: Services, where: string, env: NodeJS.ProcessEnv): s
   const servers = Object.keys(config.mcpServers);
   const rules = svc.rules.list();
   const count = (b: string): number => rules.filter((r) => r.behavior === b).length;
-  const hooks = Object.entries(config.hooks)
-    .map(([event, groups]) => [event, groups.reduce((n, g) => n + g.hooks.length, 0)] as const)
-    .filter(([, n]) => n > 0)
-    .map(([event, n]) => `${n} ${event}`);
+  // Hooks on an event toolexec never fires, or of a type it does not run, are counted apart:
+  // "1 Stop" beside the warning that Stop hooks are not run read as if they were.
+  const hooks = Object.entries(config.hooks).flatMap(([event, groups]) => {
+    const all = groups.flatMap((g) => g.hooks);
+    const fired = (HOOK_EVENTS as readonly string[]).includes(event);
+    const run = fired ? all.filter((h) => !UNRUN_HOOK_TYPES.has(h.type)).length : 0;
+    const notRun = all.length - run;
+    return [...(run > 0 ? [`${run} ${event}`] : []), ...(notRun > 0 ? [`${notRun} ${event} (not run)`] : [])];
+  });
   return [
     `listening on ${where} (workspace ${svc.workspace.root})`,
     `database ${config.storage.path === ':memory:' ? 'in memory (nothing is kept)' : path.resolve(config.storage.path)}`,
@@ -84,6 +96,6 @@ function startupSummary(svc: Services, where: string, env: NodeJS.ProcessEnv): s
     `tools: ${upFront.join(', ')}${deferred.length > 0 ? `; deferred behind ToolSearch: ${deferred.join(', ')}` : ''}`,
     servers.length > 0 ? `MCP servers: ${servers.join(', ')} (connecting in the background; their state: GET /mcp/servers)` : 'MCP servers: none',
     `permissions: mode ${config.permissions.defaultMode}; rules: ${count('allow')} allow, ${count('ask')} ask, ${count('deny')} deny; hooks: ${config.disableAllHooks ? 'all disabled' : hooks.length > 0 ? hooks.join(', ') : 'none'}; an ask with no approver subscribed is ${config.permissions.headless === 'wait' ? 'held until answered' : 'denied'}`,
-    `console ${where}/console, API docs ${where}/docs`,
+    `console ${local}/console, API docs ${local}/docs`,
   ];
 }

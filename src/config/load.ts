@@ -208,7 +208,6 @@ function resolveFrom(base: string, p: string | undefined): string | undefined {
   return path.resolve(base, p);
 }
 
-/** The project root of a Claude Code settings file: the parent of its `.claude/` folder. */
 /** The settings files to load, in order: each named one, a `.claude/settings.json` followed by its `settings.local.json` when there is one. */
 function settingsFiles(named: string | readonly string[] | undefined, cwd: string): string[] {
   const given = (named === undefined ? [] : typeof named === 'string' ? [named] : named).map((f) => path.resolve(cwd, f));
@@ -221,6 +220,7 @@ function settingsFiles(named: string | readonly string[] | undefined, cwd: strin
   return out;
 }
 
+/** The project root of a Claude Code settings file: the parent of its `.claude/` folder. */
 function settingsRoot(file: string): string {
   const dir = path.dirname(path.resolve(file));
   return path.basename(dir) === '.claude' ? path.dirname(dir) : dir;
@@ -248,6 +248,30 @@ function projectMismatch(files: readonly string[], workspace: string): string[] 
     out.push(
       `${file}: these are the settings of the project ${root}, but the workspace is ${workspace}: their hooks get CLAUDE_PROJECT_DIR=${workspace} and their ./ rules are judged from there; to work on that project as Claude Code would, add --workspace ${root}`,
     );
+  }
+  return out;
+}
+
+/**
+ * A project's `.mcp.json` beside the `.claude/` whose settings are loaded:
+ * Claude Code reads it by itself, toolexec starts MCP servers only from
+ * --mcp-config (each is a process it runs), so an operator who points it at
+ * the project would find the servers' tools missing with no word why. Said,
+ * with the option; not when --mcp-config names a file (a choice made), nor
+ * for a user's `~/.claude/settings.json`, which is no project's.
+ */
+function unloadedMcpJson(files: readonly string[], mcpConfigPath: string | undefined): string[] {
+  if (mcpConfigPath !== undefined) return [];
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const home = realpathLoose(os.homedir());
+  for (const file of files) {
+    if (path.basename(path.dirname(file)) !== '.claude') continue;
+    const root = settingsRoot(file);
+    const json = path.join(root, '.mcp.json');
+    if (realpathLoose(root) === home || seen.has(json) || !fs.existsSync(json)) continue;
+    seen.add(json);
+    out.push(`${json}: the project's MCP servers are not started: Claude Code reads .mcp.json by itself, toolexec only when given it; add --mcp-config ${json}`);
   }
   return out;
 }
@@ -383,6 +407,6 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
   if (o.host) config.server.host = o.host;
   if (o.port !== undefined) config.server.port = o.port;
   if (o.dataDir) config.storage.path = path.join(path.resolve(cwd, o.dataDir), 'toolexec.db');
-  warnings.push(...projectMismatch(settings, config.workspace.root), ...runnableProblems(config, env));
+  warnings.push(...projectMismatch(settings, config.workspace.root), ...unloadedMcpJson(settings, opts.mcpConfigPath), ...runnableProblems(config, env));
   return { config, rules, warnings, files };
 }

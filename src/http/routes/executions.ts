@@ -193,6 +193,10 @@ export function executionRoutes(app: FastifyInstance, svc: Services): void {
       if (svc.executions.isHeld(id)) throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_RUNNING', `Execution ${id} has ended; its record is not written yet`);
       throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_FOUND', `No execution ${id}`);
     }
-    throw new ToolexecError('TOOLEXEC_ERR_EXECUTION_NOT_RUNNING', `Execution ${id} is ${row.status}`, { status: row.status });
+    throw new ToolexecError(
+      'TOOLEXEC_ERR_EXECUTION_NOT_RUNNING',
+      `Execution ${id} is not running (its status: ${row.status}); only a queued or running call can be cancelled`,
+      { status: row.status },
+    );
   });
 }

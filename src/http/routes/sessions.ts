@@ -53,8 +53,19 @@ export function sessionRoutes(app: FastifyInstance, svc: Services): void {
     const { id } = parseRequest(IdParams, req.params, 'params');
     const body = parseRequest(SessionPatch, req.body, 'body');
     const perms = svc.config.permissions;
-    if (body.mode === 'bypassPermissions' && (!perms.allowBypass || perms.disableBypassPermissionsMode === 'disable')) {
-      throw new ToolexecError('TOOLEXEC_ERR_SESSION_MODE_FORBIDDEN');
+    // The refusal names the switch that holds it, so that an operator knows what to change (or that
+    // a settings file forbids it whatever allowBypass says).
+    if (body.mode === 'bypassPermissions' && perms.disableBypassPermissionsMode === 'disable') {
+      throw new ToolexecError(
+        'TOOLEXEC_ERR_SESSION_MODE_FORBIDDEN',
+        'bypassPermissions is not allowed: permissions.disableBypassPermissionsMode is "disable" (in the configuration or a Claude Code settings file), which forbids it whatever allowBypass says',
+      );
+    }
+    if (body.mode === 'bypassPermissions' && !perms.allowBypass) {
+      throw new ToolexecError(
+        'TOOLEXEC_ERR_SESSION_MODE_FORBIDDEN',
+        'bypassPermissions is not allowed by the configuration: set permissions.allowBypass to true to allow it',
+      );
     }
     // The mode applies at once, also while a long history is still being read (the view waits for it).
     const s = svc.sessions.get(id);

@@ -555,3 +555,129 @@ export function gitNamesDirectory(argv: readonly Word[]): boolean {
   if (g.chdirs.some((w) => !w?.literal || (w.value !== '.' && w.value !== './'))) return true;
   return g.options.some((o) => o.name === '--git-dir' || o.name === '--work-tree' || o.name === '--bare');
 }
+
+const GIT_TREE_REWRITERS: ReadonlySet<string> = new Set([
+  'checkout', 'switch', 'pull', 'merge', 'rebase', 'cherry-pick', 'revert', 'am', 'mergetool', 'filter-branch', 'reset', 'stash', 'apply',
+  'clean', 'read-tree', 'checkout-index', 'worktree', 'submodule', 'bisect', 'sparse-checkout',
+]);
+
+/**
+ * What a git command does to its work tree beyond the paths it names: `git checkout other`, `git
+ * switch`, `git pull`, `git merge`, `git reset --hard`, `git stash pop` and the like put any
+ * content a commit holds in any file of the tree (or remove it), where no word names the file.
+ * With `Edit(./src/**)` denied, `git checkout other` replaced src/ in every mode. `whole`: the
+ * work tree git runs in; `paths`: only what these words name (and what lies below them), as `git
+ * clean -f build` or `git worktree add ../x`. Undefined for a command that leaves the tree, or
+ * only writes paths it names (`git checkout other -- a.ts`, `git restore a.ts`: judged as writes of
+ * them by bash/paths.ts). `onDisk`: whether a word names a file there (checkout's one operand is a
+ * path then, else a revision).
+ */
+export function gitRewritesWorkTree(argv: readonly Word[], onDisk: (w: Word) => boolean): { verb: string; paths?: Word[] } | undefined {
+  const v = gitVerb(argv);
+  if (!v) return undefined;
+  const { verb, rest } = v;
+  const options = rest.filter((w) => !w.literal || (w.value.startsWith('-') && w.value.length > 1));
+  const has = (...names: string[]): boolean => options.some((w) => w.literal && names.some((n) => (n.startsWith('--') ? isLongOption(w.value, [n]) : !w.value.startsWith('--') && w.value.slice(1).includes(n.slice(1)))));
+  const hasExact = (...values: string[]): boolean => options.some((w) => w.literal && values.includes(w.value));
+  /** Words that are no option, past the values of the options named (`-b NAME`). */
+  const operands = (withValue: readonly string[]): Word[] => {
+    const out: Word[] = [];
+    for (let i = 0; i < rest.length; i++) {
+      const w = rest[i]!;
+      if (w.literal && w.value === '--') return [...out, ...rest.slice(i + 1)];
+      if (w.literal && w.value.startsWith('-') && w.value.length > 1) {
+        if (withValue.includes(w.value)) i++;
+        continue;
+      }
+      out.push(w);
+    }
+    return out;
+  };
+  const whole = { verb };
+  // An expansion may be any option or operand (`git reset $how`): every verb but checkout (whose paths are writes already) rewrites the tree then.
+  if (GIT_TREE_REWRITERS.has(verb) && verb !== 'checkout' && rest.some((w) => !w.literal)) return whole;
+  switch (verb) {
+    case 'checkout': {
+      // After `--`, or a tree-ish and paths: the paths are writes already (bash/paths.ts gitRestores).
+      if (rest.some((w) => w.literal && w.value === '--')) return undefined;
+      const creates = options.some((w) => w.literal && (/^-[A-Za-z]*[bB]/.test(w.value) || isLongOption(w.value, ['--orphan'])));
+      const ops = operands(['-b', '-B', '--orphan']);
+      if (creates) return ops.length > 0 ? whole : undefined;
+      if (ops.length === 0) return has('-f', '--force') ? whole : undefined;
+      if (ops.length > 1) return undefined;
+      // One operand: a path when it is on disk (judged as a write of it), else a branch switched to.
+      return ops[0]!.literal && !ops[0]!.glob && onDisk(ops[0]!) ? undefined : whole;
+    }
+    case 'switch': {
+      if (has('--orphan')) return whole;
+      const ops = operands(['-c', '-C', '--create', '--force-create', '--orphan']);
+      return ops.length > 0 ? whole : undefined;
+    }
+    case 'pull':
+    case 'merge':
+    case 'rebase':
+    case 'cherry-pick':
+    case 'revert':
+    case 'am':
+    case 'mergetool':
+    case 'filter-branch':
+      // Forgetting a sequence, or showing where it stopped, leaves the tree.
+      return hasExact('--quit', '--show-current-patch', '--edit-todo') ? undefined : whole;
+    case 'reset':
+      return has('--hard', '--merge', '--keep') ? whole : undefined;
+    case 'stash': {
+      // A push puts the tree back to HEAD; pop, apply and branch put a stash's contents in it.
+      const sub = stashSubcommand(rest);
+      if (sub === undefined) return whole;
+      if (!sub.literal) return whole;
+      return ['push', 'save', 'pop', 'apply', 'branch'].includes(sub.value) ? whole : undefined;
+    }
+    case 'apply': {
+      // Which files a patch writes is in the patch (or on standard input): asked, not read.
+      if (has('--check', '--stat', '--numstat', '--summary') && !has('--apply')) return undefined;
+      if (has('--cached') && !has('--index')) return undefined;
+      return whole;
+    }
+    case 'clean': {
+      if (has('-n', '--dry-run')) return undefined;
+      const ops = operands(['-e', '--exclude']);
+      // Plain names: what lies below them; a pathspec git matches itself, or none, the whole tree.
+      return ops.length > 0 && ops.every((w) => w.literal && !w.glob && !w.value.startsWith(':')) ? { verb, paths: ops } : whole;
+    }
+    case 'read-tree':
+      return has('-u') ? whole : undefined;
+    case 'checkout-index': {
+      if (has('-a', '--all', '--stdin', '--prefix')) return whole;
+      const ops = operands([]);
+      return ops.length > 0 && ops.every((w) => w.literal && !w.glob) ? { verb, paths: ops } : whole;
+    }
+    case 'worktree': {
+      const sub = rest.find((w) => !(w.literal && w.value.startsWith('-')));
+      if (sub?.literal && ['list', 'prune', 'lock', 'unlock', 'repair'].includes(sub.value)) return undefined;
+      if (!sub?.literal || !['add', 'move', 'remove'].includes(sub.value)) return whole;
+      const after = rest.slice(rest.indexOf(sub) + 1);
+      const ops: Word[] = [];
+      for (let i = 0; i < after.length; i++) {
+        const w = after[i]!;
+        if (w.literal && ['-b', '-B', '--reason'].includes(w.value)) i++;
+        else if (!(w.literal && w.value.startsWith('-') && w.value.length > 1)) ops.push(w);
+      }
+      // add's path (its commit-ish is not a path), move's two, remove's one.
+      const paths = sub.value === 'add' ? ops.slice(0, 1) : ops;
+      return paths.length > 0 && paths.every((w) => w.literal && !w.glob) ? { verb, paths } : whole;
+    }
+    case 'submodule': {
+      const sub = rest.find((w) => !(w.literal && w.value.startsWith('-')));
+      if (sub === undefined) return undefined;
+      return !sub.literal || ['update', 'add', 'deinit', 'absorbgitdirs'].includes(sub.value) ? whole : undefined;
+    }
+    case 'bisect':
+    case 'sparse-checkout': {
+      const sub = rest.find((w) => !(w.literal && w.value.startsWith('-')));
+      if (sub === undefined) return undefined;
+      return !sub.literal || !['log', 'visualize', 'view', 'terms', 'help', 'list', 'check-rules'].includes(sub.value) ? whole : undefined;
+    }
+    default:
+      return undefined;
+  }
+}

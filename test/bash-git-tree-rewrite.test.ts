@@ -35,6 +35,7 @@ function repository(ws: string): (...a: string[]) => Buffer {
   git('checkout', '-q', 'main');
   fs.writeFileSync(path.join(ws, 'src', 'a.ts'), 'stashed\n');
   git('stash', '-q');
+  git('config', 'alias.co', 'checkout');
   return git;
 }
 
@@ -75,6 +76,10 @@ const REWRITERS = [
   'git bisect start other main',
   'git sparse-checkout set x',
   'git reset $how other',
+  // An alias (here from the repository's configuration) or another program may be any of them.
+  'git co other',
+  'git subtree pull -P src x main',
+  'git merge-recursive HEAD -- HEAD other',
 ];
 
 const KEEPERS = [
@@ -96,6 +101,10 @@ const KEEPERS = [
   'git log --oneline',
   'git fetch',
   'git switch -c feat',
+  'git add -A',
+  'git commit -m x',
+  'git push',
+  'git diff other',
 ];
 
 describe('git commands that rewrite the work tree, under an Edit deny rule reaching into it', () => {
@@ -157,7 +166,7 @@ describe('end to end in bypassPermissions', () => {
     try {
       const git = repository(t.workspace);
       const a = path.join(t.workspace, 'src', 'a.ts');
-      for (const command of ['git checkout other', 'git stash pop', 'git apply p.patch', 'git reset --hard other']) {
+      for (const command of ['git checkout other', 'git co other', 'git stash pop', 'git apply p.patch', 'git reset --hard other']) {
         const r = await run(t, 'Bash', { command });
         expect(r.exec.status, command).toBe('denied');
         expect(fs.readFileSync(a, 'utf8'), command).toBe('a\n');

@@ -562,6 +562,26 @@ const GIT_TREE_REWRITERS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * git's own commands that leave the work tree as it is, or write only paths they name (judged by bash/paths.ts):
+ * any other verb is one of GIT_TREE_REWRITERS, or an alias or another program (`git co other` with alias.co =
+ * checkout in ~/.gitconfig, `git svn rebase`), which may rewrite it.
+ */
+const GIT_TREE_KEEPERS: ReadonlySet<string> = new Set(
+  ('add add--interactive annotate archive backfill blame branch bugreport bundle cat-file check-attr check-ignore check-mailmap ' +
+    'check-ref-format cherry clone column commit commit-graph commit-tree config count-objects credential credential-cache ' +
+    'credential-cache--daemon credential-store daemon describe diagnose diff diff-files diff-index diff-pairs diff-tree difftool ' +
+    'difftool--helper env--helper fast-export fast-import fetch fetch-pack fmt-merge-msg for-each-ref for-each-repo format-patch fsck ' +
+    'fsck-objects fsmonitor--daemon gc get-tar-commit-id grep hash-object help hook http-backend http-fetch http-push imap-send ' +
+    'index-pack init init-db instaweb interpret-trailers last-modified log ls-files ls-remote ls-tree mailinfo mailsplit maintenance ' +
+    'merge-base merge-file merge-tree mktag mktree multi-pack-index mv name-rev notes pack-objects pack-redundant pack-refs patch-id ' +
+    'pickaxe prune prune-packed push range-diff receive-pack reflog refs remote remote-ext remote-fd remote-ftp remote-ftps ' +
+    'remote-http remote-https repack replace replay repo request-pull rerere restore rev-list rev-parse rm send-pack ' +
+    'sh-i18n--envsubst shell shortlog show show-branch show-index show-ref stage status stripspace symbolic-ref tag unpack-file ' +
+    'unpack-objects update-index update-ref update-server-info upload-archive upload-archive--writer upload-pack var verify-commit ' +
+    'verify-pack verify-tag version web--browse whatchanged write-tree').split(' '),
+);
+
+/**
  * What a git command does to its work tree beyond the paths it names: `git checkout other`, `git
  * switch`, `git pull`, `git merge`, `git reset --hard`, `git stash pop` and the like put any
  * content a commit holds in any file of the tree (or remove it), where no word names the file.
@@ -678,6 +698,7 @@ export function gitRewritesWorkTree(argv: readonly Word[], onDisk: (w: Word) => 
       return !sub.literal || !['log', 'visualize', 'view', 'terms', 'help', 'list', 'check-rules'].includes(sub.value) ? whole : undefined;
     }
     default:
-      return undefined;
+      // git's merge strategies and helpers (merge-recursive, merge-one-file, quiltimport, subtree), an alias or another program.
+      return GIT_TREE_KEEPERS.has(verb) ? undefined : whole;
   }
 }

@@ -24,6 +24,9 @@ function repository(ws: string): (...a: string[]) => Buffer {
   fs.writeFileSync(path.join(ws, 'src', 'a.ts'), 'a\n');
   fs.writeFileSync(path.join(ws, 'a.txt'), 't\n');
   fs.writeFileSync(path.join(ws, 'p.patch'), '--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1 @@\n-a\n+patched\n');
+  fs.writeFileSync(path.join(ws, 'doc.patch'), 'diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-t\n+u\n');
+  fs.writeFileSync(path.join(ws, 'rename.patch'), 'diff --git a/a.txt b/src/z.ts\nsimilarity index 100%\nrename from a.txt\nrename to src/z.ts\n');
+  fs.writeFileSync(path.join(ws, 'p0.patch'), '--- src/a.ts\n+++ src/a.ts\n@@ -1 +1 @@\n-a\n+patched\n');
   git('init', '-q', '-b', 'main');
   git('add', 'src', 'a.txt');
   git('commit', '-qm', 'one');
@@ -66,6 +69,14 @@ const REWRITERS = [
   'git apply p.patch',
   'git apply --index p.patch',
   'git apply --stat --apply p.patch',
+  // Patches naming a file under the rule, however it is spelt; ones no check reads.
+  'git apply -v --index p.patch',
+  'git apply rename.patch',
+  'git apply -p0 p0.patch',
+  'git apply doc.patch p.patch',
+  'git apply < doc.patch',
+  'git apply --directory=src doc.patch',
+  'cp p.patch doc.patch && git apply doc.patch',
   'git clean -fd',
   'git clean -f src',
   'git read-tree -m -u other',
@@ -105,6 +116,9 @@ const KEEPERS = [
   'git commit -m x',
   'git push',
   'git diff other',
+  // A patch naming only files the rule leaves.
+  'git apply doc.patch',
+  'git apply -v --index doc.patch',
 ];
 
 describe('git commands that rewrite the work tree, under an Edit deny rule reaching into it', () => {
@@ -161,7 +175,7 @@ describe('git commands that rewrite the work tree, under an Edit deny rule reach
 });
 
 describe('end to end in bypassPermissions', () => {
-  it('git checkout other, git stash pop and git apply leave src/a.ts as it was', async () => {
+  it('git checkout other, git co (an alias), git stash pop, git apply and git reset --hard leave src/a.ts as it was; a patch of a.txt applies', async () => {
     const t = await makeApp({ permissions: { ...BYPASS, deny: ['Edit(./src/**)'] } });
     try {
       const git = repository(t.workspace);
@@ -175,6 +189,9 @@ describe('end to end in bypassPermissions', () => {
       // What is not under the rule still runs.
       const ok = await run(t, 'Bash', { command: 'git checkout -b feat && git status --short' });
       expect(ok.exec.status).toBe('succeeded');
+      const doc = await run(t, 'Bash', { command: 'git apply doc.patch' });
+      expect(doc.exec.status).toBe('succeeded');
+      expect(fs.readFileSync(path.join(t.workspace, 'a.txt'), 'utf8')).toBe('u\n');
       // What it rests on: git does replace it.
       git('checkout', '-q', 'other');
       expect(fs.readFileSync(a, 'utf8')).toBe('planted\n');

@@ -702,3 +702,68 @@ export function gitRewritesWorkTree(argv: readonly Word[], onDisk: (w: Word) => 
       return GIT_TREE_KEEPERS.has(verb) ? undefined : whole;
   }
 }
+
+/** `git apply` options that change neither which files a patch names nor where they lie. */
+const APPLY_PLAIN = /^(-p\d+|-C\d+|-[vqR3]|--index|--3way|--verbose|--quiet|--reverse|--reject|--recount|--allow-empty|--unidiff-zero|--ignore-space-change|--ignore-whitespace|--inaccurate-eof|--whitespace=\w+)$/;
+
+/**
+ * The patch files `git apply` reads and the leading components it strips from their names (-pN, 1
+ * by default), when the argv says so plainly: undefined for standard input, an expansion, an
+ * option that moves or filters the names (--directory, --include) or any other.
+ */
+export function gitApplyPatches(argv: readonly Word[]): { files: Word[]; strip: number } | undefined {
+  const v = gitVerb(argv);
+  if (v?.verb !== 'apply') return undefined;
+  const files: Word[] = [];
+  let strip = 1;
+  let dashes = false;
+  for (const w of v.rest) {
+    if (!w.literal || w.glob || w.tilde) return undefined;
+    if (!dashes && w.value === '--') dashes = true;
+    else if (!dashes && w.value.startsWith('-')) {
+      if (w.value === '-' || !APPLY_PLAIN.test(w.value)) return undefined;
+      if (/^-p\d+$/.test(w.value)) strip = Number(w.value.slice(2));
+    } else files.push(w);
+  }
+  return files.length > 0 ? { files, strip } : undefined;
+}
+
+/**
+ * The names a patch gives the files it writes, as `git apply` reads them: `diff --git A B`,
+ * `--- A` / `+++ B` (up to a tab), less `strip` leading components; `rename`/`copy` `from`/`to`
+ * as they are. Every such line counts, a hunk's removed line `-- x` too (more names, never fewer).
+ * Undefined where git's reading is not this one: a quoted name (C escapes), a `diff --git` line
+ * whose two names cannot be told apart.
+ */
+export function patchNames(text: string, strip: number): string[] | undefined {
+  const out = new Set<string>();
+  const stripped = (name: string): string | undefined => {
+    const parts = name.split('/');
+    if (parts.length <= strip) return undefined;
+    return parts.slice(strip).join('/');
+  };
+  for (const line of text.split('\n')) {
+    let names: string[] = [];
+    let strips = true;
+    if (line.startsWith('diff --git ')) {
+      const words = line.slice(11).replace(/\r$/, '').split(' ');
+      if (words.length !== 2) return undefined;
+      names = words;
+    } else if (line.startsWith('--- ') || line.startsWith('+++ ')) {
+      names = [line.slice(4).split('\t')[0]!.replace(/\r$/, '')];
+    } else {
+      const m = /^(rename|copy) (from|to) (.*)$/.exec(line.replace(/\r$/, ''));
+      if (!m) continue;
+      names = [m[3]!];
+      strips = false;
+    }
+    for (const n of names) {
+      if (n.startsWith('"')) return undefined;
+      if (n === '/dev/null' || n.trim() === '') continue;
+      const name = strips ? stripped(n.trim()) : n.trim();
+      if (name === undefined) return undefined;
+      out.add(name);
+    }
+  }
+  return [...out];
+}

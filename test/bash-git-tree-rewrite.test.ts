@@ -91,6 +91,16 @@ const REWRITERS = [
   'git co other',
   'git subtree pull -P src x main',
   'git merge-recursive HEAD -- HEAD other',
+  // Wrapped, nested, chained, or pointed at the tree another way.
+  'env git checkout other',
+  'command git checkout other',
+  '/usr/bin/git checkout other',
+  'bash -c "git checkout other"',
+  'true && git checkout other',
+  'git status; git checkout other',
+  'cd src && git checkout other',
+  'git --git-dir=.git --work-tree=. checkout other',
+  'git -C build --work-tree=.. switch other',
 ];
 
 const KEEPERS = [

@@ -39,12 +39,15 @@ function repository(ws: string): (...a: string[]) => Buffer {
   fs.writeFileSync(path.join(ws, 'src', 'a.ts'), 'stashed\n');
   git('stash', '-q');
   git('config', 'alias.co', 'checkout');
+  // A branch named as a directory on disk: git checkout build switches to it.
+  git('branch', 'build', 'other');
   return git;
 }
 
 const REWRITERS = [
   'git checkout other',
   'git checkout -f',
+  'git checkout build',
   'git checkout -b feat other',
   'git checkout --detach other',
   'git -C src checkout other',
@@ -190,7 +193,7 @@ describe('end to end in bypassPermissions', () => {
     try {
       const git = repository(t.workspace);
       const a = path.join(t.workspace, 'src', 'a.ts');
-      for (const command of ['git checkout other', 'git co other', 'git stash pop', 'git apply p.patch', 'git reset --hard other']) {
+      for (const command of ['git checkout other', 'git checkout build', 'git co other', 'git stash pop', 'git apply p.patch', 'git reset --hard other']) {
         const r = await run(t, 'Bash', { command });
         expect(r.exec.status, command).toBe('denied');
         expect(fs.readFileSync(a, 'utf8'), command).toBe('a\n');

@@ -589,10 +589,9 @@ const GIT_TREE_KEEPERS: ReadonlySet<string> = new Set(
  * work tree git runs in; `paths`: only what these words name (and what lies below them), as `git
  * clean -f build` or `git worktree add ../x`. Undefined for a command that leaves the tree, or
  * only writes paths it names (`git checkout other -- a.ts`, `git restore a.ts`: judged as writes of
- * them by bash/paths.ts). `onDisk`: whether a word names a file there (checkout's one operand is a
- * path then, else a revision).
+ * them by bash/paths.ts).
  */
-export function gitRewritesWorkTree(argv: readonly Word[], onDisk: (w: Word) => boolean): { verb: string; paths?: Word[] } | undefined {
+export function gitRewritesWorkTree(argv: readonly Word[]): { verb: string; paths?: Word[] } | undefined {
   const v = gitVerb(argv);
   if (!v) return undefined;
   const { verb, rest } = v;
@@ -624,9 +623,10 @@ export function gitRewritesWorkTree(argv: readonly Word[], onDisk: (w: Word) => 
       const ops = operands(['-b', '-B', '--orphan']);
       if (creates) return ops.length > 0 ? whole : undefined;
       if (ops.length === 0) return has('-f', '--force') ? whole : undefined;
-      if (ops.length > 1) return undefined;
-      // One operand: a path when it is on disk (judged as a write of it), else a branch switched to.
-      return ops[0]!.literal && !ops[0]!.glob && onDisk(ops[0]!) ? undefined : whole;
+      // One operand is a branch switched to even where a file of that name lies: git takes the revision first
+      // (`git checkout build` with a build/ directory and a branch build switches to the branch). As a path it is a
+      // write of it too (bash-paths.ts).
+      return ops.length > 1 ? undefined : whole;
     }
     case 'switch': {
       if (has('--orphan')) return whole;

@@ -538,8 +538,7 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
       if (commandName(argv) !== 'git') continue;
       for (const dir of startsOf(cmd) ?? cwds.dirs) {
         const where = gitWhere(parseGitGlobals(argv), dir, ctx.workspace.home);
-        const onDisk = (w: Word): boolean => !w.tilde && memoFs.lstat(path.resolve(where.run, w.value)) !== undefined;
-        const r = gitRewritesWorkTree(argv, onDisk);
+        const r = gitRewritesWorkTree(argv);
         if (!r) continue;
         const top = where.workTree ?? gitTopLevel(where.run);
         let regions = r.paths ? r.paths.map((w) => (w.tilde ? undefined : path.resolve(where.run, w.value))) : [top];

@@ -145,11 +145,15 @@ describe('git checkout and git restore of paths', () => {
     }
   });
 
-  it('a branch switched to, one made, or another path is as before under Bash(git:*)', async () => {
+  it('a branch made, or another path is as before under Bash(git:*); a branch switched to asks', async () => {
     const env = ruleEnv({ deny: ['Edit(./src/**)'], allow: ['Bash(git:*)'] });
     layout(env.ws);
-    for (const c of ['git checkout main', 'git checkout -b feat', 'git checkout -b feat src', 'git restore a.txt', 'git checkout -- a.txt', 'git checkout other x/c.ts']) {
+    for (const c of ['git checkout -b feat', 'git restore a.txt', 'git checkout -- a.txt', 'git checkout other x/c.ts']) {
       expect(await env.check(c), c).toMatchObject({ behavior: 'allow', type: 'rule' });
+    }
+    // A whole work tree rewritten, where the rule reaches (here no repository tells where it lies): bash-git-tree-rewrite.test.ts.
+    for (const c of ['git checkout main', 'git checkout -b feat src']) {
+      expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^git rewrite of a work tree/) });
     }
   });
 

@@ -34,9 +34,11 @@ describe('more git paths', () => {
       }
       expect(await env.check('git checkout-index --prefix=.git/hooks/ -a'), mode).toMatchObject({ behavior: 'ask', type: 'safety', detail: expect.stringMatching(/^\.git\//) });
       // Ordinary forms, as before.
-      for (const c of ['git remote', 'git add .', 'git add :/', 'git add src/a.ts', 'git mv src/a.ts src/b.ts', 'git rm --cached .env', 'git checkout-index -a']) {
+      for (const c of ['git remote', 'git add .', 'git add :/', 'git add src/a.ts', 'git mv src/a.ts src/b.ts', 'git rm --cached .env']) {
         expect(await env.check(c), `${mode}: ${c}`).toMatchObject({ behavior: 'allow' });
       }
+      // Every tracked file written out, .env among them: the rule Edit(/.env) reaches into the work tree (bash-git-tree-rewrite.test.ts).
+      expect(await env.check('git checkout-index -a'), mode).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'git rewrite of a work tree under an Edit deny rule: Edit(/.env)' });
     }
   });
 

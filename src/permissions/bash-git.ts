@@ -555,3 +555,215 @@ export function gitNamesDirectory(argv: readonly Word[]): boolean {
   if (g.chdirs.some((w) => !w?.literal || (w.value !== '.' && w.value !== './'))) return true;
   return g.options.some((o) => o.name === '--git-dir' || o.name === '--work-tree' || o.name === '--bare');
 }
+
+const GIT_TREE_REWRITERS: ReadonlySet<string> = new Set([
+  'checkout', 'switch', 'pull', 'merge', 'rebase', 'cherry-pick', 'revert', 'am', 'mergetool', 'filter-branch', 'reset', 'stash', 'apply',
+  'clean', 'read-tree', 'checkout-index', 'worktree', 'submodule', 'bisect', 'sparse-checkout',
+]);
+
+/**
+ * git's own commands that leave the work tree as it is, or write only paths they name (judged by bash/paths.ts):
+ * any other verb is one of GIT_TREE_REWRITERS, or an alias or another program (`git co other` with alias.co =
+ * checkout in ~/.gitconfig, `git svn rebase`), which may rewrite it.
+ */
+const GIT_TREE_KEEPERS: ReadonlySet<string> = new Set(
+  ('add add--interactive annotate archive backfill blame branch bugreport bundle cat-file check-attr check-ignore check-mailmap ' +
+    'check-ref-format cherry clone column commit commit-graph commit-tree config count-objects credential credential-cache ' +
+    'credential-cache--daemon credential-store daemon describe diagnose diff diff-files diff-index diff-pairs diff-tree difftool ' +
+    'difftool--helper env--helper fast-export fast-import fetch fetch-pack fmt-merge-msg for-each-ref for-each-repo format-patch fsck ' +
+    'fsck-objects fsmonitor--daemon gc get-tar-commit-id grep hash-object help hook http-backend http-fetch http-push imap-send ' +
+    'index-pack init init-db instaweb interpret-trailers last-modified log ls-files ls-remote ls-tree mailinfo mailsplit maintenance ' +
+    'merge-base merge-file merge-tree mktag mktree multi-pack-index mv name-rev notes pack-objects pack-redundant pack-refs patch-id ' +
+    'pickaxe prune prune-packed push range-diff receive-pack reflog refs remote remote-ext remote-fd remote-ftp remote-ftps ' +
+    'remote-http remote-https repack replace replay repo request-pull rerere restore rev-list rev-parse rm send-pack ' +
+    'sh-i18n--envsubst shell shortlog show show-branch show-index show-ref stage status stripspace symbolic-ref tag unpack-file ' +
+    'unpack-objects update-index update-ref update-server-info upload-archive upload-archive--writer upload-pack var verify-commit ' +
+    'verify-pack verify-tag version web--browse whatchanged write-tree').split(' '),
+);
+
+/**
+ * What a git command does to its work tree beyond the paths it names: `git checkout other`, `git
+ * switch`, `git pull`, `git merge`, `git reset --hard`, `git stash pop` and the like put any
+ * content a commit holds in any file of the tree (or remove it), where no word names the file.
+ * With `Edit(./src/**)` denied, `git checkout other` replaced src/ in every mode. `whole`: the
+ * work tree git runs in; `paths`: only what these words name (and what lies below them), as `git
+ * clean -f build` or `git worktree add ../x`. Undefined for a command that leaves the tree, or
+ * only writes paths it names (`git checkout other -- a.ts`, `git restore a.ts`: judged as writes of
+ * them by bash/paths.ts).
+ */
+export function gitRewritesWorkTree(argv: readonly Word[]): { verb: string; paths?: Word[] } | undefined {
+  const v = gitVerb(argv);
+  if (!v) return undefined;
+  const { verb, rest } = v;
+  const options = rest.filter((w) => !w.literal || (w.value.startsWith('-') && w.value.length > 1));
+  const has = (...names: string[]): boolean => options.some((w) => w.literal && names.some((n) => (n.startsWith('--') ? isLongOption(w.value, [n]) : !w.value.startsWith('--') && w.value.slice(1).includes(n.slice(1)))));
+  const hasExact = (...values: string[]): boolean => options.some((w) => w.literal && values.includes(w.value));
+  /** Words that are no option, past the values of the options named (`-b NAME`). */
+  const operands = (withValue: readonly string[]): Word[] => {
+    const out: Word[] = [];
+    for (let i = 0; i < rest.length; i++) {
+      const w = rest[i]!;
+      if (w.literal && w.value === '--') return [...out, ...rest.slice(i + 1)];
+      if (w.literal && w.value.startsWith('-') && w.value.length > 1) {
+        if (withValue.includes(w.value)) i++;
+        continue;
+      }
+      out.push(w);
+    }
+    return out;
+  };
+  const whole = { verb };
+  // An expansion may be any option or operand (`git reset $how`): every verb but checkout (whose paths are writes already) rewrites the tree then.
+  if (GIT_TREE_REWRITERS.has(verb) && verb !== 'checkout' && rest.some((w) => !w.literal)) return whole;
+  switch (verb) {
+    case 'checkout': {
+      // After `--`, or a tree-ish and paths: the paths are writes already (bash/paths.ts gitRestores).
+      if (rest.some((w) => w.literal && w.value === '--')) return undefined;
+      const creates = options.some((w) => w.literal && (/^-[A-Za-z]*[bB]/.test(w.value) || isLongOption(w.value, ['--orphan'])));
+      const ops = operands(['-b', '-B', '--orphan']);
+      if (creates) return ops.length > 0 ? whole : undefined;
+      if (ops.length === 0) return has('-f', '--force') ? whole : undefined;
+      // One operand is a branch switched to even where a file of that name lies: git takes the revision first
+      // (`git checkout build` with a build/ directory and a branch build switches to the branch). As a path it is a
+      // write of it too (bash-paths.ts).
+      return ops.length > 1 ? undefined : whole;
+    }
+    case 'switch': {
+      if (has('--orphan')) return whole;
+      const ops = operands(['-c', '-C', '--create', '--force-create', '--orphan']);
+      return ops.length > 0 ? whole : undefined;
+    }
+    case 'pull':
+    case 'merge':
+    case 'rebase':
+    case 'cherry-pick':
+    case 'revert':
+    case 'am':
+    case 'mergetool':
+    case 'filter-branch':
+      // Forgetting a sequence, or showing where it stopped, leaves the tree.
+      return hasExact('--quit', '--show-current-patch', '--edit-todo') ? undefined : whole;
+    case 'reset':
+      return has('--hard', '--merge', '--keep') ? whole : undefined;
+    case 'stash': {
+      // A push puts the tree back to HEAD; pop, apply and branch put a stash's contents in it.
+      const sub = stashSubcommand(rest);
+      if (sub === undefined) return whole;
+      if (!sub.literal) return whole;
+      return ['push', 'save', 'pop', 'apply', 'branch'].includes(sub.value) ? whole : undefined;
+    }
+    case 'apply': {
+      // Which files a patch writes is in the patch (or on standard input): asked, not read.
+      if (has('--check', '--stat', '--numstat', '--summary') && !has('--apply')) return undefined;
+      if (has('--cached') && !has('--index')) return undefined;
+      return whole;
+    }
+    case 'clean': {
+      if (has('-n', '--dry-run')) return undefined;
+      const ops = operands(['-e', '--exclude']);
+      // Plain names: what lies below them; a pathspec git matches itself, or none, the whole tree.
+      return ops.length > 0 && ops.every((w) => w.literal && !w.glob && !w.value.startsWith(':')) ? { verb, paths: ops } : whole;
+    }
+    case 'read-tree':
+      return has('-u') ? whole : undefined;
+    case 'checkout-index': {
+      if (has('-a', '--all', '--stdin', '--prefix')) return whole;
+      const ops = operands([]);
+      return ops.length > 0 && ops.every((w) => w.literal && !w.glob) ? { verb, paths: ops } : whole;
+    }
+    case 'worktree': {
+      const sub = rest.find((w) => !(w.literal && w.value.startsWith('-')));
+      if (sub?.literal && ['list', 'prune', 'lock', 'unlock', 'repair'].includes(sub.value)) return undefined;
+      if (!sub?.literal || !['add', 'move', 'remove'].includes(sub.value)) return whole;
+      const after = rest.slice(rest.indexOf(sub) + 1);
+      const ops: Word[] = [];
+      for (let i = 0; i < after.length; i++) {
+        const w = after[i]!;
+        if (w.literal && ['-b', '-B', '--reason'].includes(w.value)) i++;
+        else if (!(w.literal && w.value.startsWith('-') && w.value.length > 1)) ops.push(w);
+      }
+      // add's path (its commit-ish is not a path), move's two, remove's one.
+      const paths = sub.value === 'add' ? ops.slice(0, 1) : ops;
+      return paths.length > 0 && paths.every((w) => w.literal && !w.glob) ? { verb, paths } : whole;
+    }
+    case 'submodule': {
+      const sub = rest.find((w) => !(w.literal && w.value.startsWith('-')));
+      if (sub === undefined) return undefined;
+      return !sub.literal || ['update', 'add', 'deinit', 'absorbgitdirs'].includes(sub.value) ? whole : undefined;
+    }
+    case 'bisect':
+    case 'sparse-checkout': {
+      const sub = rest.find((w) => !(w.literal && w.value.startsWith('-')));
+      if (sub === undefined) return undefined;
+      return !sub.literal || !['log', 'visualize', 'view', 'terms', 'help', 'list', 'check-rules'].includes(sub.value) ? whole : undefined;
+    }
+    default:
+      // git's merge strategies and helpers (merge-recursive, merge-one-file, quiltimport, subtree), an alias or another program.
+      return GIT_TREE_KEEPERS.has(verb) ? undefined : whole;
+  }
+}
+
+/** `git apply` options that change neither which files a patch names nor where they lie. */
+const APPLY_PLAIN = /^(-p\d+|-C\d+|-[vqR3]|--index|--3way|--verbose|--quiet|--reverse|--reject|--recount|--allow-empty|--unidiff-zero|--ignore-space-change|--ignore-whitespace|--inaccurate-eof|--whitespace=\w+)$/;
+
+/**
+ * The patch files `git apply` reads and the leading components it strips from their names (-pN, 1
+ * by default), when the argv says so plainly: undefined for standard input, an expansion, an
+ * option that moves or filters the names (--directory, --include) or any other.
+ */
+export function gitApplyPatches(argv: readonly Word[]): { files: Word[]; strip: number } | undefined {
+  const v = gitVerb(argv);
+  if (v?.verb !== 'apply') return undefined;
+  const files: Word[] = [];
+  let strip = 1;
+  let dashes = false;
+  for (const w of v.rest) {
+    if (!w.literal || w.glob || w.tilde) return undefined;
+    if (!dashes && w.value === '--') dashes = true;
+    else if (!dashes && w.value.startsWith('-')) {
+      if (w.value === '-' || !APPLY_PLAIN.test(w.value)) return undefined;
+      if (/^-p\d+$/.test(w.value)) strip = Number(w.value.slice(2));
+    } else files.push(w);
+  }
+  return files.length > 0 ? { files, strip } : undefined;
+}
+
+/**
+ * The names a patch gives the files it writes, as `git apply` reads them: `diff --git A B`,
+ * `--- A` / `+++ B` (up to a tab), less `strip` leading components; `rename`/`copy` `from`/`to`
+ * as they are. Every such line counts, a hunk's removed line `-- x` too (more names, never fewer).
+ * Undefined where git's reading is not this one: a quoted name (C escapes), a `diff --git` line
+ * whose two names cannot be told apart.
+ */
+export function patchNames(text: string, strip: number): string[] | undefined {
+  const out = new Set<string>();
+  const stripped = (name: string): string | undefined => {
+    const parts = name.split('/');
+    if (parts.length <= strip) return undefined;
+    return parts.slice(strip).join('/');
+  };
+  for (const line of text.split('\n')) {
+    let names: string[] = [];
+    let strips = true;
+    if (line.startsWith('diff --git ')) {
+      const words = line.slice(11).replace(/\r$/, '').split(' ');
+      if (words.length !== 2) return undefined;
+      names = words;
+    } else if (line.startsWith('--- ') || line.startsWith('+++ ')) {
+      names = [line.slice(4).split('\t')[0]!.replace(/\r$/, '')];
+    } else {
+      const m = /^(rename|copy) (from|to) (.*)$/.exec(line.replace(/\r$/, ''));
+      if (!m) continue;
+      names = [m[3]!];
+      strips = false;
+    }
+    for (const n of names) {
+      if (n.startsWith('"')) return undefined;
+      if (n === '/dev/null' || n.trim() === '') continue;
+      const name = strips ? stripped(n.trim()) : n.trim();
+      if (name === undefined) return undefined;
+      out.add(name);
+    }
+  }
+  return [...out];
+}

@@ -14,7 +14,9 @@
  *      configuration, its database) → deny (safety)
  *   3. Bash ask rules, and Read or Edit ask rules on the files → ask (type
  *      rule: holds even in bypassPermissions)
- *   4. writes to protected paths → ask (safety)
+ *   4. writes to protected paths, and where an Edit deny rule reaches below:
+ *      writes of a tree holding what it denies, git commands rewriting a work
+ *      tree (git checkout BRANCH, pull, reset --hard, …) → ask (safety)
  *   5. a command that cannot be modelled → ask (type tool, never allow)
  *   6. a write whose target cannot be known before it runs → ask; a read
  *      whose target cannot be known while Read deny rules or toolexec's own
@@ -46,7 +48,7 @@ import { runsNamedProgram } from '../bash/grammar.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, containerMounts, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, gitForceAdds, gitStashesUntracked, gitDirAbove, gitTopLevel, gitVerb, gitWhere, startDirs } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, gitForceAdds, gitStashesUntracked, gitApplyPatches, gitDirAbove, gitRewritesWorkTree, gitTopLevel, patchNames, gitVerb, gitWhere, startDirs } from './bash-git.js';
 import { gitStages, mayStage, type Staging } from './git-staging.js';
 import { starMatch } from '../util/star-match.js';
 import { parseGitGlobals } from '../bash/git-globals.js';
@@ -61,6 +63,7 @@ import { parseRule } from './rule-parser.js';
 import type { PermissionRule, ReasonType } from './types.js';
 import { oneLine } from '../util/text.js';
 import { memoFs, withDecisionMemo } from '../util/decision-memo.js';
+import { readSmallText } from '../util/read-small-file.js';
 
 /** childEnv: the environment commands run with (RIPGREP_CONFIG_PATH, XDG_CONFIG_HOME); the service's own when not given. */
 export type BashPermissionContext = Pick<ToolContext, 'permissions' | 'workspace' | 'session'> & { childEnv?: NodeJS.ProcessEnv };
@@ -520,6 +523,59 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
           message: `This Bash command (${u.program}) changes what lies under ${abs}, where the rule ${rule.raw} denies edits: ${what}; it needs approval.`,
           type: 'safety',
           detail: `write of a tree under an Edit deny rule: ${rule.raw}`,
+        };
+      }
+    }
+  }
+
+  // 4c. git commands that rewrite the work tree wholesale (`git checkout other`, `git pull`, `git reset --hard`,
+  // `git stash pop`): any file of the tree may change, and no word names it. With Edit(./src/**) denied, `git
+  // checkout other` replaced src/ in every mode (bypassPermissions ran it). Where an Edit deny rule reaches into
+  // the tree (or the paths the command names, `git clean -f build`), it asks; without one, as before.
+  if (isEditDenyActive(ctx)) {
+    for (const cmd of j.commands) {
+      const argv = innermostOf(cmd).argv;
+      if (commandName(argv) !== 'git') continue;
+      for (const dir of startsOf(cmd) ?? cwds.dirs) {
+        const where = gitWhere(parseGitGlobals(argv), dir, ctx.workspace.home);
+        const r = gitRewritesWorkTree(argv);
+        if (!r) continue;
+        const top = where.workTree ?? gitTopLevel(where.run);
+        let regions = r.paths ? r.paths.map((w) => (w.tilde ? undefined : path.resolve(where.run, w.value))) : [top];
+        // `git apply fix.patch`: the files its patches name, from the top of the work tree or where git runs (as the
+        // patch's kind has it): a patch that names no file a rule covers is as before. Not with another command on the
+        // line, which may write the patch before git reads it (`printf … > p.patch && git apply p.patch`).
+        const patches = r.verb === 'apply' && top !== undefined && j.commands.length === 1 ? gitApplyPatches(argv) : undefined;
+        if (patches) {
+          const names: string[] = [];
+          for (const f of patches.files) {
+            let text: string;
+            try {
+              text = readSmallText(path.resolve(where.run, f.value), 4 * 1024 * 1024, true);
+            } catch {
+              names.length = 0;
+              break;
+            }
+            const these = patchNames(text, patches.strip);
+            if (these === undefined || these.length === 0) {
+              names.length = 0;
+              break;
+            }
+            names.push(...these);
+          }
+          if (names.length > 0) regions = names.flatMap((n) => [path.resolve(top!, n), path.resolve(where.run, n)]);
+        }
+        const rule = where.unknown || regions.includes(undefined) ? undefined : regions.map((abs) => q.pathRule('edit', 'deny', spellings(abs!)) ?? q.pathRuleBelow('edit', 'deny', spellings(abs!))).find((x) => x !== undefined);
+        // A work tree no check can place (an expansion for -C, no .git, one git may pass over or whose config names a work tree): any rule may be reached.
+        const unknown = where.unknown || regions.includes(undefined);
+        if (!rule && !unknown) continue;
+        const at = r.paths ? regions.join(', ') : (top ?? 'a work tree no check can place');
+        const by = rule ? `where the rule ${rule.raw} denies edits` : 'which an Edit deny rule may reach';
+        return {
+          behavior: 'ask',
+          message: `This Bash command (git ${r.verb}) may change any file under ${at}, ${by}; it needs approval.`,
+          type: 'safety',
+          detail: `git rewrite of a work tree under an Edit deny rule: ${rule?.raw ?? 'unknown work tree'}`,
         };
       }
     }

@@ -636,29 +636,41 @@ const GIT_LITERAL_FILE_VERBS: ReadonlySet<string> = new Set(['am', 'apply', 'has
 const GIT_PATHSPEC_PATTERN = /[*?[]|^:(?!\/?\.?$)/;
 
 /**
+ * A git verb's operands: every word after `--` (then `dashes`), and before it each word that is no
+ * option. `option` sees each option word and its index, and answers the index of the last word it
+ * takes (`i + 1` for a value in the next word), or false to give up the scan (undefined).
+ */
+function gitOperands(rest: readonly Word[], option: (w: Word, i: number) => number | false): { operands: Word[]; dashes: boolean } | undefined {
+  const operands: Word[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const w = rest[i]!;
+    if (w.literal && w.value === '--') return { operands: [...operands, ...rest.slice(i + 1)], dashes: true };
+    if (w.literal && w.value.startsWith('-') && w.value.length > 1) {
+      const last = option(w, i);
+      if (last === false) return undefined;
+      i = last;
+      continue;
+    }
+    operands.push(w);
+  }
+  return { operands, dashes: false };
+}
+
+/**
  * `git mv SRC… DST` moves files as mv does (a source is read where it leads, and goes away;
  * with Read(./.env) denied, `git mv .env x` then `cat x` printed it), and `git rm PATH…`
  * deletes them (not with --cached).
  */
 function gitMovesAndRemoves(verb: string, rest: readonly Word[], out: PathArgs): void {
   if (verb !== 'mv' && verb !== 'rm') return;
-  const operands: Word[] = [];
   let cached = false;
-  for (let i = 0; i < rest.length; i++) {
-    const w = rest[i]!;
-    if (w.literal && w.value === '--') {
-      operands.push(...rest.slice(i + 1));
-      break;
-    }
-    if (w.literal && w.value.startsWith('-') && w.value.length > 1) {
-      // Not `--cached=…` (git refuses it): that word is not taken for --cached, whose operands are then not judged as deleted.
-      if (!w.value.includes('=') && isLongOption(w.value, ['--cached'])) cached = true;
-      // git rm --pathspec-from-file=F: a list of names (opaque, as for other commands).
-      if (w.value.startsWith('--pathspec-f')) out.opaque.push(w);
-      continue;
-    }
-    operands.push(w);
-  }
+  const { operands } = gitOperands(rest, (w, i) => {
+    // Not `--cached=…` (git refuses it): that word is not taken for --cached, whose operands are then not judged as deleted.
+    if (!w.value.includes('=') && isLongOption(w.value, ['--cached'])) cached = true;
+    // git rm --pathspec-from-file=F: a list of names (opaque, as for other commands).
+    if (w.value.startsWith('--pathspec-f')) out.opaque.push(w);
+    return i;
+  })!;
   for (const w of operands) if (GIT_PATHSPEC_PATTERN.test(w.value)) out.opaque.push(w);
   if (verb === 'mv') {
     const sources = operands.slice(0, -1);
@@ -677,24 +689,14 @@ function gitMovesAndRemoves(verb: string, rest: readonly Word[], out: PathArgs):
  */
 function gitRestores(verb: string, rest: readonly Word[], out: PathArgs): void {
   if (verb !== 'restore' && verb !== 'checkout') return;
-  const operands: Word[] = [];
-  let dashes = false;
-  for (let i = 0; i < rest.length; i++) {
-    const w = rest[i]!;
-    if (w.literal && w.value === '--') {
-      dashes = true;
-      operands.push(...rest.slice(i + 1));
-      break;
-    }
-    if (w.literal && w.value.startsWith('-') && w.value.length > 1) {
-      if (w.value.startsWith('--pathspec-f')) out.opaque.push(w);
-      if (verb === 'checkout' && (/^-[A-Za-z]*[bB]$/.test(w.value) || isLongOption(w.value, ['--orphan']))) return;
-      // Options whose value is the next word: restore's -s/--source, checkout's --conflict takes it attached.
-      if (verb === 'restore' && (w.value === '-s' || w.value === '--source')) i++;
-      continue;
-    }
-    operands.push(w);
-  }
+  const scan = gitOperands(rest, (w, i) => {
+    if (w.value.startsWith('--pathspec-f')) out.opaque.push(w);
+    if (verb === 'checkout' && (/^-[A-Za-z]*[bB]$/.test(w.value) || isLongOption(w.value, ['--orphan']))) return false;
+    // Options whose value is the next word: restore's -s/--source, checkout's --conflict takes it attached.
+    return verb === 'restore' && (w.value === '-s' || w.value === '--source') ? i + 1 : i;
+  });
+  if (!scan) return;
+  const { operands, dashes } = scan;
   const paths = verb === 'checkout' && !dashes ? operands.slice(1) : operands;
   for (const w of paths) (GIT_PATHSPEC_PATTERN.test(w.value) ? out.opaque : out.writes).push(w);
 }
@@ -706,21 +708,11 @@ function gitRestores(verb: string, rest: readonly Word[], out: PathArgs): void {
  */
 function gitMergeFile(verb: string, rest: readonly Word[], out: PathArgs): void {
   if (verb !== 'merge-file') return;
-  const operands: Word[] = [];
   let stdout = false;
-  for (let i = 0; i < rest.length; i++) {
-    const w = rest[i]!;
-    if (w.literal && w.value === '--') {
-      operands.push(...rest.slice(i + 1));
-      break;
-    }
-    if (w.literal && w.value.startsWith('-') && w.value.length > 1) {
-      if (w.value === '-p' || isLongOption(w.value, ['--stdout'])) stdout = true;
-      if (w.value === '-L') i++;
-      continue;
-    }
-    operands.push(w);
-  }
+  const { operands } = gitOperands(rest, (w, i) => {
+    if (w.value === '-p' || isLongOption(w.value, ['--stdout'])) stdout = true;
+    return w.value === '-L' ? i + 1 : i;
+  })!;
   out.reads.push(...operands);
   if (!stdout && operands[0]) out.writes.push(operands[0]);
 }

@@ -640,7 +640,7 @@ const GIT_PATHSPEC_PATTERN = /[*?[]|^:(?!\/?\.?$)/;
  * option. `option` sees each option word and its index, and answers the index of the last word it
  * takes (`i + 1` for a value in the next word), or false to give up the scan (undefined).
  */
-function gitOperands(rest: readonly Word[], option: (w: Word, i: number) => number | false): { operands: Word[]; dashes: boolean } | undefined {
+export function gitOperands(rest: readonly Word[], option: (w: Word, i: number) => number | false): { operands: Word[]; dashes: boolean } | undefined {
   const operands: Word[] = [];
   for (let i = 0; i < rest.length; i++) {
     const w = rest[i]!;

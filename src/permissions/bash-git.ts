@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseGitGlobals, type GitGlobals } from '../bash/git-globals.js';
 import { isLongOption, longOptionName } from '../bash/long-option.js';
-import { commandName } from '../bash/paths.js';
+import { commandName, gitOperands } from '../bash/paths.js';
 import { withoutGitGlobals } from '../bash/rule-match.js';
 import type { SimpleCommand, Word } from '../bash/types.js';
 import { unwrapStages } from '../bash/wrappers.js';
@@ -77,17 +77,18 @@ export function gitPrintsContent(argv: readonly Word[]): string | undefined {
 
 /** Whether the words after `stash` are a push (`push`, `save`, or no subcommand): not `show`, `list` (which take diff and log options) nor another. */
 function stashPushes(args: readonly Word[]): boolean {
-  const sub = stashSubcommand(args);
+  const sub = gitSubcommand(args);
   return sub === undefined || (sub.literal && (sub.value === 'push' || sub.value === 'save'));
 }
 
 /**
- * The word naming `git stash`'s subcommand among the words after `stash`: the first that is not an
+ * The word naming a git verb's subcommand among the words after the verb: the first that is not an
  * option, as git's parse-options finds it past options (`git stash -q list` lists); undefined when
- * there is none, which is a push. The one reading of it for the three checks of a stash (what it
- * prints, the untracked files it stores, the tracked changes it stages), each with its own terms.
+ * there is none (for `stash`, a push). The one reading of it for the checks of a stash (what it
+ * prints, the untracked files it stores, the tracked changes it stages, the tree it rewrites), each
+ * with its own terms, and of worktree, submodule, bisect and sparse-checkout.
  */
-export function stashSubcommand(rest: readonly Word[]): Word | undefined {
+export function gitSubcommand(rest: readonly Word[]): Word | undefined {
   return rest.find((w) => !(w.literal && w.value.startsWith('-')));
 }
 
@@ -246,7 +247,7 @@ export function gitStashesUntracked(argv: readonly Word[]): boolean {
   const untracked = rest.some((w) => !w.literal || (!w.value.startsWith('--') && /^-[A-Za-z]*[ua]/.test(w.value)) || longOption(w, '--include-untracked') || longOption(w, '--all'));
   // Not `stash list/show/pop/apply/drop/branch/clear`, whose -a/-u mean nothing of the kind or do not exist.
   // An expansion is taken for an option here (it counts as -u already): the literal word after it names the subcommand.
-  const sub = stashSubcommand(rest.filter((w) => w.literal))?.value;
+  const sub = gitSubcommand(rest.filter((w) => w.literal))?.value;
   return untracked && (sub === undefined || sub === 'push' || sub === 'save' || !['list', 'show', 'pop', 'apply', 'drop', 'branch', 'clear', 'create', 'store'].includes(sub));
 }
 
@@ -599,21 +600,10 @@ export function gitRewritesWorkTree(argv: readonly Word[]): { verb: string; path
   const has = (...names: string[]): boolean => options.some((w) => w.literal && names.some((n) => (n.startsWith('--') ? isLongOption(w.value, [n]) : !w.value.startsWith('--') && w.value.slice(1).includes(n.slice(1)))));
   const hasExact = (...values: string[]): boolean => options.some((w) => w.literal && values.includes(w.value));
   /** Words that are no option, past the values of the options named (`-b NAME`). */
-  const operands = (withValue: readonly string[]): Word[] => {
-    const out: Word[] = [];
-    for (let i = 0; i < rest.length; i++) {
-      const w = rest[i]!;
-      if (w.literal && w.value === '--') return [...out, ...rest.slice(i + 1)];
-      if (w.literal && w.value.startsWith('-') && w.value.length > 1) {
-        if (withValue.includes(w.value)) i++;
-        continue;
-      }
-      out.push(w);
-    }
-    return out;
-  };
+  const operands = (withValue: readonly string[]): Word[] => gitOperands(rest, (w, i) => (withValue.includes(w.value) ? i + 1 : i))!.operands;
   const whole = { verb };
-  // An expansion may be any option or operand (`git reset $how`): every verb but checkout (whose paths are writes already) rewrites the tree then.
+  // An expansion may be any option or operand (`git reset $how`): every verb but checkout (whose paths are writes already) rewrites the tree
+  // then. Past this, every word of the verbs below but checkout is literal.
   if (GIT_TREE_REWRITERS.has(verb) && verb !== 'checkout' && rest.some((w) => !w.literal)) return whole;
   switch (verb) {
     case 'checkout': {
@@ -647,9 +637,8 @@ export function gitRewritesWorkTree(argv: readonly Word[]): { verb: string; path
       return has('--hard', '--merge', '--keep') ? whole : undefined;
     case 'stash': {
       // A push puts the tree back to HEAD; pop, apply and branch put a stash's contents in it.
-      const sub = stashSubcommand(rest);
+      const sub = gitSubcommand(rest);
       if (sub === undefined) return whole;
-      if (!sub.literal) return whole;
       return ['push', 'save', 'pop', 'apply', 'branch'].includes(sub.value) ? whole : undefined;
     }
     case 'apply': {
@@ -662,19 +651,19 @@ export function gitRewritesWorkTree(argv: readonly Word[]): { verb: string; path
       if (has('-n', '--dry-run')) return undefined;
       const ops = operands(['-e', '--exclude']);
       // Plain names: what lies below them; a pathspec git matches itself, or none, the whole tree.
-      return ops.length > 0 && ops.every((w) => w.literal && !w.glob && !w.value.startsWith(':')) ? { verb, paths: ops } : whole;
+      return ops.length > 0 && ops.every((w) => !w.glob && !w.value.startsWith(':')) ? { verb, paths: ops } : whole;
     }
     case 'read-tree':
       return has('-u') ? whole : undefined;
     case 'checkout-index': {
       if (has('-a', '--all', '--stdin', '--prefix')) return whole;
       const ops = operands([]);
-      return ops.length > 0 && ops.every((w) => w.literal && !w.glob) ? { verb, paths: ops } : whole;
+      return ops.length > 0 && ops.every((w) => !w.glob) ? { verb, paths: ops } : whole;
     }
     case 'worktree': {
-      const sub = rest.find((w) => !(w.literal && w.value.startsWith('-')));
-      if (sub?.literal && ['list', 'prune', 'lock', 'unlock', 'repair'].includes(sub.value)) return undefined;
-      if (!sub?.literal || !['add', 'move', 'remove'].includes(sub.value)) return whole;
+      const sub = gitSubcommand(rest);
+      if (sub && ['list', 'prune', 'lock', 'unlock', 'repair'].includes(sub.value)) return undefined;
+      if (!sub || !['add', 'move', 'remove'].includes(sub.value)) return whole;
       const after = rest.slice(rest.indexOf(sub) + 1);
       const ops: Word[] = [];
       for (let i = 0; i < after.length; i++) {
@@ -684,18 +673,18 @@ export function gitRewritesWorkTree(argv: readonly Word[]): { verb: string; path
       }
       // add's path (its commit-ish is not a path), move's two, remove's one.
       const paths = sub.value === 'add' ? ops.slice(0, 1) : ops;
-      return paths.length > 0 && paths.every((w) => w.literal && !w.glob) ? { verb, paths } : whole;
+      return paths.length > 0 && paths.every((w) => !w.glob) ? { verb, paths } : whole;
     }
     case 'submodule': {
-      const sub = rest.find((w) => !(w.literal && w.value.startsWith('-')));
+      const sub = gitSubcommand(rest);
       if (sub === undefined) return undefined;
-      return !sub.literal || ['update', 'add', 'deinit', 'absorbgitdirs'].includes(sub.value) ? whole : undefined;
+      return ['update', 'add', 'deinit', 'absorbgitdirs'].includes(sub.value) ? whole : undefined;
     }
     case 'bisect':
     case 'sparse-checkout': {
-      const sub = rest.find((w) => !(w.literal && w.value.startsWith('-')));
+      const sub = gitSubcommand(rest);
       if (sub === undefined) return undefined;
-      return !sub.literal || !['log', 'visualize', 'view', 'terms', 'help', 'list', 'check-rules'].includes(sub.value) ? whole : undefined;
+      return !['log', 'visualize', 'view', 'terms', 'help', 'list', 'check-rules'].includes(sub.value) ? whole : undefined;
     }
     default:
       // git's merge strategies and helpers (merge-recursive, merge-one-file, quiltimport, subtree), an alias or another program.
@@ -766,4 +755,25 @@ export function patchNames(text: string, strip: number): string[] | undefined {
     }
   }
   return [...out];
+}
+
+/**
+ * The names every patch file of a `git apply` gives the files it writes (patchNames), the files read
+ * where git runs; undefined when one cannot be read (missing, not a regular file, over 4 MiB) or
+ * names no file, or is not read as git reads it: the command then counts as rewriting the tree.
+ */
+export function patchFileNames(patches: { files: readonly Word[]; strip: number }, run: string): string[] | undefined {
+  const names: string[] = [];
+  for (const f of patches.files) {
+    let text: string;
+    try {
+      text = readSmallText(path.resolve(run, f.value), 4 * 1024 * 1024, true);
+    } catch {
+      return undefined;
+    }
+    const these = patchNames(text, patches.strip);
+    if (these === undefined || these.length === 0) return undefined;
+    names.push(...these);
+  }
+  return names.length > 0 ? names : undefined;
 }

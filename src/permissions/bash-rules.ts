@@ -48,7 +48,7 @@ import { runsNamedProgram } from '../bash/grammar.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, containerMounts, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, gitForceAdds, gitStashesUntracked, gitApplyPatches, gitDirAbove, gitRewritesWorkTree, gitTopLevel, patchNames, gitVerb, gitWhere, startDirs } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, gitForceAdds, gitStashesUntracked, gitApplyPatches, gitDirAbove, gitRewritesWorkTree, gitTopLevel, patchFileNames, gitVerb, gitWhere, startDirs } from './bash-git.js';
 import { gitStages, mayStage, type Staging } from './git-staging.js';
 import { starMatch } from '../util/star-match.js';
 import { parseGitGlobals } from '../bash/git-globals.js';
@@ -63,7 +63,6 @@ import { parseRule } from './rule-parser.js';
 import type { PermissionRule, ReasonType } from './types.js';
 import { oneLine } from '../util/text.js';
 import { memoFs, withDecisionMemo } from '../util/decision-memo.js';
-import { readSmallText } from '../util/read-small-file.js';
 
 /** childEnv: the environment commands run with (RIPGREP_CONFIG_PATH, XDG_CONFIG_HOME); the service's own when not given. */
 export type BashPermissionContext = Pick<ToolContext, 'permissions' | 'workspace' | 'session'> & { childEnv?: NodeJS.ProcessEnv };
@@ -536,38 +535,22 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
     for (const cmd of j.commands) {
       const argv = innermostOf(cmd).argv;
       if (commandName(argv) !== 'git') continue;
+      const r = gitRewritesWorkTree(argv);
+      if (!r) continue;
+      const globals = parseGitGlobals(argv);
       for (const dir of startsOf(cmd) ?? cwds.dirs) {
-        const where = gitWhere(parseGitGlobals(argv), dir, ctx.workspace.home);
-        const r = gitRewritesWorkTree(argv);
-        if (!r) continue;
+        const where = gitWhere(globals, dir, ctx.workspace.home);
         const top = where.workTree ?? gitTopLevel(where.run);
         let regions = r.paths ? r.paths.map((w) => (w.tilde ? undefined : path.resolve(where.run, w.value))) : [top];
         // `git apply fix.patch`: the files its patches name, from the top of the work tree or where git runs (as the
         // patch's kind has it): a patch that names no file a rule covers is as before. Not with another command on the
         // line, which may write the patch before git reads it (`printf … > p.patch && git apply p.patch`).
         const patches = r.verb === 'apply' && top !== undefined && j.commands.length === 1 ? gitApplyPatches(argv) : undefined;
-        if (patches) {
-          const names: string[] = [];
-          for (const f of patches.files) {
-            let text: string;
-            try {
-              text = readSmallText(path.resolve(where.run, f.value), 4 * 1024 * 1024, true);
-            } catch {
-              names.length = 0;
-              break;
-            }
-            const these = patchNames(text, patches.strip);
-            if (these === undefined || these.length === 0) {
-              names.length = 0;
-              break;
-            }
-            names.push(...these);
-          }
-          if (names.length > 0) regions = names.flatMap((n) => [path.resolve(top!, n), path.resolve(where.run, n)]);
-        }
-        const rule = where.unknown || regions.includes(undefined) ? undefined : regions.map((abs) => q.pathRule('edit', 'deny', spellings(abs!)) ?? q.pathRuleBelow('edit', 'deny', spellings(abs!))).find((x) => x !== undefined);
+        const names = patches && patchFileNames(patches, where.run);
+        if (names) regions = names.flatMap((n) => [path.resolve(top!, n), path.resolve(where.run, n)]);
         // A work tree no check can place (an expansion for -C, no .git, one git may pass over or whose config names a work tree): any rule may be reached.
         const unknown = where.unknown || regions.includes(undefined);
+        const rule = unknown ? undefined : regions.map((abs) => q.pathRule('edit', 'deny', spellings(abs!)) ?? q.pathRuleBelow('edit', 'deny', spellings(abs!))).find((x) => x !== undefined);
         if (!rule && !unknown) continue;
         const at = r.paths ? regions.join(', ') : (top ?? 'a work tree no check can place');
         const by = rule ? `where the rule ${rule.raw} denies edits` : 'which an Edit deny rule may reach';

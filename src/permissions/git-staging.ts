@@ -20,7 +20,7 @@ import type { Word } from '../bash/types.js';
 import { memoised } from '../util/decision-memo.js';
 import { readSmallFile, readSmallText } from '../util/read-small-file.js';
 import { starMatch } from '../util/star-match.js';
-import { gitAddWords, gitConfigText, gitVerb, stashSubcommand } from './bash-git.js';
+import { gitAddWords, gitConfigText, gitVerb, gitSubcommand } from './bash-git.js';
 import { IGNORE_MAX_BYTES } from './rg-hidden.js';
 
 export interface Staging {
@@ -148,7 +148,7 @@ function commitStages(rest: readonly Word[]): boolean {
 function stashPushesTracked(rest: readonly Word[]): boolean {
   // `git stash -m wip` is a push: options first mean one (an option's value, as in `-m list`, may be taken for the subcommand).
   if (rest[0]?.literal && rest[0].value.startsWith('-')) return true;
-  const sub = stashSubcommand(rest);
+  const sub = gitSubcommand(rest);
   return sub === undefined || !sub.literal || sub.value === 'push' || sub.value === 'save' || sub.value === 'create';
 }
 

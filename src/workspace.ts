@@ -306,17 +306,12 @@ export class Workspace {
   }
 
   /**
-   * Why a file (followed where a symlink leads) is one of the service's own files under another name,
-   * a hard link, or undefined: an archive extracted in the workspace (`tar x` of a member that links
-   * to `toolexec.json`) makes one no path check sees. Only a regular file with several links is
-   * looked at (one stat); its identity is compared with the service's files and the entries of its
-   * data directory, as they are now (SQLite makes its -wal and -shm anew).
+   * The service's own files and the entries of its data directory, as they are now (SQLite makes its
+   * -wal and -shm anew), by identity (`dev:ino`): what serviceFileLinkReason compares a file with.
    */
-  serviceFileLinkReason(abs: string): string | undefined {
-    if (!this.hasServiceFiles) return undefined;
-    // The stat the decision's other checks take of the same path (util/decision-memo.ts).
-    const st = memoFs.multiplyLinked(abs);
-    if (st === undefined) return undefined;
+  serviceFileIds(): Map<string, string> {
+    const ids = new Map<string, string>();
+    if (!this.hasServiceFiles) return ids;
     const candidates = [...this.serviceFiles];
     for (const d of this.serviceDirs) {
       try {
@@ -332,9 +327,26 @@ export class Workspace {
       } catch {
         continue;
       }
-      if (o?.isFile() && o.dev === st.dev && o.ino === st.ino) return `${abs} is another name (a hard link) of ${c}, one of toolexec's own files (its configuration or database)`;
+      const id = o?.isFile() ? `${o.dev}:${o.ino}` : undefined;
+      if (id !== undefined && !ids.has(id)) ids.set(id, c);
     }
-    return undefined;
+    return ids;
+  }
+
+  /**
+   * Why a file (followed where a symlink leads) is one of the service's own files under another name,
+   * a hard link, or undefined: an archive extracted in the workspace (`tar x` of a member that links
+   * to `toolexec.json`) makes one no path check sees. Only a regular file with several links is
+   * looked at (one stat); its identity is compared with serviceFileIds(), taken now or, for a search
+   * that asks of many files, once by the caller (`ids`, called at the first file with several links).
+   */
+  serviceFileLinkReason(abs: string, ids: () => Map<string, string> = () => this.serviceFileIds()): string | undefined {
+    if (!this.hasServiceFiles) return undefined;
+    // The stat the decision's other checks take of the same path (util/decision-memo.ts).
+    const st = memoFs.multiplyLinked(abs);
+    if (st === undefined) return undefined;
+    const c = ids().get(`${st.dev}:${st.ino}`);
+    return c === undefined ? undefined : `${abs} is another name (a hard link) of ${c}, one of toolexec's own files (its configuration or database)`;
   }
 
   /** The first of the service's own files or directories at or below a directory (a recursive read would reach it), or undefined. */

@@ -168,6 +168,9 @@ export async function grep(
   const unsettled = new Set<string>();
   /** Of those, files that may be a denied file met past the memory's limit (denied-memory.ts). */
   let forgotten = 0;
+  // toolexec's own files by identity, listed once per search, at the first file with several names.
+  let serviceIds: Map<string, string> | undefined;
+  const serviceFileIds = (): Map<string, string> => (serviceIds ??= ctx.workspace.serviceFileIds());
   const q: SearchQuery = {
     root: st.isDirectory() ? real : path.dirname(real),
     single: st.isDirectory() ? undefined : path.basename(real),
@@ -190,7 +193,7 @@ export async function grep(
         unsettled.add(abs);
         if (v.forgotten) forgotten++;
       }
-      return v !== undefined || ctx.workspace.serviceFileLinkReason(abs) !== undefined;
+      return v !== undefined || ctx.workspace.serviceFileLinkReason(abs, serviceFileIds) !== undefined;
     },
     signal: ctx.signal,
     env: ctx.childEnv,

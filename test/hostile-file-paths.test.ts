@@ -293,6 +293,30 @@ describe('another name (a hard link) of one of toolexec\u2019s own files', () =>
     const single = await call(t, 'Grep', { pattern: 'hunter2', path: notes, output_mode: 'content' });
     expect(single.text).not.toContain('hunter2');
   });
+
+  it(`a hard link to a file of the data directory is not read by Read or Grep (${engine})`, async () => {
+    // The data directory's entries are compared by identity too (workspace.ts serviceFileIds), not only the
+    // configuration: the .gitignore toolexec writes beside a database it makes stands for its text files.
+    const root = tmpDir();
+    const ws = path.join(root, 'ws');
+    fs.mkdirSync(ws);
+    const db = path.join(root, 'data', 'toolexec.db');
+    const { makeApp } = await import('./helpers.js');
+    const { fileTools } = await import('./helpers-files.js');
+    t = await makeApp({ workspace: { root: ws }, storage: { path: db }, grep: { engine } }, { extraTools: fileTools });
+    const own = path.join(root, 'data', '.gitignore');
+    expect(fs.readFileSync(own, 'utf8')).toContain('Made by toolexec');
+    const alias = path.join(ws, 'ignore.txt');
+    fs.linkSync(own, alias);
+    const r = await call(t, 'Read', { file_path: alias });
+    expect(r.isError, r.text).toBe(true);
+    expect(r.text).not.toContain('Made by toolexec');
+    const g = await call(t, 'Grep', { pattern: 'Made by toolexec', path: ws, output_mode: 'files_with_matches' });
+    expect(g.text).not.toContain('ignore.txt');
+    // What the test rests on: a file of the workspace with the same text is found.
+    fs.writeFileSync(path.join(ws, 'plain.txt'), 'Made by toolexec\n');
+    expect((await call(t, 'Grep', { pattern: 'Made by toolexec', path: ws, output_mode: 'files_with_matches' })).text).toContain('plain.txt');
+  });
   }
 });
 

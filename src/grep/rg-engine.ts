@@ -549,30 +549,45 @@ function jsonConsumer(
   };
 }
 
+/** What is left of the time limit for the JS engine taking over at `started`'s search (at least a second). */
+function timeLeft(limits: EngineLimits, started: number): EngineLimits {
+  return { ...limits, totalMs: Math.max(1000, limits.totalMs - (performance.now() - started)) };
+}
+
+/** A consumer of rg's NUL-separated paths (relative to `root`), pushing each into `into` as an absolute path. */
+function nulPaths(root: string, into: string[]): (chunk: string) => boolean {
+  let pending = '';
+  return (chunk) => {
+    pending += chunk;
+    const parts = pending.split('\0');
+    pending = parts.pop() ?? '';
+    for (const p of parts) if (p.length > 0) into.push(path.join(root, p));
+    return true;
+  };
+}
+
 /**
  * Runs rg --json in `cwd` (over `single` alone, if given) into `sink`. Where rg meets a line too long
  * to report (TooLong), it is stopped, and the JS engine searches on from that file (the lines of it
  * already handed out are not given again), within what is left of the time limit; so it does where rg
  * dies of a panic, from the file rg was in (or past the last one it finished).
  */
-async function searchJson(q: SearchQuery, cwd: string, single: string | undefined, screen: Screen, sink: HitSink, limits: EngineLimits): Promise<void> {
+async function searchJson(q: SearchQuery, screen: Screen, sink: HitSink, limits: EngineLimits): Promise<void> {
   const started = performance.now();
   const state: JsonState = {};
-  const panicked = await runRg(q, rgArgs(q, 'json', single), cwd, limits, jsonConsumer(q, cwd, screen, sink, state));
+  const panicked = await runRg(q, rgArgs(q, 'json', q.single), q.root, limits, jsonConsumer(q, q.root, screen, sink, state));
   if (state.failure) throw state.failure;
   const at = state.tooLong ?? (panicked ? state.reached?.() : undefined);
   if (at === undefined && !panicked) return;
-  const rest: SearchQuery = { ...q, root: cwd, single };
-  const left = Math.max(1000, limits.totalMs - (performance.now() - started));
   await searchJs(
-    rest,
+    q,
     (hit) => {
       if (at === undefined || hit.abs !== at.abs) return sink(hit);
       if (q.mode !== 'content') return at.shownBefore === Number.POSITIVE_INFINITY || sink(hit);
       const lines = hit.lines?.filter(([n]) => n >= at.shownBefore) ?? [];
       return lines.length === 0 || sink({ ...hit, lines });
     },
-    { ...limits, totalMs: left },
+    timeLeft(limits, started),
     { from: at?.abs },
   );
 }
@@ -598,17 +613,10 @@ const MAX_EXCLUDE_CHARS = 256 * 1024;
  */
 async function searchMultiline(q: SearchQuery, sink: HitSink, limits: EngineLimits): Promise<void> {
   const started = performance.now();
-  const left = (): EngineLimits => ({ ...limits, totalMs: Math.max(1000, limits.totalMs - (performance.now() - started)) });
+  const left = (): EngineLimits => timeLeft(limits, started);
   const screen = new Screen(q);
   const listed: string[] = [];
-  let pending = '';
-  const panicked = await runRg(q, rgArgs(q, 'long', q.single), q.root, limits, (chunk) => {
-    pending += chunk;
-    const parts = pending.split('\0');
-    pending = parts.pop() ?? '';
-    for (const p of parts) if (p.length > 0) listed.push(path.join(q.root, p));
-    return true;
-  });
+  const panicked = await runRg(q, rgArgs(q, 'long', q.single), q.root, limits, nulPaths(q.root, listed));
   if (panicked) return searchJs(q, sink, left());
   if (listed.length === 0) return searchAll(q, screen, sink, left());
   const rel = (abs: string): string => path.relative(q.root, abs);
@@ -659,25 +667,18 @@ async function searchMultiline(q: SearchQuery, sink: HitSink, limits: EngineLimi
 async function searchAll(q: SearchQuery, screen: Screen, sink: HitSink, limits: EngineLimits): Promise<void> {
   if (q.mode === 'count' && !q.multiline) return countLines(q, screen, sink, limits);
   if (q.mode !== 'files_with_matches') {
-    await searchJson(q, q.root, q.single, screen, sink, limits);
+    await searchJson(q, screen, sink, limits);
     return;
   }
-  let pending = '';
   const reported: string[] = [];
   const started = performance.now();
   // rg's answer is handed out once it is complete: where rg died of a panic, the JS engine answers instead.
-  const panicked = await runRg(q, rgArgs(q, 'files', q.single), q.root, limits, (chunk) => {
-    pending += chunk;
-    const parts = pending.split('\0');
-    pending = parts.pop() ?? '';
-    for (const p of parts) if (p.length > 0) reported.push(path.join(q.root, p));
-    return true;
-  });
-  if (panicked) return searchJs(q, sink, { ...limits, totalMs: Math.max(1000, limits.totalMs - (performance.now() - started)) });
+  const panicked = await runRg(q, rgArgs(q, 'files', q.single), q.root, limits, nulPaths(q.root, reported));
+  if (panicked) return searchJs(q, sink, timeLeft(limits, started));
   for (const abs of reported) {
     if (q.signal.aborted) throw new ToolError('The search was cancelled.', 'cancelled');
     if (screen.denied(abs) || screen.binary(abs)) continue;
-    if (screen.hasLongLine(abs) && !(await survivesLongLines(q, abs, limits))) continue;
+    if (screen.hasLongLine(abs) && !(await survivesLongLines(q, abs, timeLeft(limits, started)))) continue;
     if (!sink({ abs, count: 1, lines: undefined })) return;
   }
 }
@@ -703,7 +704,7 @@ async function countLines(q: SearchQuery, screen: Screen, sink: HitSink, limits:
       pending = pending.slice(nl + 1);
     }
   });
-  if (panicked) return searchJs(q, sink, { ...limits, totalMs: Math.max(1000, limits.totalMs - (performance.now() - started)) });
+  if (panicked) return searchJs(q, sink, timeLeft(limits, started));
   for (const [abs, count] of counted) {
     if (q.signal.aborted) throw new ToolError('The search was cancelled.', 'cancelled');
     if (screen.denied(abs) || screen.binary(abs)) continue;
@@ -712,7 +713,7 @@ async function countLines(q: SearchQuery, screen: Screen, sink: HitSink, limits:
       continue;
     }
     let more = true;
-    await searchJs({ ...q, root: path.dirname(abs), single: path.basename(abs) }, (hit) => (more = sink(hit)), limits);
+    await searchJs({ ...q, root: path.dirname(abs), single: path.basename(abs) }, (hit) => (more = sink(hit)), timeLeft(limits, started));
     if (!more) return;
   }
 }

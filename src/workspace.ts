@@ -20,6 +20,15 @@ const SERVICE_DIR_ENTRIES = 1000;
 /** Symlink hops followed before giving up (the kernel's own limit is 40). */
 const MAX_SYMLINK_HOPS = 40;
 
+/** Where a path leads (fs.realpathSync), or the path as given when that cannot be told (missing, a loop). */
+export function realpathOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
 /** realpath of the longest existing prefix, with the rest appended (once per path within a util/decision-memo.ts scope). */
 export function realpathLoose(p: string): string {
   return memoised('realpathLoose', absolute(p), realpathLooseNow);

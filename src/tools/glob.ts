@@ -18,7 +18,7 @@ import { ToolError } from '../pipeline/error-class.js';
 import { assertOpenedAsJudged, checkPathPermission } from '../permissions/filesystem.js';
 import { buildTool } from '../tool/build-tool.js';
 import type { ToolContext } from '../tool/types.js';
-import type { Workspace } from '../workspace.js';
+import { realpathOr, type Workspace } from '../workspace.js';
 import { loadPrompt } from './prompt.js';
 
 export const GLOB_MAX_RESULTS = 100;
@@ -107,14 +107,6 @@ async function matchInWorker(pattern: string, paths: string[], signal: AbortSign
     worker.on('error', (e) => finish(new ToolError(`Glob failed: ${e.message}`, 'internal')));
     worker.on('exit', (code) => finish(new ToolError(`The glob worker stopped unexpectedly (exit code ${code}).`, 'internal')));
   });
-}
-
-function realpathOr(p: string): string {
-  try {
-    return fs.realpathSync(p);
-  } catch {
-    return p;
-  }
 }
 
 /** globFiles is also called with a partial context (tests, the CLI): the recheck needs the call's own. */

@@ -23,6 +23,7 @@ import { GlobError } from '../grep/glob.js';
 import { compilePattern, PatternError, type CompiledPattern } from '../grep/regex.js';
 import { DEFAULT_LIMITS, type EngineLimits, type OutputMode, type SearchQuery } from '../grep/types.js';
 import { loadPrompt } from './prompt.js';
+import { realpathOr } from '../workspace.js';
 
 const count = (what: string) => z.number().int().nonnegative().optional().describe(what);
 
@@ -126,14 +127,6 @@ function prepare(input: GrepInput): Prepared {
   return { pattern, userGlobs, overrides, type, typeFilter };
 }
 
-function canonicalOr(p: string): string {
-  try {
-    return fs.realpathSync(p);
-  } catch {
-    return p;
-  }
-}
-
 /**
  * Runs a Grep search: its output, and the stored result's id when the text
  * outgrew the persist threshold. `engine` and `limits` may be set by tests.
@@ -207,7 +200,7 @@ export async function grep(
       showLineNumbers: input['-n'] ?? true,
       context: q.before > 0 || q.after > 0,
       root: q.root,
-      cwd: canonicalOr(ctx.session.cwd),
+      cwd: realpathOr(ctx.session.cwd),
     },
     out,
   );

@@ -477,14 +477,11 @@ function listNames(dir: string): ReadonlySet<string> {
 
 /** The hooks (and their runs) in a hooks directory: the files named as git's hooks. */
 function hookRunners(dir: string): Array<{ hook: string; run: HookRun }> {
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir).slice(0, 1000);
-  } catch {
-    return [];
-  }
   const out: Array<{ hook: string; run: HookRun }> = [];
-  for (const name of names) {
+  // The directory's listing once a decision (listNames, as namesIn), in its order; its first 1,000 names.
+  let k = 0;
+  for (const name of memoised('gitHookNames', dir, listNames)) {
+    if (k++ >= 1000) break;
     if (!GIT_HOOK_NAMES.has(name)) continue;
     const file = path.join(dir, name);
     // A hook that is not a regular file, or cannot be read, runs nothing this can tell.

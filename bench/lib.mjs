@@ -43,7 +43,8 @@ export async function startServer(file, args = [], env = {}) {
     },
     async stop() {
       child.kill('SIGTERM');
-      await new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)));
+      // A child already gone (exitCode, or signalCode when a signal ended it) sends no more 'exit'.
+      await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.on('exit', r)));
     },
   };
 }

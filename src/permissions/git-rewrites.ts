@@ -1,0 +1,237 @@
+/**
+ * The files a git work-tree rewrite changes, as git itself lists them, for the Bash check's step 4c
+ * (bash-rules.ts). Without this list, `git checkout BRANCH` asked in every mode wherever an Edit deny
+ * rule reached into the tree: under `Edit(.env)` (which reaches every tree) every branch switch, `git
+ * stash pop` and `git reset --hard X` asked, with no .env in either commit. For the forms git can
+ * bound by two commits (gitRewriteTarget in bash-git.ts) the check asks git which paths differ, and
+ * asks a person only when a rule covers one of them.
+ *
+ * The decision itself is synchronous; git runs between two passes of it (checkBashPermission): the
+ * first notes the questions it met (GitRewrites.answer), git answers them, the second decides with
+ * the answers. Only a first pass that asked at step 4c pays for git, so only where an Edit deny rule
+ * reaches the tree of a rewrite.
+ *
+ * git runs here against a repository the agent may have laid out: with no hooks, no fsmonitor, no
+ * pager, no external diff or textconv (plumbing commands, raw output), no transport (a partial
+ * clone's lazy fetch would run ssh or a remote helper), no system or global configuration, none of
+ * the GIT_* variables of any environment, `--end-of-options` before every revision given, from a
+ * fixed path (not PATH, which may lead into the workspace), within a time and output limit. Any
+ * failure, any name that is not UTF-8, and too many paths are no answer: the command asks as before.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { runChild } from '../util/child.js';
+
+export interface GitRewriteQuery {
+  /** The work tree's top, real (gitTopLevel: its `.git` a plain repository directory). */
+  top: string;
+  kind: 'switch' | 'hard' | 'stash';
+  rev: string;
+  /** Whether REV is a branch before anything else (checkout, switch), or a revision (reset). */
+  branchFirst: boolean;
+}
+
+/** A path git would write (relative to the top, `/`-separated), and whether it is a submodule's in either commit. */
+export interface RewrittenPath {
+  rel: string;
+  gitlink: boolean;
+}
+
+/** How long one decision may wait for git, each run. */
+const GIT_TIMEOUT_MS = 3000;
+/** Output kept of each run; more is no answer. */
+const GIT_MAX_OUTPUT = 4 << 20;
+/** Paths judged at most; more is no answer. */
+const MAX_PATHS = 20_000;
+/** Where git is looked for: never through PATH. */
+const GIT_BINARIES = ['/usr/bin/git', '/usr/local/bin/git', '/bin/git'];
+
+/**
+ * The questions one check puts to git and their answers: `answer` gives the paths (null: git could
+ * not tell) or, for a question not put yet, undefined, and notes it for `fetch`.
+ */
+export class GitRewrites {
+  private readonly answers = new Map<string, RewrittenPath[] | null>();
+  readonly wanted = new Map<string, GitRewriteQuery>();
+
+  answer(q: GitRewriteQuery): RewrittenPath[] | null | undefined {
+    const key = `${q.kind}\0${q.branchFirst}\0${q.top}\0${q.rev}`;
+    if (this.answers.has(key)) return this.answers.get(key);
+    this.wanted.set(key, q);
+    return undefined;
+  }
+
+  /** Puts every question noted to git (at once), then forgets them. */
+  async fetch(): Promise<void> {
+    const asked = [...this.wanted];
+    this.wanted.clear();
+    const got = await Promise.all(asked.map(([, q]) => gitRewrittenPaths(q).catch(() => null)));
+    asked.forEach(([key], i) => this.answers.set(key, got[i]!));
+  }
+}
+
+function gitBinary(): string | undefined {
+  return GIT_BINARIES.find((f) => {
+    try {
+      fs.accessSync(f, fs.constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * One git run in the repository at `top`: its standard output, or undefined when it failed, timed
+ * out, said too much or printed a name that is not UTF-8 (decoded, it is U+FFFD).
+ */
+async function git(top: string, args: readonly string[], okCodes: readonly number[] = [0]): Promise<{ code: number; out: string } | undefined> {
+  const file = gitBinary();
+  if (file === undefined) return undefined;
+  const r = await runChild({
+    file,
+    args: [
+      '--no-pager',
+      '--no-replace-objects',
+      '--literal-pathspecs',
+      '-c', 'core.fsmonitor=false',
+      '-c', 'core.hooksPath=/dev/null',
+      '-c', 'core.untrackedCache=false',
+      '-c', 'protocol.allow=never',
+      '-c', 'core.sshCommand=false',
+      ...args,
+    ],
+    cwd: top,
+    env: {
+      PATH: '/usr/bin:/bin',
+      LC_ALL: 'C',
+      HOME: '/nonexistent',
+      GIT_DIR: path.join(top, '.git'),
+      GIT_WORK_TREE: top,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_ATTR_NOSYSTEM: '1',
+      GIT_OPTIONAL_LOCKS: '0',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_NO_LAZY_FETCH: '1',
+      GIT_PAGER: 'cat',
+    },
+    timeoutMs: GIT_TIMEOUT_MS,
+    maxOutputBytes: GIT_MAX_OUTPUT,
+    killGraceMs: 200,
+    drainMs: 50,
+  });
+  if (r.timedOut || r.truncated || r.spawnError !== undefined || r.exitCode === null || !okCodes.includes(r.exitCode)) return undefined;
+  if (r.stdout.includes('\uFFFD')) return undefined;
+  return { code: r.exitCode, out: r.stdout };
+}
+
+/** `git diff-tree -r -z --raw`'s records (`:MODE MODE OID OID STATUS\0PATH\0`, no renames), as paths. */
+function rawPaths(out: string): RewrittenPath[] | undefined {
+  const parts = out.split('\0');
+  const paths: RewrittenPath[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const m = /^:(\d{6}) (\d{6}) /.exec(parts[i]!);
+    if (!m) return undefined;
+    paths.push({ rel: parts[i + 1]!, gitlink: m[1] === '160000' || m[2] === '160000' });
+  }
+  return paths;
+}
+
+/** `git ls-files --stage -z` / `git ls-tree -r -z` records (`MODE …\tPATH\0`), as paths. */
+function listedPaths(out: string): RewrittenPath[] | undefined {
+  const paths: RewrittenPath[] = [];
+  for (const rec of out.split('\0')) {
+    if (rec === '') continue;
+    const tab = rec.indexOf('\t');
+    if (tab === -1) return undefined;
+    paths.push({ rel: rec.slice(tab + 1), gitlink: rec.startsWith('160000 ') });
+  }
+  return paths;
+}
+
+async function diffTree(top: string, from: string, to: string): Promise<RewrittenPath[] | undefined> {
+  const r = await git(top, ['diff-tree', '-r', '-z', '--raw', '--no-renames', '--no-ext-diff', '--no-textconv', '--end-of-options', from, to]);
+  return r && rawPaths(r.out);
+}
+
+/**
+ * The commit `checkout REV` / `switch REV` goes to: the branch refs/heads/REV where there is one
+ * (checkout takes it before a tag or anything else of that name), else REV as a revision. Which
+ * branch is read exactly (for-each-ref, no abbreviation rules), not through rev-parse, which would
+ * take refs/heads/refs/heads/REV for refs/heads/REV.
+ */
+async function checkoutTarget(top: string, rev: string): Promise<string | undefined> {
+  const ref = `refs/heads/${rev}`;
+  const r = await git(top, ['for-each-ref', '--format=%(refname)%00%(objectname)', '--end-of-options', ref]);
+  if (!r) return undefined;
+  for (const line of r.out.split('\n')) {
+    const [name, oid] = line.split('\0');
+    if (name === ref && oid) return oid;
+  }
+  return rev;
+}
+
+/** The commit a revision names (an object name too), or undefined. */
+async function commitOf(top: string, rev: string): Promise<string | undefined> {
+  const r = await git(top, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`]);
+  const oid = r?.out.trim();
+  return oid && /^[0-9a-f]{40,64}$/.test(oid) ? oid : undefined;
+}
+
+/** The union of several lists, or undefined when any is. */
+function union(lists: ReadonlyArray<RewrittenPath[] | undefined>): RewrittenPath[] | undefined {
+  const byRel = new Map<string, RewrittenPath>();
+  for (const l of lists) {
+    if (l === undefined) return undefined;
+    for (const p of l) byRel.set(p.rel, { rel: p.rel, gitlink: p.gitlink || byRel.get(p.rel)?.gitlink === true });
+  }
+  return [...byRel.values()];
+}
+
+/**
+ * The paths of the work tree a rewrite may change (relative to the top), or null when git cannot
+ * tell: an unknown revision, an unborn HEAD, a stash whose base is not HEAD's tree, a failure.
+ *
+ *  - switch: the files that differ between HEAD and the target commit (a two-way merge: files that
+ *    do not differ keep their local changes; an ignored file where the target has one is in the
+ *    list).
+ *  - hard: those, every file of the index (a local change to any is thrown away, a staged new file
+ *    removed) and every file the index lacks or changes from HEAD (a staged deletion restored).
+ *  - stash: the stash's changes from its base, of the work tree and of the index, and the files of
+ *    its untracked parent (`stash^3`, from `stash -u`); only where the base's tree is HEAD's, since
+ *    otherwise a merge with rename detection may put a change under a name neither lists.
+ */
+export async function gitRewrittenPaths(q: GitRewriteQuery): Promise<RewrittenPath[] | null> {
+  const { top } = q;
+  let paths: RewrittenPath[] | undefined;
+  if (q.kind === 'switch' || q.kind === 'hard') {
+    // checkout and switch take a branch of that name first; reset takes a revision as rev-parse does.
+    const [head, commit] = await Promise.all([
+      commitOf(top, 'HEAD'),
+      (q.branchFirst ? checkoutTarget(top, q.rev) : Promise.resolve(q.rev)).then((t) => t && commitOf(top, t)),
+    ]);
+    if (head === undefined || commit === undefined) return null;
+    const lists: Array<Promise<RewrittenPath[] | undefined>> = [diffTree(top, head, commit)];
+    if (q.kind === 'hard') {
+      lists.push(git(top, ['ls-files', '--stage', '-z']).then((r) => r && listedPaths(r.out)));
+      lists.push(git(top, ['diff-index', '--cached', '-r', '-z', '--raw', '--no-renames', '--no-ext-diff', '--no-textconv', head]).then((r) => r && rawPaths(r.out)));
+    }
+    paths = union(await Promise.all(lists));
+  } else {
+    const [head, stash] = await Promise.all([commitOf(top, 'HEAD'), commitOf(top, q.rev)]);
+    if (head === undefined || stash === undefined) return null;
+    const r = await git(top, ['rev-list', '--max-count=1', '--parents', stash]);
+    const parents = r?.out.trim().split(' ').slice(1);
+    if (!parents || parents.length < 2 || parents.length > 3 || !parents.every((p) => /^[0-9a-f]{40,64}$/.test(p))) return null;
+    const [base, index, untracked] = parents as [string, string, string | undefined];
+    const trees = await git(top, ['rev-parse', `${base}^{tree}`, `${head}^{tree}`]);
+    const [baseTree, headTree] = trees?.out.trim().split('\n') ?? [];
+    if (baseTree === undefined || baseTree !== headTree) return null;
+    const lists: Array<Promise<RewrittenPath[] | undefined>> = [diffTree(top, base, stash), diffTree(top, base, index)];
+    if (untracked !== undefined) lists.push(git(top, ['ls-tree', '-r', '-z', '--full-tree', untracked]).then((x) => x && listedPaths(x.out)));
+    paths = union(await Promise.all(lists));
+  }
+  if (paths === undefined || paths.length > MAX_PATHS || paths.some((p) => p.rel === '' || p.rel.split('/').some((c) => c === '' || c === '.' || c === '..'))) return null;
+  return paths;
+}

@@ -99,6 +99,8 @@ async function git(top: string, args: readonly string[], okCodes: readonly numbe
       '-c', 'core.untrackedCache=false',
       '-c', 'protocol.allow=never',
       '-c', 'core.sshCommand=false',
+      '-c', 'gc.auto=0',
+      '-c', 'maintenance.auto=false',
       ...args,
     ],
     cwd: top,
@@ -199,8 +201,10 @@ function union(lists: ReadonlyArray<RewrittenPath[] | undefined>): RewrittenPath
  *  - hard: those, every file of the index (a local change to any is thrown away, a staged new file
  *    removed) and every file the index lacks or changes from HEAD (a staged deletion restored).
  *  - stash: the stash's changes from its base, of the work tree and of the index, and the files of
- *    its untracked parent (`stash^3`, from `stash -u`); only where the base's tree is HEAD's, since
- *    otherwise a merge with rename detection may put a change under a name neither lists.
+ *    its untracked parent (`stash^3`, from `stash -u`); only where the base's tree is HEAD's and the
+ *    index HEAD's, since otherwise the merge's rename detection may put a change under a name no
+ *    list holds (the base's a.txt changed in the stash, renamed .env in the index: the change lands
+ *    in .env).
  */
 export async function gitRewrittenPaths(q: GitRewriteQuery): Promise<RewrittenPath[] | null> {
   const { top } = q;
@@ -225,9 +229,13 @@ export async function gitRewrittenPaths(q: GitRewriteQuery): Promise<RewrittenPa
     const parents = r?.out.trim().split(' ').slice(1);
     if (!parents || parents.length < 2 || parents.length > 3 || !parents.every((p) => /^[0-9a-f]{40,64}$/.test(p))) return null;
     const [base, index, untracked] = parents as [string, string, string | undefined];
-    const trees = await git(top, ['rev-parse', `${base}^{tree}`, `${head}^{tree}`]);
+    // The merge's own side is the index: one that differs from HEAD (a staged rename) may take a change elsewhere too.
+    const [trees, staged] = await Promise.all([
+      git(top, ['rev-parse', `${base}^{tree}`, `${head}^{tree}`]),
+      git(top, ['diff-index', '--cached', '-r', '-z', '--raw', '--no-renames', '--no-ext-diff', '--no-textconv', head]),
+    ]);
     const [baseTree, headTree] = trees?.out.trim().split('\n') ?? [];
-    if (baseTree === undefined || baseTree !== headTree) return null;
+    if (baseTree === undefined || baseTree !== headTree || staged === undefined || staged.out !== '') return null;
     const lists: Array<Promise<RewrittenPath[] | undefined>> = [diffTree(top, base, stash), diffTree(top, base, index)];
     if (untracked !== undefined) lists.push(git(top, ['ls-tree', '-r', '-z', '--full-tree', untracked]).then((x) => x && listedPaths(x.out)));
     paths = union(await Promise.all(lists));

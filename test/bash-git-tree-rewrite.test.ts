@@ -308,7 +308,7 @@ describe('what git lists of a rewrite: under Edit(.env), only the files it write
     }
   });
 
-  it('checkout -f and reset --hard throw away a staged .env, a plain checkout carries it over', async () => {
+  it('checkout -f and reset --hard throw away a staged or changed .env', async () => {
     const e = env();
     const git = envRepository(e.ws);
     fs.writeFileSync(path.join(e.ws, '.env'), 'LOCAL=1\n');
@@ -316,6 +316,12 @@ describe('what git lists of a rewrite: under Edit(.env), only the files it write
     for (const c of ['git checkout -f clean', 'git switch --discard-changes clean', 'git reset --hard', 'git reset --hard clean', 'git reset --merge clean']) {
       expect(await e.check(c), c).toMatchObject(asks);
     }
+    // A tracked .env changed and not staged: only the index lists it.
+    const t = env();
+    const g2 = envRepository(t.ws);
+    g2('checkout', '-q', 'envb');
+    fs.writeFileSync(path.join(t.ws, '.env'), 'SECRET=local\n');
+    for (const c of ['git reset --hard', 'git checkout -f envb', 'git reset --hard amb']) expect(await t.check(c), c).toMatchObject(asks);
   });
 
   it('a directory the target replaces by a file (an ignored .env below it goes), a submodule, a link into a denied directory: asked', async () => {
@@ -366,9 +372,8 @@ describe('what git lists of a rewrite: under Edit(.env), only the files it write
     git('config', 'alias.co', 'checkout');
     for (const c of ['git checkout nope', 'git switch nope', 'git reset --hard nope', 'git stash pop', 'git checkout clean..envb', 'git pull', 'git merge clean', 'git rebase clean',
       'git cherry-pick clean', 'git checkout -m clean', 'git checkout --recurse-submodules clean', 'git checkout -b x clean', 'git co clean', 'git checkout $B', 'git checkout "$(echo clean)"',
-      'git checkout --det clean', 'git -c core.quotepath=off checkout clean', 'git --git-dir=.git checkout clean', 'git checkout clean -- a.txt']) {
-      const r = await e.check(c);
-      expect(r.behavior, c).not.toBe('allow');
+      'git checkout --det clean', 'git -c core.quotepath=off checkout clean', 'git --git-dir=.git checkout clean']) {
+      expect(await e.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety' });
     }
     const u = env();
     execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: u.ws });
@@ -379,7 +384,7 @@ describe('what git lists of a rewrite: under Edit(.env), only the files it write
     const e = env();
     envRepository(e.ws);
     for (const c of ['GIT_DIR=.git git checkout clean', 'export GIT_INDEX_FILE=x; git checkout clean', 'env GIT_WORK_TREE=. git checkout clean', 'git branch -f clean envb && git checkout clean', 'git update-ref refs/heads/clean envb; git checkout clean']) {
-      expect((await e.check(c)).behavior, c).not.toBe('allow');
+      expect(await e.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety' });
     }
     const withEnv = env(['Edit(.env)'], {});
     envRepository(withEnv.ws);
@@ -436,8 +441,8 @@ describe('git asked during a decision obeys nothing the repository sets', () => 
     for (const h of hostile) {
       const word = h.replace('MARK', path.join(dir, 'mark'));
       for (const c of [`git checkout '${word}'`, `git switch '${word}'`, `git reset --hard '${word}'`, `git stash apply '${word}'`, `git checkout -- '${word}'`, `git checkout 'x ${word}'`]) {
-        const r = await e.check(c);
-        expect(r.behavior, c).not.toBe('allow');
+        // Asked, or (a word git takes for an option of its own, `git checkout -x`) no rewrite: never allowed as one.
+        expect((await e.check(c)).behavior, c).not.toBe('allow');
         expect(fs.readdirSync(dir).filter((n) => n !== 'ws'), c).toEqual([]);
         expect(fs.existsSync(path.join(e.ws, 'mark')), c).toBe(false);
       }

@@ -578,7 +578,9 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
   // 4c. git commands that rewrite the work tree wholesale (`git checkout other`, `git pull`, `git reset --hard`,
   // `git stash pop`): any file of the tree may change, and no word names it. With Edit(./src/**) denied, `git
   // checkout other` replaced src/ in every mode (bypassPermissions ran it). Where an Edit deny rule reaches into
-  // the tree (or the paths the command names, `git clean -f build`), it asks; without one, as before.
+  // the tree (or the paths the command names, `git clean -f build`), it asks; without one, as before. Where git can
+  // list what it writes (a branch switch, reset --hard, stash pop: gitRewriteTarget), only a listed path a rule
+  // covers asks: under Edit(.env), every branch switch asked, with no .env in either commit.
   if (isEditDenyActive(ctx)) {
     for (const cmd of j.commands) {
       const argv = innermostOf(cmd).argv;

@@ -16,7 +16,8 @@
  *      rule: holds even in bypassPermissions)
  *   4. writes to protected paths, and where an Edit deny rule reaches below:
  *      writes of a tree holding what it denies, git commands rewriting a work
- *      tree (git checkout BRANCH, pull, reset --hard, …) → ask (safety)
+ *      tree (git checkout BRANCH, pull, reset --hard, …; a switch, reset or
+ *      stash pop only where a file git lists it writes is denied) → ask (safety)
  *   5. a command that cannot be modelled → ask (type tool, never allow)
  *   6. a write whose target cannot be known before it runs → ask; a read
  *      whose target cannot be known while Read deny rules or toolexec's own

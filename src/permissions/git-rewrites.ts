@@ -158,20 +158,20 @@ async function diffTree(top: string, from: string, to: string): Promise<Rewritte
 }
 
 /**
- * The commit `checkout REV` / `switch REV` goes to: the branch refs/heads/REV where there is one
- * (checkout takes it before a tag or anything else of that name), else REV as a revision. Which
- * branch is read exactly (for-each-ref, no abbreviation rules), not through rev-parse, which would
- * take refs/heads/refs/heads/REV for refs/heads/REV.
+ * The commit of the branch refs/heads/REV, which `checkout REV` / `switch REV` take before a tag or
+ * anything else of that name; null where there is none, undefined when git fails. Read exactly
+ * (for-each-ref, no abbreviation rules), not through rev-parse, which takes refs/heads/refs/heads/REV
+ * for refs/heads/REV where the latter is missing.
  */
-async function checkoutTarget(top: string, rev: string): Promise<string | undefined> {
+async function branchOid(top: string, rev: string): Promise<string | null | undefined> {
   const ref = `refs/heads/${rev}`;
   const r = await git(top, ['for-each-ref', '--format=%(refname)%00%(objectname)', '--end-of-options', ref]);
   if (!r) return undefined;
   for (const line of r.out.split('\n')) {
     const [name, oid] = line.split('\0');
-    if (name === ref && oid) return oid;
+    if (name === ref && oid !== undefined && /^[0-9a-f]{40,64}$/.test(oid)) return oid;
   }
-  return rev;
+  return null;
 }
 
 /** The commit a revision names (an object name too), or undefined. */
@@ -208,37 +208,33 @@ function union(lists: ReadonlyArray<RewrittenPath[] | undefined>): RewrittenPath
  */
 export async function gitRewrittenPaths(q: GitRewriteQuery): Promise<RewrittenPath[] | null> {
   const { top } = q;
+  // Every git run that does not wait for another's answer starts at once: a decision waits for two rounds of them.
+  const staged = (): Promise<RewrittenPath[] | undefined> =>
+    git(top, ['diff-index', '--cached', '-r', '-z', '--raw', '--no-renames', '--no-ext-diff', '--no-textconv', 'HEAD']).then((r) => r && rawPaths(r.out));
   let paths: RewrittenPath[] | undefined;
   if (q.kind === 'switch' || q.kind === 'hard') {
-    // checkout and switch take a branch of that name first; reset takes a revision as rev-parse does.
-    const [head, commit] = await Promise.all([
-      commitOf(top, 'HEAD'),
-      (q.branchFirst ? checkoutTarget(top, q.rev) : Promise.resolve(q.rev)).then((t) => t && commitOf(top, t)),
-    ]);
-    if (head === undefined || commit === undefined) return null;
-    const lists: Array<Promise<RewrittenPath[] | undefined>> = [diffTree(top, head, commit)];
-    if (q.kind === 'hard') {
-      lists.push(git(top, ['ls-files', '--stage', '-z']).then((r) => r && listedPaths(r.out)));
-      lists.push(git(top, ['diff-index', '--cached', '-r', '-z', '--raw', '--no-renames', '--no-ext-diff', '--no-textconv', head]).then((r) => r && rawPaths(r.out)));
-    }
+    const lists: Array<Promise<RewrittenPath[] | undefined>> = [];
+    if (q.kind === 'hard') lists.push(git(top, ['ls-files', '--stage', '-z']).then((r) => r && listedPaths(r.out)), staged());
+    // The revision as rev-parse reads it (reset's, and checkout's where no branch has the name), one commit (not a
+    // range, `a..b`); checkout and switch take a branch of that name first.
+    const [branch, revision] = await Promise.all([q.branchFirst ? branchOid(top, q.rev) : null, commitOf(top, q.rev)]);
+    const target = branch ?? revision;
+    if (branch === undefined || target === undefined) return null;
+    lists.push(diffTree(top, 'HEAD', target));
     paths = union(await Promise.all(lists));
   } else {
-    const [head, stash] = await Promise.all([commitOf(top, 'HEAD'), commitOf(top, q.rev)]);
-    if (head === undefined || stash === undefined) return null;
-    const r = await git(top, ['rev-list', '--max-count=1', '--parents', stash]);
-    const parents = r?.out.trim().split(' ').slice(1);
-    if (!parents || parents.length < 2 || parents.length > 3 || !parents.every((p) => /^[0-9a-f]{40,64}$/.test(p))) return null;
-    const [base, index, untracked] = parents as [string, string, string | undefined];
-    // The merge's own side is the index: one that differs from HEAD (a staged rename) may take a change elsewhere too.
-    const [trees, staged] = await Promise.all([
-      git(top, ['rev-parse', `${base}^{tree}`, `${head}^{tree}`]),
-      git(top, ['diff-index', '--cached', '-r', '-z', '--raw', '--no-renames', '--no-ext-diff', '--no-textconv', head]),
-    ]);
-    const [baseTree, headTree] = trees?.out.trim().split('\n') ?? [];
-    if (baseTree === undefined || baseTree !== headTree || staged === undefined || staged.out !== '') return null;
-    const lists: Array<Promise<RewrittenPath[] | undefined>> = [diffTree(top, base, stash), diffTree(top, base, index)];
+    const [r, index] = await Promise.all([git(top, ['rev-list', '--max-count=1', '--parents', '--end-of-options', `${q.rev}^{commit}`]), staged()]);
+    const oids = r?.out.trim().split(' ');
+    if (!oids || oids.length < 3 || oids.length > 4 || !oids.every((p) => /^[0-9a-f]{40,64}$/.test(p))) return null;
+    const [stash, base, stagedInStash, untracked] = oids as [string, string, string, string | undefined];
+    // The merge's own side is the index: one that differs from HEAD (a staged rename), or a HEAD that is not the
+    // stash's base, may take a change elsewhere too.
+    if (index === undefined || index.length > 0) return null;
+    const lists: Array<Promise<RewrittenPath[] | undefined>> = [diffTree(top, base, stash), diffTree(top, base, stagedInStash)];
     if (untracked !== undefined) lists.push(git(top, ['ls-tree', '-r', '-z', '--full-tree', untracked]).then((x) => x && listedPaths(x.out)));
-    paths = union(await Promise.all(lists));
+    const [fromHead, ...rest] = await Promise.all([diffTree(top, base, 'HEAD'), ...lists]);
+    if (fromHead === undefined || fromHead.length > 0) return null;
+    paths = union(rest);
   }
   if (paths === undefined || paths.length > MAX_PATHS || paths.some((p) => p.rel === '' || p.rel.split('/').some((c) => c === '' || c === '.' || c === '..'))) return null;
   return paths;

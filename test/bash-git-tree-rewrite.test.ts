@@ -378,6 +378,14 @@ describe('what git lists of a rewrite: under Edit(.env), only the files it write
     const u = env();
     execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: u.ws });
     expect(await u.check('git checkout main')).toMatchObject({ behavior: 'ask', type: 'safety' });
+    // A linked worktree (its .git a file, its configuration partly elsewhere): no list is taken, as before.
+    const w = env();
+    const main = path.join(path.dirname(w.ws), 'main');
+    fs.mkdirSync(main);
+    const g = envRepository(main);
+    fs.rmdirSync(w.ws);
+    g('worktree', 'add', '-q', w.ws, 'clean');
+    expect(await w.check('git checkout main')).toMatchObject({ behavior: 'ask', type: 'safety' });
   });
 
   it('git pointed elsewhere by a variable, or a line that moves the target first, asks', async () => {

@@ -149,8 +149,8 @@ describe('git commands that rewrite the work tree, under an Edit deny rule reach
   it('a rule matching at any depth reaches every tree', async () => {
     const env = ruleEnv({ deny: ['Edit(.env)'], allow: ['Bash(git:*)'], mode: BYPASS.defaultMode });
     repository(env.ws);
-    // (A branch switch is judged by what git says it writes: below.)
-    for (const c of ['git merge other', 'git pull', 'git clean -f build']) {
+    // (A branch switch or a fast-forward is judged by what git says it writes: below.)
+    for (const c of ['git rebase other', 'git pull', 'git clean -f build']) {
       expect(await env.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety', detail: 'git rewrite of a work tree under an Edit deny rule: Edit(.env)' });
     }
   });
@@ -288,6 +288,16 @@ describe('what git lists of a rewrite: under Edit(.env), only the files it write
     expect(await s.check('git checkout clean')).toMatchObject(RUNS);
   });
 
+  it('a merge that fast-forwards to a commit writing no .env, or has nothing to do, is not asked', async () => {
+    const e = env();
+    const git = envRepository(e.ws);
+    for (const c of ['git merge clean', 'git merge --ff-only clean', 'git merge -q --no-edit clean']) expect(await e.check(c), c).toMatchObject(RUNS);
+    git('checkout', '-q', 'clean');
+    expect(await e.check('git merge main')).toMatchObject(RUNS);
+    // merge takes the tag amb (clean's commit, in HEAD's history) before the branch, as git does.
+    expect(await e.check('git merge --ff-only amb')).toMatchObject(RUNS);
+  });
+
   it('stash pop and apply of a stashed change to a.txt on its own base are not asked', async () => {
     const e = env();
     const git = envRepository(e.ws);
@@ -303,9 +313,15 @@ describe('what git lists of a rewrite: under Edit(.env), only the files it write
   it('where .env differs, or the target is the branch of a name a tag also has, it still asks', async () => {
     const e = env();
     envRepository(e.ws);
-    for (const c of ['git checkout envb', 'git switch envb', 'git reset --hard envb', 'git checkout --detach envb', 'git checkout amb', 'git switch amb']) {
+    for (const c of ['git checkout envb', 'git switch envb', 'git reset --hard envb', 'git checkout --detach envb', 'git checkout amb', 'git switch amb', 'git merge envb']) {
       expect(await e.check(c), c).toMatchObject(asks);
     }
+    // A merge of diverged branches (clean and envb): three trees, whatever they hold.
+    const d = env();
+    const g = envRepository(d.ws);
+    g('checkout', '-q', 'envb');
+    expect(await d.check('git merge clean')).toMatchObject(asks);
+    expect(await d.check('git merge --no-ff clean')).toMatchObject(asks);
   });
 
   it('checkout -f and reset --hard throw away a staged or changed .env', async () => {
@@ -370,7 +386,7 @@ describe('what git lists of a rewrite: under Edit(.env), only the files it write
     const e = env();
     const git = envRepository(e.ws);
     git('config', 'alias.co', 'checkout');
-    for (const c of ['git checkout nope', 'git switch nope', 'git reset --hard nope', 'git stash pop', 'git checkout clean..envb', 'git pull', 'git merge clean', 'git rebase clean',
+    for (const c of ['git checkout nope', 'git switch nope', 'git reset --hard nope', 'git stash pop', 'git checkout clean..envb', 'git pull', 'git rebase clean',
       'git cherry-pick clean', 'git checkout -m clean', 'git checkout --recurse-submodules clean', 'git checkout -b x clean', 'git co clean', 'git checkout $B', 'git checkout "$(echo clean)"',
       'git checkout --det clean', 'git -c core.quotepath=off checkout clean', 'git --git-dir=.git checkout clean']) {
       expect(await e.check(c), c).toMatchObject({ behavior: 'ask', type: 'safety' });

@@ -698,12 +698,13 @@ export function gitRewritesWorkTree(argv: readonly Word[]): { verb: string; path
  * BRANCH`, `git switch BRANCH`: local changes elsewhere are carried over); `hard`, those and every
  * file of the index or of HEAD that differs from it (`git reset --hard|--merge|--keep REV`, `git
  * checkout -f`: local changes anywhere are thrown away); `stash`, what the stash `rev` holds (`git
- * stash pop|apply`). `rev` as git is given it (its default filled in: HEAD, `stash@{0}`). Undefined
+ * stash pop|apply`); `merge`, a merge of `rev` that fast-forwards (`git merge BRANCH` where HEAD is
+ * an ancestor of it: the files that differ, as for switch) or has nothing to do. `rev` as git is given it (its default filled in: HEAD, `stash@{0}`). Undefined
  * for any other form: an option not listed here (`-m`, `--recurse-submodules`, `-b`, an
  * abbreviation), `--`, an expansion, a pattern, a global option but -C, two operands, or any other
- * verb (pull, merge, rebase, an alias): those ask as before (bash-rules.ts, step 4c).
+ * verb (pull, rebase, cherry-pick, an alias): those ask as before (bash-rules.ts, step 4c).
  */
-export function gitRewriteTarget(argv: readonly Word[]): { kind: 'switch' | 'hard' | 'stash'; verb: string; rev: string } | undefined {
+export function gitRewriteTarget(argv: readonly Word[]): { kind: 'switch' | 'hard' | 'stash' | 'merge'; verb: string; rev: string } | undefined {
   const v = gitVerb(argv);
   if (!v) return undefined;
   const g = parseGitGlobals(argv);
@@ -733,6 +734,11 @@ export function gitRewriteTarget(argv: readonly Word[]): { kind: 'switch' | 'har
       const s = split(rest, ['-q', '--quiet', '--hard', '--merge', '--keep']);
       if (!s || s.ops.length > 1 || s.ops[0] === '-' || !s.opts.some((o) => ['--hard', '--merge', '--keep'].includes(o))) return undefined;
       return { kind: 'hard', verb, rev: s.ops[0] ?? 'HEAD' };
+    }
+    case 'merge': {
+      const s = split(rest, ['-q', '--quiet', '--ff', '--ff-only', '--no-edit']);
+      if (!s || s.ops.length !== 1 || s.ops[0] === '-') return undefined;
+      return { kind: 'merge', verb, rev: s.ops[0]! };
     }
     case 'stash': {
       const sub = rest[0];

@@ -25,7 +25,7 @@ import { runChild } from '../util/child.js';
 export interface GitRewriteQuery {
   /** The work tree's top, real (gitTopLevel: its `.git` a plain repository directory). */
   top: string;
-  kind: 'switch' | 'hard' | 'stash';
+  kind: 'switch' | 'hard' | 'stash' | 'merge';
   rev: string;
   /** Whether REV is a branch before anything else (checkout, switch), or a revision (reset). */
   branchFirst: boolean;
@@ -200,6 +200,7 @@ function union(lists: ReadonlyArray<RewrittenPath[] | undefined>): RewrittenPath
  *    list).
  *  - hard: those, every file of the index (a local change to any is thrown away, a staged new file
  *    removed) and every file the index lacks or changes from HEAD (a staged deletion restored).
+ *  - merge: a fast-forward's, as switch; none where REV is in HEAD's history already.
  *  - stash: the stash's changes from its base, of the work tree and of the index, and the files of
  *    its untracked parent (`stash^3`, from `stash -u`); only where the base's tree is HEAD's and the
  *    index HEAD's, since otherwise the merge's rename detection may put a change under a name no
@@ -222,6 +223,17 @@ export async function gitRewrittenPaths(q: GitRewriteQuery): Promise<RewrittenPa
     if (branch === undefined || target === undefined) return null;
     lists.push(diffTree(top, 'HEAD', target));
     paths = union(await Promise.all(lists));
+  } else if (q.kind === 'merge') {
+    // A fast-forward writes what a switch to REV does; a merge with nothing to do, nothing. Any other merges
+    // three trees, and its rename detection may put a change under a name no list holds: no answer.
+    const [head, target] = await Promise.all([commitOf(top, 'HEAD'), commitOf(top, q.rev)]);
+    if (head === undefined || target === undefined) return null;
+    const r = await git(top, ['merge-base', '--all', head, target]);
+    const bases = r?.out.trim().split('\n');
+    if (!bases || bases.length !== 1) return null;
+    if (bases[0] === target) paths = [];
+    else if (bases[0] === head) paths = await diffTree(top, head, target);
+    else return null;
   } else {
     const [r, index] = await Promise.all([git(top, ['rev-list', '--max-count=1', '--parents', '--end-of-options', `${q.rev}^{commit}`]), staged()]);
     const oids = r?.out.trim().split(' ');

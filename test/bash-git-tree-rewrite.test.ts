@@ -305,6 +305,8 @@ describe('what git lists of a rewrite: under Edit(.env), only the files it write
     git('stash', '-q');
     expect(await e.check('git stash pop')).toMatchObject(RUNS);
     expect(await e.check('git stash apply 0')).toMatchObject(RUNS);
+    // A range names no one stash (git stash refuses it): no list is taken from its first commit.
+    expect(await e.check('git stash apply main..stash@{0}')).toMatchObject({ behavior: 'ask', type: 'safety' });
     fs.writeFileSync(path.join(e.ws, '.env'), 'A=1\n');
     git('stash', '-q', '-a');
     expect(await e.check('git stash apply 1')).toMatchObject(RUNS);

@@ -85,7 +85,7 @@ function gitBinary(): string | undefined {
  * One git run in the repository at `top`: its standard output, or undefined when it failed, timed
  * out, said too much or printed a name that is not UTF-8 (decoded, it is U+FFFD).
  */
-async function git(top: string, args: readonly string[], okCodes: readonly number[] = [0]): Promise<{ code: number; out: string } | undefined> {
+async function git(top: string, args: readonly string[]): Promise<string | undefined> {
   const file = gitBinary();
   if (file === undefined) return undefined;
   const r = await runChild({
@@ -123,9 +123,9 @@ async function git(top: string, args: readonly string[], okCodes: readonly numbe
     killGraceMs: 200,
     drainMs: 50,
   });
-  if (r.timedOut || r.truncated || r.spawnError !== undefined || r.exitCode === null || !okCodes.includes(r.exitCode)) return undefined;
+  if (r.timedOut || r.truncated || r.spawnError !== undefined || r.exitCode !== 0) return undefined;
   if (r.stdout.includes('\uFFFD')) return undefined;
-  return { code: r.exitCode, out: r.stdout };
+  return r.stdout;
 }
 
 /** `git diff-tree -r -z --raw`'s records (`:MODE MODE OID OID STATUS\0PATH\0`, no renames), as paths. */
@@ -154,7 +154,7 @@ function listedPaths(out: string): RewrittenPath[] | undefined {
 
 async function diffTree(top: string, from: string, to: string): Promise<RewrittenPath[] | undefined> {
   const r = await git(top, ['diff-tree', '-r', '-z', '--raw', '--no-renames', '--no-ext-diff', '--no-textconv', '--end-of-options', from, to]);
-  return r && rawPaths(r.out);
+  return r === undefined ? undefined : rawPaths(r);
 }
 
 /**
@@ -166,8 +166,8 @@ async function diffTree(top: string, from: string, to: string): Promise<Rewritte
 async function branchOid(top: string, rev: string): Promise<string | null | undefined> {
   const ref = `refs/heads/${rev}`;
   const r = await git(top, ['for-each-ref', '--format=%(refname)%00%(objectname)', '--end-of-options', ref]);
-  if (!r) return undefined;
-  for (const line of r.out.split('\n')) {
+  if (r === undefined) return undefined;
+  for (const line of r.split('\n')) {
     const [name, oid] = line.split('\0');
     if (name === ref && oid !== undefined && /^[0-9a-f]{40,64}$/.test(oid)) return oid;
   }
@@ -177,7 +177,7 @@ async function branchOid(top: string, rev: string): Promise<string | null | unde
 /** The commit a revision names (an object name too), or undefined. */
 async function commitOf(top: string, rev: string): Promise<string | undefined> {
   const r = await git(top, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`]);
-  const oid = r?.out.trim();
+  const oid = r?.trim();
   return oid && /^[0-9a-f]{40,64}$/.test(oid) ? oid : undefined;
 }
 
@@ -211,11 +211,11 @@ export async function gitRewrittenPaths(q: GitRewriteQuery): Promise<RewrittenPa
   const { top } = q;
   // Every git run that does not wait for another's answer starts at once: a decision waits for two rounds of them.
   const staged = (): Promise<RewrittenPath[] | undefined> =>
-    git(top, ['diff-index', '--cached', '-r', '-z', '--raw', '--no-renames', '--no-ext-diff', '--no-textconv', 'HEAD']).then((r) => r && rawPaths(r.out));
+    git(top, ['diff-index', '--cached', '-r', '-z', '--raw', '--no-renames', '--no-ext-diff', '--no-textconv', 'HEAD']).then((r) => (r === undefined ? undefined : rawPaths(r)));
   let paths: RewrittenPath[] | undefined;
   if (q.kind === 'switch' || q.kind === 'hard') {
     const lists: Array<Promise<RewrittenPath[] | undefined>> = [];
-    if (q.kind === 'hard') lists.push(git(top, ['ls-files', '--stage', '-z']).then((r) => r && listedPaths(r.out)), staged());
+    if (q.kind === 'hard') lists.push(git(top, ['ls-files', '--stage', '-z']).then((r) => (r === undefined ? undefined : listedPaths(r))), staged());
     // The revision as rev-parse reads it (reset's, and checkout's where no branch has the name), one commit (not a
     // range, `a..b`); checkout and switch take a branch of that name first.
     const [branch, revision] = await Promise.all([q.branchFirst ? branchOid(top, q.rev) : null, commitOf(top, q.rev)]);
@@ -229,21 +229,26 @@ export async function gitRewrittenPaths(q: GitRewriteQuery): Promise<RewrittenPa
     const [head, target] = await Promise.all([commitOf(top, 'HEAD'), commitOf(top, q.rev)]);
     if (head === undefined || target === undefined) return null;
     const r = await git(top, ['merge-base', '--all', head, target]);
-    const bases = r?.out.trim().split('\n');
+    const bases = r?.trim().split('\n');
     if (!bases || bases.length !== 1) return null;
     if (bases[0] === target) paths = [];
     else if (bases[0] === head) paths = await diffTree(top, head, target);
     else return null;
   } else {
-    const [r, index] = await Promise.all([git(top, ['rev-list', '--max-count=1', '--parents', '--end-of-options', `${q.rev}^{commit}`]), staged()]);
-    const oids = r?.out.trim().split(' ');
-    if (!oids || oids.length < 3 || oids.length > 4 || !oids.every((p) => /^[0-9a-f]{40,64}$/.test(p))) return null;
+    // The stash as git stash reads it (one commit: rev-parse --verify), and its parents.
+    const [commit, r, index] = await Promise.all([
+      commitOf(top, q.rev),
+      git(top, ['rev-list', '--max-count=1', '--parents', '--end-of-options', `${q.rev}^{commit}`]),
+      staged(),
+    ]);
+    const oids = r?.trim().split(' ');
+    if (!oids || oids[0] !== commit || oids.length < 3 || oids.length > 4 || !oids.every((p) => /^[0-9a-f]{40,64}$/.test(p))) return null;
     const [stash, base, stagedInStash, untracked] = oids as [string, string, string, string | undefined];
     // The merge's own side is the index: one that differs from HEAD (a staged rename), or a HEAD that is not the
     // stash's base, may take a change elsewhere too.
     if (index === undefined || index.length > 0) return null;
     const lists: Array<Promise<RewrittenPath[] | undefined>> = [diffTree(top, base, stash), diffTree(top, base, stagedInStash)];
-    if (untracked !== undefined) lists.push(git(top, ['ls-tree', '-r', '-z', '--full-tree', untracked]).then((x) => x && listedPaths(x.out)));
+    if (untracked !== undefined) lists.push(git(top, ['ls-tree', '-r', '-z', '--full-tree', untracked]).then((x) => (x === undefined ? undefined : listedPaths(x))));
     const [fromHead, ...rest] = await Promise.all([diffTree(top, base, 'HEAD'), ...lists]);
     if (fromHead === undefined || fromHead.length > 0) return null;
     paths = union(rest);

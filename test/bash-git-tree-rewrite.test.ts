@@ -347,6 +347,15 @@ describe('what git lists of a rewrite: under Edit(.env), only the files it write
     envRepository(e.ws);
     fs.writeFileSync(path.join(e.ws, 'd', '.env'), 'x\n');
     expect(await e.check('git checkout dfile')).toMatchObject(asks);
+    // A submodule (a gitlink) the target adds: what git puts below it is not listed.
+    const m = env();
+    const g = envRepository(m.ws);
+    const head = g('rev-parse', 'HEAD').toString().trim();
+    g('checkout', '-q', '-b', 'withsub', 'clean');
+    g('update-index', '--add', '--cacheinfo', `160000,${head},sub`);
+    g('commit', '-qm', 'sub');
+    g('checkout', '-q', 'main');
+    expect(await m.check('git checkout withsub')).toMatchObject(asks);
     // conf leads to secrets/, which Edit(./secrets/**) denies: git's conf/key is secrets/key.
     const s = env(['Edit(./secrets/**)']);
     envRepository(s.ws);
@@ -384,7 +393,7 @@ describe('what git lists of a rewrite: under Edit(.env), only the files it write
     expect(await r.check('git stash pop')).toMatchObject(asks);
   });
 
-  it('what git cannot tell asks: an unknown target, an unborn HEAD, no stash, pull, merge, -m, --recurse-submodules, -b, an alias, an expansion', async () => {
+  it('what git cannot tell asks: an unknown target, an unborn HEAD, no stash, a range, pull, rebase, cherry-pick, -m, --recurse-submodules, -b, an alias, an expansion', async () => {
     const e = env();
     const git = envRepository(e.ws);
     git('config', 'alias.co', 'checkout');

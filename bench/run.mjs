@@ -31,6 +31,7 @@ const benches = {
   spawn: spawnBench,
   grep: grepBench,
   observability: script('observability.bench.mjs'),
+  'git-rewrite': script('git-rewrite.bench.mjs'),
 };
 const only = process.argv[2];
 if (only && !benches[only]) {

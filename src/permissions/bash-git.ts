@@ -692,6 +692,68 @@ export function gitRewritesWorkTree(argv: readonly Word[]): { verb: string; path
   }
 }
 
+/**
+ * What git itself can list of the files a work-tree rewrite changes, for the forms where the list is
+ * bounded by two commits: `switch`, the files that differ between HEAD and `rev` (`git checkout
+ * BRANCH`, `git switch BRANCH`: local changes elsewhere are carried over); `hard`, those and every
+ * file of the index or of HEAD that differs from it (`git reset --hard|--merge|--keep REV`, `git
+ * checkout -f`: local changes anywhere are thrown away); `stash`, what the stash `rev` holds (`git
+ * stash pop|apply`); `merge`, a merge of `rev` that fast-forwards (`git merge BRANCH` where HEAD is
+ * an ancestor of it: the files that differ, as for switch) or has nothing to do. `rev` as git is given it (its default filled in: HEAD, `stash@{0}`). Undefined
+ * for any other form: an option not listed here (`-m`, `--recurse-submodules`, `-b`, an
+ * abbreviation), `--`, an expansion, a pattern, a global option but -C, two operands, or any other
+ * verb (pull, rebase, cherry-pick, an alias): those ask as before (bash-rules.ts, step 4c).
+ */
+export function gitRewriteTarget(argv: readonly Word[]): { kind: 'switch' | 'hard' | 'stash' | 'merge'; verb: string; rev: string } | undefined {
+  const v = gitVerb(argv);
+  if (!v) return undefined;
+  const g = parseGitGlobals(argv);
+  if (g.expansions.length > 0 || g.options.some((o) => o.name !== '-C')) return undefined;
+  const { verb, rest } = v;
+  if (rest.some((w) => !w.literal || w.glob || w.tilde || w.value === '--' || w.value === '')) return undefined;
+  const split = (words: readonly Word[], allowed: readonly string[]): { opts: string[]; ops: string[] } | undefined => {
+    const opts = words.filter((w) => w.value.startsWith('-') && w.value !== '-').map((w) => w.value);
+    // `-` alone is `@{-1}` for checkout and switch, an operand.
+    const ops = words.filter((w) => !w.value.startsWith('-') || w.value === '-').map((w) => w.value);
+    return opts.every((o) => allowed.includes(o)) ? { opts, ops } : undefined;
+  };
+  const force = (opts: readonly string[]): boolean => opts.some((o) => ['-f', '--force', '--discard-changes'].includes(o));
+  const branch = (op: string): string => (op === '-' ? '@{-1}' : op);
+  switch (verb) {
+    case 'checkout': {
+      const s = split(rest, ['-q', '--quiet', '--detach', '--progress', '--no-progress', '-f', '--force']);
+      if (!s || s.ops.length !== 1) return undefined;
+      return { kind: force(s.opts) ? 'hard' : 'switch', verb, rev: branch(s.ops[0]!) };
+    }
+    case 'switch': {
+      const s = split(rest, ['-q', '--quiet', '-d', '--detach', '--progress', '--no-progress', '-f', '--force', '--discard-changes']);
+      if (!s || s.ops.length !== 1) return undefined;
+      return { kind: force(s.opts) ? 'hard' : 'switch', verb, rev: branch(s.ops[0]!) };
+    }
+    case 'reset': {
+      const s = split(rest, ['-q', '--quiet', '--hard', '--merge', '--keep']);
+      if (!s || s.ops.length > 1 || s.ops[0] === '-' || !s.opts.some((o) => ['--hard', '--merge', '--keep'].includes(o))) return undefined;
+      return { kind: 'hard', verb, rev: s.ops[0] ?? 'HEAD' };
+    }
+    case 'merge': {
+      const s = split(rest, ['-q', '--quiet', '--ff', '--ff-only', '--no-edit']);
+      if (!s || s.ops.length !== 1 || s.ops[0] === '-') return undefined;
+      return { kind: 'merge', verb, rev: s.ops[0]! };
+    }
+    case 'stash': {
+      const sub = rest[0];
+      if (!sub || (sub.value !== 'pop' && sub.value !== 'apply')) return undefined;
+      const s = split(rest.slice(1), ['-q', '--quiet', '--index']);
+      if (!s || s.ops.length > 1 || s.ops[0] === '-') return undefined;
+      const op = s.ops[0];
+      // git stash takes a number for stash@{N}.
+      return { kind: 'stash', verb: `stash ${sub.value}`, rev: op === undefined ? 'stash@{0}' : /^\d+$/.test(op) ? `stash@{${op}}` : op };
+    }
+    default:
+      return undefined;
+  }
+}
+
 /** `git apply` options that change neither which files a patch names nor where they lie. */
 const APPLY_PLAIN = /^(-p\d+|-C\d+|-[vqR3]|--index|--3way|--verbose|--quiet|--reverse|--reject|--recount|--allow-empty|--unidiff-zero|--ignore-space-change|--ignore-whitespace|--inaccurate-eof|--whitespace=\w+)$/;
 

@@ -16,7 +16,8 @@
  *      rule: holds even in bypassPermissions)
  *   4. writes to protected paths, and where an Edit deny rule reaches below:
  *      writes of a tree holding what it denies, git commands rewriting a work
- *      tree (git checkout BRANCH, pull, reset --hard, …) → ask (safety)
+ *      tree (git checkout BRANCH, pull, reset --hard, …; a switch, reset or
+ *      stash pop only where a file git lists it writes is denied) → ask (safety)
  *   5. a command that cannot be modelled → ask (type tool, never allow)
  *   6. a write whose target cannot be known before it runs → ask; a read
  *      whose target cannot be known while Read deny rules or toolexec's own
@@ -48,8 +49,10 @@ import { runsNamedProgram } from '../bash/grammar.js';
 import type { PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { commandPaths, containerMounts, globMayBeOption, innermostOf, pathUses, plantsFiles, resolveWord, throughProcDir, unmodelledProgram, workingDirs, type PathUse } from './bash-paths.js';
 import { gitConfigReads, gitConfigWrite } from './git-config.js';
-import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, gitForceAdds, gitStashesUntracked, gitApplyPatches, gitDirAbove, gitRewritesWorkTree, gitTopLevel, patchFileNames, gitVerb, gitWhere, startDirs } from './bash-git.js';
+import { gitForeignRepository, gitInPlantedRepository, gitMovesStoredContent, gitNamesDirectory, gitPrintsContent, gitRiskyConfigKey, gitRunsGivenCommand, gitForceAdds, gitStashesUntracked, gitApplyPatches, gitDirAbove, gitRewritesWorkTree, gitRewriteTarget, gitTopLevel, patchFileNames, gitVerb, gitWhere, startDirs } from './bash-git.js';
 import { gitStages, mayStage, type Staging } from './git-staging.js';
+import { gitHookPresent } from './git-hooks.js';
+import { GitRewrites, type RewrittenPath } from './git-rewrites.js';
 import { starMatch } from '../util/star-match.js';
 import { parseGitGlobals } from '../bash/git-globals.js';
 import { realpathLoose } from '../workspace.js';
@@ -85,6 +88,15 @@ const UNSEEN_LINKERS = new Set([
  * times), rmdir (only an empty one goes).
  */
 const KEEPS_BELOW: ReadonlySet<string> = new Set(['mkdir', 'touch', 'rmdir']);
+
+/** The detail of step 4c's ask: what checkBashPermission asks git about before deciding again. */
+const GIT_REWRITE_DETAIL = 'git rewrite of a work tree under an Edit deny rule: ';
+
+/** GIT_* variables of the environment commands run with that name no repository, work tree, configuration or object store (and GIT_SSL_*, GIT_HTTP_*: transport). */
+const INERT_GIT_VARS: ReadonlySet<string> = new Set([
+  'GIT_TERMINAL_PROMPT', 'GIT_PAGER', 'GIT_EDITOR', 'GIT_SEQUENCE_EDITOR', 'GIT_ASKPASS', 'GIT_SSH', 'GIT_SSH_COMMAND', 'GIT_MERGE_AUTOEDIT',
+  'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_AUTHOR_DATE', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'GIT_COMMITTER_DATE',
+]);
 
 function matcherOf(rule: PermissionRule): CompiledBashRule {
   let m = compiled.get(rule);
@@ -334,12 +346,16 @@ function fileKind(p: string): 'directory' | 'file' | 'missing' {
  * is the home directory's (home-words.ts); rules and the read-only allowance see the command as
  * written (`echo $HOME` is not read-only, as in Claude Code).
  */
-export function decideBashPermission(command: string, a: BashAnalysis, ctx: BashPermissionContext, j: BashAnalysis = a): PermissionResult {
+export function decideBashPermission(command: string, a: BashAnalysis, ctx: BashPermissionContext, j: BashAnalysis = a, git?: GitRewrites): PermissionResult {
   // Each path's realpath, stat and the like once per decision (util/decision-memo.ts), none kept for the next.
-  return withDecisionMemo(() => decideNow(command, a, ctx, j));
+  return withDecisionMemo(() => decideNow(command, a, ctx, j, git));
 }
 
-function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext, j: BashAnalysis): PermissionResult {
+/**
+ * `git`: what git said a work-tree rewrite changes (git-rewrites.ts); without it, or without an
+ * answer to the question met, such a command asks wherever an Edit deny rule reaches its tree.
+ */
+function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext, j: BashAnalysis, git: GitRewrites | undefined): PermissionResult {
   const q = ctx.permissions;
   const denyRules = q.contentRules('Bash', 'deny');
   const askRules = q.contentRules('Bash', 'ask');
@@ -527,10 +543,45 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
     }
   }
 
+  /**
+   * Whether git's own list of what a command rewrites holds for the command as it will run: git where
+   * it starts (no wrapper, no assignment, nothing on the line naming a GIT_* variable, which may point
+   * it at another repository: `GIT_DIR=x git checkout y`), with no such variable in the environment
+   * commands run with but those that name no repository, no hook to run (a program that writes what
+   * it likes), and every other command of the line read-only (`git branch -f main evil && git checkout
+   * main` moves the target before it is switched to).
+   */
+  const gitListsRewrite = (cmd: SimpleCommand, run: string): boolean =>
+    cmd.assignments.length === 0 &&
+    innermostOf(cmd).argv.length === cmd.argv.length &&
+    !j.commands.some((c) => c.text.includes('GIT_')) &&
+    !command.includes('GIT_') &&
+    Object.keys(ctx.childEnv ?? process.env).every((k) => !k.startsWith('GIT_') || INERT_GIT_VARS.has(k) || /^GIT_(SSL|HTTP)_/.test(k)) &&
+    j.commands.every((c) => c === cmd || isReadOnlyCommand(c)) &&
+    gitHookPresent(run, ctx.childEnv ?? process.env) === undefined;
+  /** The first path git would write that an Edit deny rule covers, judged as a write of it (through links, every spelling), with each directory it creates or may remove on the way, and below a submodule or a directory it replaces. */
+  const rewrittenDenied = (changed: readonly RewrittenPath[], top: string): { abs: string; rule: PermissionRule } | undefined => {
+    const seen = new Set<string>();
+    for (const p of changed) {
+      const abs = path.join(top, p.rel);
+      const below = p.gitlink || memoFs.lstat(abs)?.isDirectory() === true;
+      const rule = q.pathRule('edit', 'deny', spellings(abs)) ?? (below ? q.pathRuleBelow('edit', 'deny', spellings(abs)) : undefined);
+      if (rule) return { abs, rule };
+      for (let d = path.dirname(abs); d.length > top.length && !seen.has(d); d = path.dirname(d)) {
+        seen.add(d);
+        const r = q.pathRule('edit', 'deny', spellings(d));
+        if (r) return { abs: d, rule: r };
+      }
+    }
+    return undefined;
+  };
+
   // 4c. git commands that rewrite the work tree wholesale (`git checkout other`, `git pull`, `git reset --hard`,
   // `git stash pop`): any file of the tree may change, and no word names it. With Edit(./src/**) denied, `git
   // checkout other` replaced src/ in every mode (bypassPermissions ran it). Where an Edit deny rule reaches into
-  // the tree (or the paths the command names, `git clean -f build`), it asks; without one, as before.
+  // the tree (or the paths the command names, `git clean -f build`), it asks; without one, as before. Where git can
+  // list what it writes (a branch switch, reset --hard, stash pop: gitRewriteTarget), only a listed path a rule
+  // covers asks: under Edit(.env), every branch switch asked, with no .env in either commit.
   if (isEditDenyActive(ctx)) {
     for (const cmd of j.commands) {
       const argv = innermostOf(cmd).argv;
@@ -552,13 +603,28 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
         const unknown = where.unknown || regions.includes(undefined);
         const rule = unknown ? undefined : regions.map((abs) => q.pathRule('edit', 'deny', spellings(abs!)) ?? q.pathRuleBelow('edit', 'deny', spellings(abs!))).find((x) => x !== undefined);
         if (!rule && !unknown) continue;
+        // What git can list of the files it changes (git-rewrites.ts): only those are judged, as writes of them.
+        if (rule && !r.paths && top !== undefined && where.gitDir === undefined && where.workTree === undefined && gitListsRewrite(cmd, where.run)) {
+          const t = gitRewriteTarget(argv);
+          const changed = t && git?.answer({ top, kind: t.kind, rev: t.rev, branchFirst: t.verb !== 'reset' });
+          if (changed) {
+            const hit = rewrittenDenied(changed, top);
+            if (!hit) continue;
+            return {
+              behavior: 'ask',
+              message: `This Bash command (git ${t.verb}) changes ${hit.abs}, where the rule ${hit.rule.raw} denies edits; it needs approval.`,
+              type: 'safety',
+              detail: `${GIT_REWRITE_DETAIL}${hit.rule.raw}`,
+            };
+          }
+        }
         const at = r.paths ? regions.join(', ') : (top ?? 'a work tree no check can place');
         const by = rule ? `where the rule ${rule.raw} denies edits` : 'which an Edit deny rule may reach';
         return {
           behavior: 'ask',
           message: `This Bash command (git ${r.verb}) may change any file under ${at}, ${by}; it needs approval.`,
           type: 'safety',
-          detail: `git rewrite of a work tree under an Edit deny rule: ${rule?.raw ?? 'unknown work tree'}`,
+          detail: `${GIT_REWRITE_DETAIL}${rule?.raw ?? 'unknown work tree'}`,
         };
       }
     }
@@ -860,7 +926,13 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
 export async function checkBashPermission(command: string, ctx: BashPermissionContext): Promise<PermissionResult> {
   // `$HOME/x` as the home directory commands run with (home-words.ts).
   const a = await analyseBash(command);
-  return decideBashPermission(command, a, ctx, withHomeExpanded(a, (ctx.childEnv ?? process.env).HOME));
+  const j = withHomeExpanded(a, (ctx.childEnv ?? process.env).HOME);
+  // A work-tree rewrite under an Edit deny rule: git is asked what it changes, then the command is decided again with that.
+  const git = new GitRewrites();
+  const first = decideBashPermission(command, a, ctx, j, git);
+  if (git.wanted.size === 0 || first.behavior !== 'ask' || !first.detail?.startsWith(GIT_REWRITE_DETAIL)) return first;
+  await git.fetch();
+  return decideBashPermission(command, a, ctx, j, git);
 }
 
 /**

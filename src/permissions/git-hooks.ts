@@ -609,6 +609,25 @@ function hooksDirsFrom(dir: string, env: NodeJS.ProcessEnv): HooksDir[] {
 }
 
 /**
+ * A hook git would run for a command started in `dir` (with `env`), if any: a file named as one of
+ * git's hooks in a hooks directory the repository's configuration (or the global ones) names, or in
+ * its own `hooks/` where none is named. A hook is a program with the command's rights: what it
+ * writes no listing of the command's own changes tells (bash-rules.ts, step 4c).
+ */
+export function gitHookPresent(dir: string, env: NodeJS.ProcessEnv): string | undefined {
+  const repo = repositoryFrom(dir);
+  if (repo === undefined) return undefined;
+  const dirs = hooksDirsFrom(dir, env)
+    .filter((h) => !h.config && h.runner === undefined && h.match === undefined && !h.tree)
+    .map((h) => h.dir);
+  if (dirs.length === 0) dirs.push(path.join(commonDir(repo.gitDir) ?? repo.gitDir, 'hooks'));
+  for (const d of dirs) {
+    for (const name of memoised('gitHookNames', d, listNames)) if (GIT_HOOK_NAMES.has(name)) return path.join(d, name);
+  }
+  return undefined;
+}
+
+/**
  * Why writing an absolute path changes a hooks directory `core.hooksPath`
  * names (see above), or undefined. `globStart`: the path is only the
  * directory a glob starts in, so a directory holding the hooks directory does

@@ -239,7 +239,10 @@ export class ConfiguredHookRunner implements HookRunner {
       args: ['-c', h.command],
       cwd,
       env: { ...this.opts.childEnv, CLAUDE_PROJECT_DIR: this.opts.projectDir },
-      stdin: body,
+      // With a newline after it, as Claude Code writes it: a bash `read -r` at an end
+      // of input without one returns 1, and a `set -e` guard would exit 1, a
+      // non-blocking error, letting the call through.
+      stdin: `${body}\n`,
       timeoutMs: (h.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000,
       signal,
       maxOutputBytes: HOOK_OUTPUT_CAP_BYTES,

@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/load.js';
 import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
 import { pre, run } from './helpers-hooks.js';
 
@@ -60,5 +61,170 @@ exit 0`,
     const r = await run(t, 'Bash', { command: 'echo hi' });
     expect(r.exec.status).toBe('succeeded');
     expect(fs.readFileSync(log, 'utf8')).toBe('Bash\n');
+  });
+});
+
+/**
+ * A project whose `.claude/settings.json` holds hooks in the shapes public
+ * examples and Claude Code's hooks guide give them: an inline jq logger, a
+ * bash guard under "$CLAUDE_PROJECT_DIR" answering JSON, a node one-liner
+ * that asks, an inline python3 file protector that exits 2 without a word,
+ * and a PostToolUse formatter fed by `jq | { read …; }`. The project's path
+ * holds a space, as many do on a laptop.
+ */
+const PROTECTOR = `python3 -c "import json, sys; d=json.load(sys.stdin); p=d.get('tool_input',{}).get('file_path',''); sys.exit(2 if any(x in p for x in ['.env','package-lock.json','.git/']) else 0)"`;
+
+function claudeProject(): { project: string; log: string } {
+  const project = path.join(tmpDir(), 'my project');
+  const hooksDir = path.join(project, '.claude', 'hooks');
+  fs.mkdirSync(hooksDir, { recursive: true });
+  fs.mkdirSync(path.join(project, 'src'));
+  fs.writeFileSync(
+    path.join(hooksDir, 'no-rm.sh'),
+    `#!/bin/bash
+INPUT=$(cat)
+COMMAND=$(echo "$INPUT" | jq -r '.tool_input.command // empty')
+if echo "$COMMAND" | grep -qE '(^|[;&|]\\s*)rm\\s'; then
+  cat <<'JSON'
+{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"rm is not allowed here; move files to .trash/ instead"}}
+JSON
+fi
+exit 0
+`,
+    { mode: 0o755 },
+  );
+  const settings = {
+    permissions: { allow: ['Bash(rm:*)', 'Bash(echo:*)', 'Bash(git push:*)', 'Edit', 'Write', 'Read'] },
+    hooks: {
+      PreToolUse: [
+        {
+          matcher: 'Bash',
+          hooks: [
+            { type: 'command', command: `jq -r '"\\(.tool_input.command) - \\(.tool_input.description // "No description")"' >> "$CLAUDE_PROJECT_DIR"/.claude/bash-command-log.txt` },
+            { type: 'command', command: '"$CLAUDE_PROJECT_DIR"/.claude/hooks/no-rm.sh', timeout: 10, statusMessage: 'Checking for rm…' },
+            {
+              type: 'command',
+              command: `node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const c=JSON.parse(s).tool_input.command||'';if(/git push.*--force/.test(c))console.log(JSON.stringify({hookSpecificOutput:{hookEventName:'PreToolUse',permissionDecision:'ask',permissionDecisionReason:'a force push needs a person'}}))})"`,
+            },
+          ],
+        },
+        {
+          matcher: 'Edit|MultiEdit|Write',
+          hooks: [
+            {
+              type: 'command',
+              command: PROTECTOR,
+            },
+          ],
+        },
+      ],
+      PostToolUse: [
+        {
+          matcher: 'Edit|MultiEdit|Write',
+          hooks: [
+            {
+              type: 'command',
+              command: `jq -r '.tool_input.file_path' | { read file_path; if echo "$file_path" | grep -q '\\.ts$'; then node -e "const fs=require('fs');const f=process.argv[1];fs.writeFileSync(f,fs.readFileSync(f,'utf8').replace(/[ \\t]+$/gm,''))" "$file_path"; fi; }`,
+            },
+          ],
+        },
+      ],
+      Stop: [{ hooks: [{ type: 'command', command: 'echo done' }] }],
+    },
+  };
+  fs.writeFileSync(path.join(project, '.claude', 'settings.json'), JSON.stringify(settings, null, 2));
+  return { project, log: path.join(project, '.claude', 'bash-command-log.txt') };
+}
+
+async function projectApp(project: string): Promise<TestApp> {
+  const loaded = loadConfig({ claudeSettingsPath: path.join(project, '.claude', 'settings.json'), overrides: { workspace: project }, env: {} });
+  return makeApp({ workspace: { root: project }, hooks: loaded.config.hooks }, { rules: loaded.rules });
+}
+
+describe('a project’s settings.json with hooks written as public examples write them', () => {
+  it('the jq logger logs every command; the bash guard’s JSON deny stops `rm` (its reason is what the model gets); other commands run', async () => {
+    const { project, log } = claudeProject();
+    t = await projectApp(project);
+    fs.mkdirSync(path.join(project, 'build'));
+    const ok = await run(t, 'Bash', { command: 'echo hello', description: 'Say hello' });
+    expect(ok.exec.status).toBe('succeeded');
+    expect(ok.text.trim()).toBe('hello');
+    expect(ok.messages).toEqual([]);
+    const rm = await run(t, 'Bash', { command: 'rm -rf build' });
+    expect(rm.exec).toMatchObject({ status: 'denied', decision: { behavior: 'deny', reason: { type: 'hook', detail: '"$CLAUDE_PROJECT_DIR"/.claude/hooks/no-rm.sh' } } });
+    expect(rm.text).toBe('rm is not allowed here; move files to .trash/ instead');
+    expect(fs.existsSync(path.join(project, 'build'))).toBe(true);
+    expect(fs.readFileSync(log, 'utf8')).toBe('echo hello - Say hello\nrm -rf build - No description\n');
+  });
+
+  it('the node one-liner’s ask beats the allow rule: a force push asks (headless: denied), a plain push is not asked about by it', async () => {
+    const { project } = claudeProject();
+    t = await projectApp(project);
+    const force = await run(t, 'Bash', { command: 'git push --force origin main' });
+    expect(force.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'headless' } } });
+    expect(force.chain).toContainEqual(expect.objectContaining({ layer: 'hooks', outcome: 'ask' }));
+    const plain = await run(t, 'Bash', { command: 'git push --dry-run origin main' });
+    expect(plain.chain).not.toContainEqual(expect.objectContaining({ layer: 'hooks', outcome: 'ask' }));
+    expect(plain.exec.decision).toMatchObject({ behavior: 'allow', reason: { type: 'rule', detail: 'Bash(git push:*)' } });
+  });
+
+  it('the python3 protector (exit 2, no stderr) stops Write of .env and Edit of package-lock.json; the formatter tidies a .ts after Write', async () => {
+    const { project } = claudeProject();
+    t = await projectApp(project);
+    const env = await run(t, 'Write', { file_path: '.env', content: 'TOKEN=x\n' });
+    expect(env.exec.status).toBe('denied');
+    expect(env.text).toBe(`PreToolUse:Write hook error: [${PROTECTOR}]: No stderr output`);
+    expect(fs.existsSync(path.join(project, '.env'))).toBe(false);
+    fs.writeFileSync(path.join(project, 'package-lock.json'), '{}\n');
+    await run(t, 'Read', { file_path: 'package-lock.json' });
+    const lock = await run(t, 'Edit', { file_path: 'package-lock.json', old_string: '{}', new_string: '{"x":1}' });
+    expect(lock.exec.status).toBe('denied');
+    expect(fs.readFileSync(path.join(project, 'package-lock.json'), 'utf8')).toBe('{}\n');
+    const ts = await run(t, 'Write', { file_path: 'src/app.ts', content: 'const a = 1;   \nexport { a };\t\n' });
+    expect(ts.exec.status).toBe('succeeded');
+    expect(fs.readFileSync(path.join(project, 'src', 'app.ts'), 'utf8')).toBe('const a = 1;\nexport { a };\n');
+    // Not a .ts: left as written.
+    await run(t, 'Write', { file_path: 'src/notes.md', content: 'x  \n' });
+    expect(fs.readFileSync(path.join(project, 'src', 'notes.md'), 'utf8')).toBe('x  \n');
+  });
+});
+
+describe('exit 2 with JSON on stdout (a pattern public examples use)', () => {
+  it('blocks, with stderr as the reason: JSON counts on exit 0 only, as the docs say (Claude Code 2.1.x code would reject `"decision":"deny"` and let the call run)', async () => {
+    const dir = tmpDir();
+    const guard = bashScript(
+      dir,
+      'deny-json-exit2.sh',
+      `input=$(cat)
+command=$(echo "$input" | jq -r '.tool_input.command // ""')
+if [[ "$command" =~ "rm -rf" ]]; then
+  echo '{"decision": "deny", "reason": "rm -rf commands are blocked for safety"}'
+  exit 2
+fi
+exit 0`,
+    );
+    t = await makeApp({ permissions: { allow: ['Bash(rm:*)'] }, hooks: pre(guard, 'Bash') });
+    fs.mkdirSync(path.join(t.workspace, 'build'));
+    const r = await run(t, 'Bash', { command: 'rm -rf build' });
+    expect(r.exec.status).toBe('denied');
+    expect(r.text).toBe(`PreToolUse:Bash hook error: [${guard}]: No stderr output`);
+    expect(fs.existsSync(path.join(t.workspace, 'build'))).toBe(true);
+  });
+});
+
+describe('de-duplication across settings files', () => {
+  it('the same command in the user’s and the project’s settings runs once (Claude Code merges them: the last scope wins)', async () => {
+    const home = tmpDir();
+    const project = tmpDir();
+    const count = path.join(tmpDir(), 'count');
+    const command = `cat >/dev/null; echo x >> '${count}'`;
+    fs.mkdirSync(path.join(home, '.claude'));
+    fs.mkdirSync(path.join(project, '.claude'));
+    fs.writeFileSync(path.join(home, '.claude', 'settings.json'), JSON.stringify({ hooks: pre(command, 'Bash') }));
+    fs.writeFileSync(path.join(project, '.claude', 'settings.json'), JSON.stringify({ hooks: pre(command, 'Bash|Read'), permissions: { allow: ['Bash(echo:*)'] } }));
+    const loaded = loadConfig({ claudeSettingsPath: [path.join(home, '.claude', 'settings.json'), path.join(project, '.claude', 'settings.json')], overrides: { workspace: project }, env: {} });
+    t = await makeApp({ workspace: { root: project }, hooks: loaded.config.hooks }, { rules: loaded.rules });
+    expect((await run(t, 'Bash', { command: 'echo hi' })).exec.status).toBe('succeeded');
+    expect(fs.readFileSync(count, 'utf8')).toBe('x\n');
   });
 });

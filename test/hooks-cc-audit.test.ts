@@ -227,4 +227,16 @@ describe('de-duplication across settings files', () => {
     expect((await run(t, 'Bash', { command: 'echo hi' })).exec.status).toBe('succeeded');
     expect(fs.readFileSync(count, 'utf8')).toBe('x\n');
   });
+
+  it('`shell` left out is Claude Code’s default, "bash": the same command with and without it is one hook', async () => {
+    const dir = tmpDir();
+    const count = path.join(dir, 'count');
+    const command = `cat >/dev/null; echo x >> '${count}'`;
+    t = await makeApp({
+      permissions: { allow: ['Bash(echo:*)'] },
+      hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command }] }, { matcher: 'Bash', hooks: [{ type: 'command', command, shell: 'bash' }] }] },
+    });
+    expect((await run(t, 'Bash', { command: 'echo hi' })).exec.status).toBe('succeeded');
+    expect(fs.readFileSync(count, 'utf8')).toBe('x\n');
+  });
 });

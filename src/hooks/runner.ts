@@ -72,8 +72,9 @@ const RANK: Record<Behavior, number> = { allow: 1, ask: 2, deny: 3 };
 const NO_HANDLERS: readonly HookHandler[] = Object.freeze([]);
 
 function handlerKey(h: HookHandler): string {
+  // A shell left out is Claude Code's default, "bash": the same command with and without it is one hook there.
   return h.type === 'command'
-    ? `command\u0000${h.shell ?? ''}\u0000${h.command}\u0000${h.if ?? ''}`
+    ? `command\u0000${h.shell ?? 'bash'}\u0000${h.command}\u0000${h.if ?? ''}`
     : `http\u0000${h.url}\u0000${h.if ?? ''}`;
 }
 

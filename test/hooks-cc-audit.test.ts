@@ -240,3 +240,20 @@ describe('de-duplication across settings files', () => {
     expect(fs.readFileSync(count, 'utf8')).toBe('x\n');
   });
 });
+
+describe('a hook’s allow and the working directories (a deliberate difference)', () => {
+  it('does not let a Read outside the working directories through, where Claude Code’s would (its rule check leaves working directories out): it asks, headless denied', async () => {
+    const dir = tmpDir();
+    const outside = path.join(tmpDir(), 'notes.txt');
+    fs.writeFileSync(outside, 'outside\n');
+    const allow = bashScript(dir, 'allow.sh', `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"reads are fine"}}'`);
+    t = await makeApp({ hooks: pre(allow, 'Read') });
+    const r = await run(t, 'Read', { file_path: outside });
+    expect(r.exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
+    expect(r.chain).toContainEqual(expect.objectContaining({ layer: 'tool', outcome: 'ask' }));
+    expect(r.text).not.toContain('outside');
+    // Inside, the same hook's allow runs it.
+    fs.writeFileSync(path.join(t.workspace, 'in.txt'), 'inside\n');
+    expect((await run(t, 'Read', { file_path: path.join(t.workspace, 'in.txt') })).exec.decision).toMatchObject({ behavior: 'allow', reason: { type: 'hook' } });
+  });
+});

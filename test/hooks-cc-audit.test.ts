@@ -257,3 +257,16 @@ describe('a hook’s allow and the working directories (a deliberate difference)
     expect((await run(t, 'Read', { file_path: path.join(t.workspace, 'in.txt') })).exec.decision).toMatchObject({ behavior: 'allow', reason: { type: 'hook' } });
   });
 });
+
+describe('a hook that does not read its stdin', () => {
+  it('still blocks with exit 2 when the input is larger than a pipe holds (the unread stdin is no failure of the hook)', async () => {
+    const dir = tmpDir();
+    const freeze = bashScript(dir, 'freeze.sh', 'echo "writes are frozen for the release" >&2; exit 2');
+    t = await makeApp({ permissions: { allow: ['Write'] }, hooks: pre(freeze, 'Write') });
+    const file = path.join(t.workspace, 'big.txt');
+    const r = await run(t, 'Write', { file_path: file, content: 'x'.repeat(512 * 1024) });
+    expect(r.exec.status).toBe('denied');
+    expect(r.text).toBe(`PreToolUse:Write hook error: [${freeze}]: writes are frozen for the release`);
+    expect(fs.existsSync(file)).toBe(false);
+  });
+});

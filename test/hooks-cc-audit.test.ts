@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/load.js';
-import { cleanupTmp, makeApp, tmpDir, type TestApp } from './helpers.js';
+import { cleanupTmp, execute, makeApp, textOf, tmpDir, use, type TestApp } from './helpers.js';
 import { pre, run } from './helpers-hooks.js';
 
 let t: TestApp | undefined;
@@ -268,5 +268,34 @@ describe('a hook that does not read its stdin', () => {
     expect(r.exec.status).toBe('denied');
     expect(r.text).toBe(`PreToolUse:Write hook error: [${freeze}]: writes are frozen for the release`);
     expect(fs.existsSync(file)).toBe(false);
+  });
+});
+
+describe('PermissionRequest decision.interrupt', () => {
+  it('a deny with interrupt: true stops the rest of the batch, as Claude Code aborts the turn; without it the next call runs', async () => {
+    const dir = tmpDir();
+    const hook = bashScript(
+      dir,
+      'stop-all.sh',
+      `input=$(cat)
+cmd=$(echo "$input" | jq -r '.tool_input.command')
+case "$cmd" in
+  "touch a") echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"not a, and stop here","interrupt":true}}}' ;;
+  "touch c") echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"not c"}}}' ;;
+esac`,
+    );
+    t = await makeApp({ permissions: { allow: ['Bash(touch b)', 'Bash(touch d)'] }, hooks: { PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook }] }] } });
+    const r = await execute(t.app, { session_id: 's', tool_uses: [use('Bash', { command: 'touch a' }), use('Bash', { command: 'touch b' })] });
+    expect(r.status).toBe(200);
+    expect(r.body.executions.map((e: { status: string }) => e.status)).toEqual(['denied', 'cancelled']);
+    expect(textOf(r.body.tool_results[0]!.content)).toBe('not a, and stop here');
+    expect(textOf(r.body.tool_results[1]!.content)).toContain(
+      "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how to proceed.",
+    );
+    expect(fs.existsSync(path.join(t.workspace, 'b'))).toBe(false);
+    // The same deny without interrupt leaves the next call alone.
+    const r2 = await execute(t.app, { session_id: 's', tool_uses: [use('Bash', { command: 'touch c' }), use('Bash', { command: 'touch d' })] });
+    expect(r2.body.executions.map((e: { status: string }) => e.status)).toEqual(['denied', 'succeeded']);
+    expect(fs.existsSync(path.join(t.workspace, 'd'))).toBe(true);
   });
 });

@@ -299,3 +299,70 @@ esac`,
     expect(fs.existsSync(path.join(t.workspace, 'd'))).toBe(true);
   });
 });
+
+/**
+ * Managed settings (Claude Code's policySettings, `managed-settings.json`)
+ * given with --claude-settings beside a project's: their `/` rules are the
+ * project's, and their allowManagedHooksOnly, allowManagedPermissionRulesOnly
+ * and disableAllHooks hold over the other files, as Claude Code reads them.
+ */
+describe('managed settings beside a project’s settings', () => {
+  const setUp = (managed: Record<string, unknown>, project: Record<string, unknown>, local?: Record<string, unknown>) => {
+    const root = tmpDir();
+    const policyDir = path.join(root, 'etc', 'claude-code');
+    const proj = path.join(root, 'proj');
+    fs.mkdirSync(policyDir, { recursive: true });
+    fs.mkdirSync(path.join(proj, '.claude'), { recursive: true });
+    fs.writeFileSync(path.join(policyDir, 'managed-settings.json'), JSON.stringify(managed));
+    fs.writeFileSync(path.join(proj, '.claude', 'settings.json'), JSON.stringify(project));
+    if (local) fs.writeFileSync(path.join(proj, '.claude', 'settings.local.json'), JSON.stringify(local));
+    const loaded = loadConfig({ claudeSettingsPath: [path.join(policyDir, 'managed-settings.json'), path.join(proj, '.claude', 'settings.json')], overrides: { workspace: proj }, env: {} });
+    return { proj, loaded };
+  };
+  const appFor = (proj: string, loaded: ReturnType<typeof loadConfig>) =>
+    makeApp({ workspace: { root: proj }, hooks: loaded.config.hooks, disableAllHooks: loaded.config.disableAllHooks, permissions: { defaultMode: loaded.config.permissions.defaultMode } }, { rules: loaded.rules });
+
+  it('a managed `/` rule is relative to the project, not to the managed file’s directory: Edit(/.github/workflows/**) denies the project’s workflows', async () => {
+    const { proj, loaded } = setUp({ permissions: { deny: ['Edit(/.github/workflows/**)'] } }, { permissions: { allow: ['Write'] } });
+    t = await appFor(proj, loaded);
+    const ci = path.join(proj, '.github', 'workflows', 'ci.yml');
+    const r = await run(t, 'Write', { file_path: ci, content: 'on: push\n' });
+    // Refused at validation, as Claude Code's Write refuses a file an Edit deny rule covers.
+    expect(r.text).toBe('<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>');
+    expect(fs.existsSync(ci)).toBe(false);
+    expect((await run(t, 'Write', { file_path: path.join(proj, 'README.md'), content: 'x\n' })).exec.status).toBe('succeeded');
+  });
+
+  it('allowManagedPermissionRulesOnly: the project’s allow rules are ignored (said at start), the managed ones hold', async () => {
+    const { proj, loaded } = setUp({ allowManagedPermissionRulesOnly: true, permissions: { allow: ['Bash(echo:*)'] } }, { permissions: { allow: ['Bash(touch:*)'] } });
+    expect(loaded.warnings.join('\n')).toContain('allowManagedPermissionRulesOnly');
+    t = await appFor(proj, loaded);
+    expect((await run(t, 'Bash', { command: 'echo ok' })).exec.status).toBe('succeeded');
+    const touch = await run(t, 'Bash', { command: 'touch made' });
+    expect(touch.exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
+    expect(fs.existsSync(path.join(proj, 'made'))).toBe(false);
+  });
+
+  it('allowManagedHooksOnly: the project’s hooks do not run, the managed ones do; a project’s disableAllHooks cannot stop managed hooks', async () => {
+    const marks = tmpDir();
+    const hook = (name: string) => ({ PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: `cat >/dev/null; touch '${path.join(marks, name)}'` }] }] });
+    const a = setUp({ allowManagedHooksOnly: true, hooks: hook('managed'), permissions: { allow: ['Bash(echo:*)'] } }, { hooks: hook('project') });
+    t = await appFor(a.proj, a.loaded);
+    await run(t, 'Bash', { command: 'echo 1' });
+    expect(fs.existsSync(path.join(marks, 'managed'))).toBe(true);
+    expect(fs.existsSync(path.join(marks, 'project'))).toBe(false);
+    await t.close();
+    fs.rmSync(path.join(marks, 'managed'));
+    const b = setUp({ hooks: hook('managed'), permissions: { allow: ['Bash(echo:*)'] } }, { hooks: hook('project') }, { disableAllHooks: true });
+    t = await appFor(b.proj, b.loaded);
+    await run(t, 'Bash', { command: 'echo 2' });
+    expect(fs.existsSync(path.join(marks, 'managed'))).toBe(true);
+    expect(fs.existsSync(path.join(marks, 'project'))).toBe(false);
+  });
+
+  it('a project file given after the managed settings does not change their defaultMode; a managed disableAllHooks stops every hook', async () => {
+    const { loaded } = setUp({ permissions: { defaultMode: 'plan' }, disableAllHooks: true }, { permissions: { defaultMode: 'acceptEdits' }, hooks: pre('true') });
+    expect(loaded.config.permissions.defaultMode).toBe('plan');
+    expect(loaded.config.disableAllHooks).toBe(true);
+  });
+});

@@ -32,8 +32,9 @@ export interface LoadOptions {
   configPath?: string | undefined;
   /**
    * Claude Code settings files, applied in order (a later file's defaultMode
-   * wins). Beside a `.claude/settings.json`, its `settings.local.json` is
-   * loaded after it, as Claude Code does, unless it is named itself.
+   * wins, but never over managed settings'). Beside a `.claude/settings.json`,
+   * its `settings.local.json` is loaded after it, as Claude Code does, unless
+   * it is named itself.
    */
   claudeSettingsPath?: string | readonly string[] | undefined;
   mcpConfigPath?: string | undefined;
@@ -195,6 +196,9 @@ const ClaudeSettings = z.looseObject({
     .optional(),
   hooks: z.record(z.string(), z.unknown()).optional(),
   disableAllHooks: z.boolean().optional(),
+  // Managed settings (policySettings) only: what the other files may still bring.
+  allowManagedHooksOnly: z.boolean().optional(),
+  allowManagedPermissionRulesOnly: z.boolean().optional(),
   // Read only to say what is not applied: never a reason to refuse a file Claude Code takes.
   env: z.unknown().optional(),
   sandbox: z.unknown().optional(),
@@ -218,6 +222,14 @@ function settingsFiles(named: string | readonly string[] | undefined, cwd: strin
     if (path.basename(file) === 'settings.json' && path.basename(path.dirname(file)) === '.claude' && !given.includes(local) && !out.includes(local) && fs.existsSync(local)) out.push(local);
   }
   return out;
+}
+
+/**
+ * Whether a settings file is Claude Code's managed settings (policySettings):
+ * `managed-settings.json`, or a drop-in of its `managed-settings.d/`.
+ */
+function isManagedSettings(file: string): boolean {
+  return path.basename(file) === 'managed-settings.json' || (path.basename(path.dirname(file)) === 'managed-settings.d' && file.endsWith('.json'));
 }
 
 /** The project root of a Claude Code settings file: the parent of its `.claude/` folder. */
@@ -336,13 +348,20 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
 
   const disabledMcpjson = new Set<string>();
   const settings = settingsFiles(opts.claudeSettingsPath, cwd);
+  // Hooks of the settings files, merged once every file is read: managed settings decide what the others may add.
+  const settingsHooks: Array<{ file: string; managed: boolean; hooks: Config['hooks'] }> = [];
+  const policy = { disableAllHooks: false, hooksOnly: false, rulesOnly: false };
+  let otherDisablesHooks = false;
+  let managedMode = false;
   for (const [n, file] of settings.entries()) {
     const json = readJson(file);
     const s = ClaudeSettings.safeParse(json);
     if (!s.success) throw new ConfigError(`${file}: ${describeIssue(s.error, json)}`, file);
     files.push(file);
-    const root = settingsRoot(file);
-    const source = path.basename(file) === 'settings.local.json' ? 'localSettings' : 'projectSettings';
+    const managed = isManagedSettings(file);
+    // Managed settings' `/` rules are relative to the project (Claude Code's original cwd), set once the workspace is known.
+    const root = managed ? '' : settingsRoot(file);
+    const source = managed ? 'policySettings' : path.basename(file) === 'settings.local.json' ? 'localSettings' : 'projectSettings';
     const p = s.data.permissions;
     for (const [behavior, list] of [
       ['deny', p?.deny],
@@ -356,17 +375,23 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
     }
     if (p?.defaultMode && !(raw.permissions as Record<string, unknown> | undefined)?.defaultMode) {
       const m = Config.shape.permissions.safeParse({ defaultMode: p.defaultMode });
-      if (m.success) config.permissions.defaultMode = m.data.defaultMode;
-      else warnings.push(`${file}: permissions.defaultMode "${p.defaultMode}" is not a mode toolexec knows; ignored`);
+      // Managed settings come first in Claude Code's precedence: a later file does not change their mode.
+      if (m.success) {
+        if (managed || !managedMode) config.permissions.defaultMode = m.data.defaultMode;
+        if (managed) managedMode = true;
+      } else warnings.push(`${file}: permissions.defaultMode "${p.defaultMode}" is not a mode toolexec knows; ignored`);
     }
     if (s.data.hooks) {
       const h = Config.shape.hooks.safeParse(s.data.hooks);
       if (!h.success) throw new ConfigError(`${file}: hooks.${describeIssue(h.error, s.data.hooks)}`, file);
-      for (const [event, groups] of Object.entries(h.data)) {
-        config.hooks[event] = [...(config.hooks[event] ?? []), ...groups];
-      }
+      settingsHooks.push({ file, managed, hooks: h.data });
     }
-    if (s.data.disableAllHooks) config.disableAllHooks = true;
+    if (s.data.disableAllHooks) {
+      if (managed) policy.disableAllHooks = true;
+      else otherDisablesHooks = true;
+    }
+    if (managed && s.data.allowManagedHooksOnly === true) policy.hooksOnly = true;
+    if (managed && s.data.allowManagedPermissionRulesOnly === true) policy.rulesOnly = true;
     // What Claude Code applies to a session that toolexec does not: said, so that nobody relies on it.
     const envNames = isPlainObject(s.data.env) ? Object.keys(s.data.env) : [];
     if (envNames.length > 0) {
@@ -380,6 +405,28 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
     for (const name of s.data.disabledMcpjsonServers ?? []) disabledMcpjson.add(name);
     // A settings file that forbids bypass mode forbids it here too.
     if (p?.disableBypassPermissionsMode === 'disable') config.permissions.disableBypassPermissionsMode = 'disable';
+  }
+
+  // As Claude Code reads them (hooksConfigSnapshot.ts, permissionsLoader.ts): managed settings' disableAllHooks
+  // stops every hook; their allowManagedHooksOnly keeps the other files' hooks from running, as another file's
+  // disableAllHooks does, which cannot stop managed hooks; their allowManagedPermissionRulesOnly keeps only their
+  // own rules. toolexec's own configuration is the operator's, not a settings file: its hooks and rules stay.
+  const hasManagedHooks = settingsHooks.some((h) => h.managed);
+  const onlyManagedHooks = policy.hooksOnly || (otherDisablesHooks && hasManagedHooks);
+  for (const { file, managed, hooks } of settingsHooks) {
+    if (onlyManagedHooks && !managed) {
+      warnings.push(`${file}: hooks are not run: ${policy.hooksOnly ? 'the managed settings allow managed hooks only (allowManagedHooksOnly)' : 'a settings file sets disableAllHooks, which leaves managed hooks alone'}`);
+      continue;
+    }
+    for (const [event, groups] of Object.entries(hooks)) config.hooks[event] = [...(config.hooks[event] ?? []), ...groups];
+  }
+  if (policy.disableAllHooks || (otherDisablesHooks && !hasManagedHooks)) config.disableAllHooks = true;
+  if (policy.rulesOnly) {
+    const dropped = rules.filter((r) => r.source !== 'policySettings');
+    if (dropped.length > 0) {
+      warnings.push(`${dropped.length} permission rule(s) of settings files other than the managed settings are ignored: the managed settings allow managed rules only (allowManagedPermissionRulesOnly)`);
+      rules.splice(0, rules.length, ...rules.filter((r) => r.source === 'policySettings'));
+    }
   }
 
   if (opts.mcpConfigPath) {
@@ -407,6 +454,7 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
   if (o.host) config.server.host = o.host;
   if (o.port !== undefined) config.server.port = o.port;
   if (o.dataDir) config.storage.path = path.join(path.resolve(cwd, o.dataDir), 'toolexec.db');
+  for (const r of rules) if (r.source === 'policySettings') r.root = config.workspace.root;
   warnings.push(...projectMismatch(settings, config.workspace.root), ...unloadedMcpJson(settings, opts.mcpConfigPath), ...runnableProblems(config, env));
   return { config, rules, warnings, files };
 }

@@ -333,14 +333,22 @@ describe('managed settings beside a project’s settings', () => {
     expect((await run(t, 'Write', { file_path: path.join(proj, 'README.md'), content: 'x\n' })).exec.status).toBe('succeeded');
   });
 
-  it('allowManagedPermissionRulesOnly: the project’s allow rules are ignored (said at start), the managed ones hold', async () => {
-    const { proj, loaded } = setUp({ allowManagedPermissionRulesOnly: true, permissions: { allow: ['Bash(echo:*)'] } }, { permissions: { allow: ['Bash(touch:*)'] } });
+  it('allowManagedPermissionRulesOnly: the project’s allow rules are ignored (said at start), the managed ones hold; the project’s deny rules still deny', async () => {
+    const { proj, loaded } = setUp(
+      { allowManagedPermissionRulesOnly: true, permissions: { allow: ['Bash(echo:*)', 'Bash(rm:*)'] } },
+      { permissions: { allow: ['Bash(touch:*)'], deny: ['Bash(rm -rf:*)'] } },
+    );
     expect(loaded.warnings.join('\n')).toContain('allowManagedPermissionRulesOnly');
     t = await appFor(proj, loaded);
     expect((await run(t, 'Bash', { command: 'echo ok' })).exec.status).toBe('succeeded');
     const touch = await run(t, 'Bash', { command: 'touch made' });
     expect(touch.exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
     expect(fs.existsSync(path.join(proj, 'made'))).toBe(false);
+    // Claude Code would drop this deny too and let the managed allow run it; here a deny is never weakened.
+    fs.mkdirSync(path.join(proj, 'build'));
+    const rm = await run(t, 'Bash', { command: 'rm -rf build' });
+    expect(rm.exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'rule', detail: 'Bash(rm -rf:*)' } });
+    expect(fs.existsSync(path.join(proj, 'build'))).toBe(true);
   });
 
   it('allowManagedHooksOnly: the project’s hooks do not run, the managed ones do; a project’s disableAllHooks cannot stop managed hooks', async () => {

@@ -410,7 +410,8 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
   // As Claude Code reads them (hooksConfigSnapshot.ts, permissionsLoader.ts): managed settings' disableAllHooks
   // stops every hook; their allowManagedHooksOnly keeps the other files' hooks from running, as another file's
   // disableAllHooks does, which cannot stop managed hooks; their allowManagedPermissionRulesOnly keeps only their
-  // own rules. toolexec's own configuration is the operator's, not a settings file: its hooks and rules stay.
+  // own rules (here: the other files' allow rules go, their denies and asks stay). toolexec's own configuration
+  // is the operator's, not a settings file: its hooks and rules stay.
   const hasManagedHooks = settingsHooks.some((h) => h.managed);
   const onlyManagedHooks = policy.hooksOnly || (otherDisablesHooks && hasManagedHooks);
   for (const { file, managed, hooks } of settingsHooks) {
@@ -422,10 +423,13 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
   }
   if (policy.disableAllHooks || (otherDisablesHooks && !hasManagedHooks)) config.disableAllHooks = true;
   if (policy.rulesOnly) {
-    const dropped = rules.filter((r) => r.source !== 'policySettings');
+    // Claude Code drops the other files' deny and ask rules too; a deny is never weakened here, so only their allows go.
+    const dropped = rules.filter((r) => r.source !== 'policySettings' && r.behavior === 'allow');
     if (dropped.length > 0) {
-      warnings.push(`${dropped.length} permission rule(s) of settings files other than the managed settings are ignored: the managed settings allow managed rules only (allowManagedPermissionRulesOnly)`);
-      rules.splice(0, rules.length, ...rules.filter((r) => r.source === 'policySettings'));
+      warnings.push(
+        `${dropped.length} allow rule(s) of settings files other than the managed settings are ignored: the managed settings allow managed rules only (allowManagedPermissionRulesOnly); their deny and ask rules still hold`,
+      );
+      rules.splice(0, rules.length, ...rules.filter((r) => !dropped.includes(r)));
     }
   }
 

@@ -374,3 +374,35 @@ describe('managed settings beside a project’s settings', () => {
     expect(loaded.config.disableAllHooks).toBe(true);
   });
 });
+
+describe('the user’s settings (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR’s)', () => {
+  it('a `/` rule is relative to the settings’ own directory, as Claude Code roots userSettings there; a deny or ask rule also keeps the home directory it covered before', async () => {
+    const home = tmpDir();
+    const config = path.join(home, '.claude');
+    const project = tmpDir();
+    fs.mkdirSync(path.join(config, 'commands'), { recursive: true });
+    fs.mkdirSync(path.join(config, 'secrets'), { recursive: true });
+    fs.mkdirSync(path.join(home, 'secrets'), { recursive: true });
+    fs.mkdirSync(path.join(home, 'commands'), { recursive: true });
+    fs.writeFileSync(path.join(config, 'commands', 'review.md'), 'review\n');
+    fs.writeFileSync(path.join(home, 'commands', 'other.md'), 'other\n');
+    fs.writeFileSync(path.join(config, 'secrets', 'k'), 'K1\n');
+    fs.writeFileSync(path.join(home, 'secrets', 'k'), 'K2\n');
+    fs.writeFileSync(path.join(config, 'settings.json'), JSON.stringify({ permissions: { allow: ['Read(/commands/**)', 'Read(/secrets/**)'], deny: ['Read(/secrets/**)'] } }));
+    const loaded = loadConfig({ claudeSettingsPath: path.join(config, 'settings.json'), overrides: { workspace: project }, env: { CLAUDE_CONFIG_DIR: config } });
+    expect(loaded.rules.every((r) => r.source === 'userSettings')).toBe(true);
+    // The user's settings are meant for every workspace: no word about another project.
+    expect(loaded.warnings).toEqual([]);
+    t = await makeApp({ workspace: { root: project } }, { rules: loaded.rules });
+    const allowed = await run(t, 'Read', { file_path: path.join(config, 'commands', 'review.md') });
+    expect(allowed.exec.decision).toMatchObject({ behavior: 'allow', reason: { type: 'rule', detail: 'Read(/commands/**)' } });
+    // ~/commands is not what the rule names in Claude Code: outside the workspace, it asks (headless: denied).
+    const other = await run(t, 'Read', { file_path: path.join(home, 'commands', 'other.md') });
+    expect(other.exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'headless' } });
+    for (const k of [path.join(config, 'secrets', 'k'), path.join(home, 'secrets', 'k')]) {
+      const r = await run(t, 'Read', { file_path: k });
+      expect(r.exec.decision).toMatchObject({ behavior: 'deny', reason: { type: 'rule', detail: 'Read(/secrets/**)' } });
+      expect(r.text).not.toMatch(/K[12]/);
+    }
+  });
+});

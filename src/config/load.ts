@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type { RuleInput } from '../permissions/rule-index.js';
+import { parseRule } from '../permissions/rule-parser.js';
 import { runnableProblems } from './preflight.js';
 import { Config, configProblems, HOOK_EVENTS, HookHandler, HookMatcherGroup, McpServerConfig, UNRUN_HOOK_TYPES } from './schema.js';
 import { realpathLoose } from '../workspace.js';
@@ -232,6 +233,17 @@ function isManagedSettings(file: string): boolean {
   return path.basename(file) === 'managed-settings.json' || (path.basename(path.dirname(file)) === 'managed-settings.d' && file.endsWith('.json'));
 }
 
+/** Claude Code's configuration directory (getClaudeConfigHomeDir): $CLAUDE_CONFIG_DIR, else ~/.claude. */
+function claudeConfigDir(env: NodeJS.ProcessEnv, cwd: string): string {
+  return realpathLoose(env.CLAUDE_CONFIG_DIR ? path.resolve(cwd, env.CLAUDE_CONFIG_DIR) : path.join(os.homedir(), '.claude'));
+}
+
+/** A rule whose content is a path anchored at its settings' root (`Read(/src/**)`; not `//abs`). */
+function rootAnchored(raw: string): boolean {
+  const p = parseRule(raw);
+  return !('error' in p) && p.content !== undefined && p.content.startsWith('/') && !p.content.startsWith('//');
+}
+
 /** The project root of a Claude Code settings file: the parent of its `.claude/` folder. */
 function settingsRoot(file: string): string {
   const dir = path.dirname(path.resolve(file));
@@ -246,13 +258,13 @@ function settingsRoot(file: string): string {
  * elsewhere. Said, with the fix; a user's `~/.claude/settings.json` is
  * meant for every workspace.
  */
-function projectMismatch(files: readonly string[], workspace: string): string[] {
+function projectMismatch(files: readonly string[], workspace: string, userDir: string): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   const ws = realpathLoose(workspace);
   const home = realpathLoose(os.homedir());
   for (const file of files) {
-    if (path.basename(path.dirname(file)) !== '.claude') continue;
+    if (path.basename(path.dirname(file)) !== '.claude' || realpathLoose(path.dirname(file)) === userDir) continue;
     const root = settingsRoot(file);
     const real = realpathLoose(root);
     if (real === ws || real === home || seen.has(root)) continue;
@@ -272,13 +284,13 @@ function projectMismatch(files: readonly string[], workspace: string): string[] 
  * with the option; not when --mcp-config names a file (a choice made), nor
  * for a user's `~/.claude/settings.json`, which is no project's.
  */
-function unloadedMcpJson(files: readonly string[], mcpConfigPath: string | undefined): string[] {
+function unloadedMcpJson(files: readonly string[], mcpConfigPath: string | undefined, userDir: string): string[] {
   if (mcpConfigPath !== undefined) return [];
   const out: string[] = [];
   const seen = new Set<string>();
   const home = realpathLoose(os.homedir());
   for (const file of files) {
-    if (path.basename(path.dirname(file)) !== '.claude') continue;
+    if (path.basename(path.dirname(file)) !== '.claude' || realpathLoose(path.dirname(file)) === userDir) continue;
     const root = settingsRoot(file);
     const json = path.join(root, '.mcp.json');
     if (realpathLoose(root) === home || seen.has(json) || !fs.existsSync(json)) continue;
@@ -353,25 +365,34 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
   const policy = { disableAllHooks: false, hooksOnly: false, rulesOnly: false };
   let otherDisablesHooks = false;
   let managedMode = false;
+  const userDir = claudeConfigDir(env, cwd);
   for (const [n, file] of settings.entries()) {
     const json = readJson(file);
     const s = ClaudeSettings.safeParse(json);
     if (!s.success) throw new ConfigError(`${file}: ${describeIssue(s.error, json)}`, file);
     files.push(file);
     const managed = isManagedSettings(file);
-    // Managed settings' `/` rules are relative to the project (Claude Code's original cwd), set once the workspace is known.
-    const root = managed ? '' : settingsRoot(file);
-    const source = managed ? 'policySettings' : path.basename(file) === 'settings.local.json' ? 'localSettings' : 'projectSettings';
+    const user = !managed && path.basename(file) === 'settings.json' && realpathLoose(path.dirname(file)) === userDir;
+    // The root of `/` rules (Claude Code's getSettingsRootPathForSource): the project for a project's files and
+    // for managed settings (set once the workspace is known), the configuration directory itself for the user's.
+    const root = managed ? '' : user ? path.dirname(file) : settingsRoot(file);
+    const source = managed ? 'policySettings' : user ? 'userSettings' : path.basename(file) === 'settings.local.json' ? 'localSettings' : 'projectSettings';
     const p = s.data.permissions;
     for (const [behavior, list] of [
       ['deny', p?.deny],
       ['ask', p?.ask],
       ['allow', p?.allow],
     ] as const) {
-      (list ?? []).forEach((r, i) => rules.push({ raw: r, behavior, source, root, id: n === 0 ? `settings:${behavior}:${i}` : `settings${n}:${behavior}:${i}` }));
+      (list ?? []).forEach((r, i) => {
+        const id = n === 0 ? `settings:${behavior}:${i}` : `settings${n}:${behavior}:${i}`;
+        rules.push({ raw: r, behavior, source, root, id });
+        // Earlier versions rooted the user's `/` rules at the home directory; a deny or ask rule keeps covering
+        // it too, so that it never matches less than it did.
+        if (user && behavior !== 'allow' && rootAnchored(r)) rules.push({ raw: r, behavior, source, root: settingsRoot(file), id: `${id}:home` });
+      });
     }
     if (p?.additionalDirectories) {
-      config.permissions.additionalDirectories.push(...p.additionalDirectories.map((d) => path.resolve(root, d)));
+      config.permissions.additionalDirectories.push(...p.additionalDirectories.map((d) => path.resolve(settingsRoot(file), d)));
     }
     if (p?.defaultMode && !(raw.permissions as Record<string, unknown> | undefined)?.defaultMode) {
       const m = Config.shape.permissions.safeParse({ defaultMode: p.defaultMode });
@@ -459,6 +480,6 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
   if (o.port !== undefined) config.server.port = o.port;
   if (o.dataDir) config.storage.path = path.join(path.resolve(cwd, o.dataDir), 'toolexec.db');
   for (const r of rules) if (r.source === 'policySettings') r.root = config.workspace.root;
-  warnings.push(...projectMismatch(settings, config.workspace.root), ...unloadedMcpJson(settings, opts.mcpConfigPath), ...runnableProblems(config, env));
+  warnings.push(...projectMismatch(settings, config.workspace.root, userDir), ...unloadedMcpJson(settings, opts.mcpConfigPath, userDir), ...runnableProblems(config, env));
   return { config, rules, warnings, files };
 }

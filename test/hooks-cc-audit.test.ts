@@ -406,3 +406,25 @@ describe('the userâ€™s settings (~/.claude/settings.json, or $CLAUDE_CONFIG_DIRâ
     }
   });
 });
+
+describe('a hook whose session directory is gone', () => {
+  it('runs in the project directory instead, as Claude Code falls back to its original cwd, and still blocks (it used to fail to start, letting the call through)', async () => {
+    const dir = tmpDir();
+    const guard = bashScript(
+      dir,
+      'no-rm-rf.sh',
+      `cmd=$(jq -r '.tool_input.command')
+case "$cmd" in *"rm -rf"*) echo "no rm -rf (ran in $(pwd))" >&2; exit 2 ;; esac
+exit 0`,
+    );
+    t = await makeApp({ permissions: { allow: ['Bash'] }, hooks: pre(guard, 'Bash') });
+    fs.mkdirSync(path.join(t.workspace, 'important'));
+    expect((await run(t, 'Bash', { command: 'mkdir d && cd d' })).exec.status).toBe('succeeded');
+    // The shell's directory is removed under it: the session keeps a directory that no longer exists.
+    expect((await run(t, 'Bash', { command: 'rmdir ../d' })).exec.status).toBe('succeeded');
+    const r = await run(t, 'Bash', { command: 'rm -rf important' });
+    expect(r.exec.status).toBe('denied');
+    expect(r.text).toBe(`PreToolUse:Bash hook error: [${guard}]: no rm -rf (ran in ${t.workspace})`);
+    expect(fs.existsSync(path.join(t.workspace, 'important'))).toBe(true);
+  });
+});

@@ -8,6 +8,7 @@
  * (type, shell, command|url, if) with the last one winning, and their
  * judgements are aggregated deny > ask > allow.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { HookEvent, HooksConfig, RunnableHookHandler as HookHandler } from '../config/schema.js';
@@ -161,6 +162,21 @@ export class ConfiguredHookRunner implements HookRunner {
     return true;
   }
 
+  /**
+   * Where a command hook starts: the session's directory, or the project's
+   * when that one is gone (removed under the shell), as Claude Code falls back
+   * to its original cwd. Spawned in a missing directory, the hook would fail to
+   * start, a non-blocking error, and a guard would let the call through.
+   */
+  private spawnCwd(cwd: string): string {
+    try {
+      if (fs.statSync(cwd).isDirectory()) return cwd;
+    } catch {
+      /* gone, or not reachable */
+    }
+    return this.opts.projectDir;
+  }
+
   /** Stops every hook still running in the background. */
   close(): void {
     this.closed = true;
@@ -238,7 +254,7 @@ export class ConfiguredHookRunner implements HookRunner {
     const finished = runChild({
       file: h.shell && h.shell !== 'bash' && h.shell !== 'sh' ? h.shell : h.shell === 'bash' ? 'bash' : '/bin/sh',
       args: ['-c', h.command],
-      cwd,
+      cwd: this.spawnCwd(cwd),
       env: { ...this.opts.childEnv, CLAUDE_PROJECT_DIR: this.opts.projectDir },
       // With a newline after it, as Claude Code writes it: a bash `read -r` at an end
       // of input without one returns 1, and a `set -e` guard would exit 1, a

@@ -428,3 +428,24 @@ exit 0`,
     expect(fs.existsSync(path.join(t.workspace, 'important'))).toBe(true);
   });
 });
+
+describe('pitfall 10: after the call', () => {
+  it('a PostToolUse exit 1 never blocks nor reaches the model (a message for people); exit 2 reaches the model but the file stays written', async () => {
+    const dir = tmpDir();
+    const warn = bashScript(dir, 'warn.sh', 'cat >/dev/null; echo "lint: 3 warnings" >&2; exit 1');
+    const block = bashScript(dir, 'block.sh', 'cat >/dev/null; echo "lint: 1 error" >&2; exit 2');
+    t = await makeApp({ permissions: { allow: ['Write'] }, hooks: { PostToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: warn }] }] } });
+    const a = path.join(t.workspace, 'a.ts');
+    const w = await run(t, 'Write', { file_path: a, content: 'x\n' });
+    expect(w.exec.status).toBe('succeeded');
+    expect(w.text).not.toContain('lint');
+    expect(w.messages).toEqual([expect.objectContaining({ event: 'PostToolUse', kind: 'non_blocking_error', exitCode: 1, text: 'Failed with non-blocking status code: lint: 3 warnings' })]);
+    await t.close();
+    t = await makeApp({ permissions: { allow: ['Write'] }, hooks: { PostToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: block }] }] } });
+    const b = path.join(t.workspace, 'b.ts');
+    const x = await run(t, 'Write', { file_path: b, content: 'y\n' });
+    expect(x.exec.status).toBe('succeeded');
+    expect(x.text).toContain(`PostToolUse:Write hook error: [${block}]: lint: 1 error`);
+    expect(fs.readFileSync(b, 'utf8')).toBe('y\n');
+  });
+});

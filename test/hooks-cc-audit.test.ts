@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/load.js';
-import { cleanupTmp, execute, makeApp, textOf, tmpDir, use, type TestApp } from './helpers.js';
-import { pre, run } from './helpers-hooks.js';
+import { cleanupTmp, execute, makeApp, probeTool, textOf, tmpDir, use, type TestApp } from './helpers.js';
+import { pre, printing, run } from './helpers-hooks.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -447,5 +447,21 @@ describe('pitfall 10: after the call', () => {
     expect(x.exec.status).toBe('succeeded');
     expect(x.text).toContain(`PostToolUse:Write hook error: [${block}]: lint: 1 error`);
     expect(fs.readFileSync(b, 'utf8')).toBe('y\n');
+  });
+});
+
+describe('continue: false in Claude Code’s words', () => {
+  it('before the call: "Execution stopped by PreToolUse hook" (with ": <stopReason>" when given); after it: "<Event>:<Tool> hook stopped continuation: …"', async () => {
+    const dir = tmpDir();
+    const bare = printing(dir, 'bare', { continue: false });
+    const calls: unknown[] = [];
+    t = await makeApp({ hooks: pre(bare, 'Probe') }, { extraTools: [probeTool({ permission: 'allow', calls })] });
+    const r = await run(t, 'Probe', { value: 'a' });
+    expect(r.exec.status).toBe('denied');
+    expect(r.text).toBe('Execution stopped by PreToolUse hook');
+    expect(calls).toEqual([]);
+    await t.close();
+    t = await makeApp({ hooks: { PostToolUse: [{ matcher: 'Probe', hooks: [{ type: 'command', command: bare }] }] } }, { extraTools: [probeTool({ permission: 'allow' })] });
+    expect((await run(t, 'Probe', { value: 'b' })).text).toBe('value=b\n\nPostToolUse:Probe hook stopped continuation: Execution stopped by PostToolUse hook');
   });
 });

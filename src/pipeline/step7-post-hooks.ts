@@ -81,6 +81,7 @@ export async function postHooks(
   }
   for (const e of outcome.blockingErrors) block = appendText(block, `${event}:${p.toolName} hook error: ${e}`);
   for (const c of outcome.additionalContext) block = appendText(block, c);
-  if (outcome.stop) block = appendText(block, `A ${event} hook asked to stop: ${outcome.stop.reason}`);
+  // Claude Code's hook_stopped_continuation, as its messages.ts words it for the model.
+  if (outcome.stop) block = appendText(block, `${event}:${p.toolName} hook stopped continuation: ${outcome.stop.reason || `Execution stopped by ${event} hook`}`);
   return replacedResultId === undefined ? { block } : { block, replacedResultId };
 }

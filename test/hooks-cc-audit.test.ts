@@ -445,7 +445,7 @@ describe('pitfall 10: after the call', () => {
     const b = path.join(t.workspace, 'b.ts');
     const x = await run(t, 'Write', { file_path: b, content: 'y\n' });
     expect(x.exec.status).toBe('succeeded');
-    expect(x.text).toContain(`PostToolUse:Write hook error: [${block}]: lint: 1 error`);
+    expect(x.text).toContain(`PostToolUse:Write hook blocking error from command: "${block}": [${block}]: lint: 1 error`);
     expect(fs.readFileSync(b, 'utf8')).toBe('y\n');
   });
 });

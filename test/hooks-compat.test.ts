@@ -259,7 +259,7 @@ describe('the JSON protocol’s other fields', () => {
     expect(b.text).toBe('legacy no');
     await t.close();
     t = await makeApp({ hooks: { PostToolUse: [{ hooks: [{ type: 'command', command: block }] }] } }, { extraTools: [probeTool({ permission: 'allow' })] });
-    expect((await run(t, 'Probe', { value: 'x' })).text).toBe('value=x\n\nPostToolUse:Probe hook error: legacy no');
+    expect((await run(t, 'Probe', { value: 'x' })).text).toBe(`value=x\n\nPostToolUse:Probe hook blocking error from command: "${block}": legacy no`);
   });
 
   it('`{"decision":"allow"}` is not valid hook output: a non-blocking error, and the call is judged without it (pitfall 16)', async () => {

@@ -205,7 +205,7 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
   // Legacy top-level decision.
   if (o.decision === 'block') {
     if (event === 'PreToolUse') j.permission = { behavior: 'deny', reason: o.reason };
-    else if (event !== 'PermissionRequest' && event !== 'PermissionDenied') j.blockingError = o.reason ?? `[${run.hook}]: blocked`;
+    else if (event !== 'PermissionRequest' && event !== 'PermissionDenied') j.blockingError = o.reason || 'Blocked by hook';
   } else if (o.decision === 'approve' && event === 'PreToolUse') {
     j.permission = { behavior: 'allow', reason: o.reason };
   }

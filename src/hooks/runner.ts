@@ -352,7 +352,7 @@ export function aggregate(judgements: readonly HookJudgement[]): HookOutcome {
     if (j.updatedInput) o.updatedInput = j.updatedInput;
     if (j.updatedMCPToolOutput !== undefined) o.updatedMCPToolOutput = { output: j.updatedMCPToolOutput, hook: j.hook };
     if (j.additionalContext) o.additionalContext.push(j.additionalContext);
-    if (j.blockingError) o.blockingErrors.push(j.blockingError);
+    if (j.blockingError) o.blockingErrors.push({ hook: j.hook, text: j.blockingError });
     if (j.stop && !o.stop) o.stop = j.stop;
     if (j.retry !== undefined && o.retry === undefined) o.retry = j.retry;
     if (j.permissionRequest) {

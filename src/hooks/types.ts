@@ -90,7 +90,7 @@ export interface HookOutcome {
   /** Text appended to what the model receives. */
   additionalContext: string[];
   /** PostToolUse exit 2 / decision "block": text the model receives beside the result. */
-  blockingErrors: string[];
+  blockingErrors: Array<{ hook: string; text: string }>;
   /** continue:false: stop, with the hook's stopReason when it gave one. */
   stop: { reason: string | undefined } | undefined;
   /** PermissionRequest: the first deny, else the first allow. */

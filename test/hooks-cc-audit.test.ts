@@ -463,5 +463,10 @@ describe('continue: false in Claude Code’s words', () => {
     await t.close();
     t = await makeApp({ hooks: { PostToolUse: [{ matcher: 'Probe', hooks: [{ type: 'command', command: bare }] }] } }, { extraTools: [probeTool({ permission: 'allow' })] });
     expect((await run(t, 'Probe', { value: 'b' })).text).toBe('value=b\n\nPostToolUse:Probe hook stopped continuation: Execution stopped by PostToolUse hook');
+    await t.close();
+    // A block after the call without a reason: Claude Code's "Blocked by hook", named by its command.
+    const block = printing(dir, 'block', { decision: 'block' });
+    t = await makeApp({ hooks: { PostToolUse: [{ matcher: 'Probe', hooks: [{ type: 'command', command: block }] }] } }, { extraTools: [probeTool({ permission: 'allow' })] });
+    expect((await run(t, 'Probe', { value: 'c' })).text).toBe(`value=c\n\nPostToolUse:Probe hook blocking error from command: "${block}": Blocked by hook`);
   });
 });

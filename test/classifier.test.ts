@@ -261,7 +261,7 @@ describe('PermissionDenied hooks', () => {
     expect(r.text).toBe(
       'Permission to use Bash has been denied by the auto-mode classifier: names like bad-* are reserved\n\n' +
         'Ask the user to add an allow rule first.\n\n' +
-        'A PermissionDenied hook allows a retry: you may try this call again.',
+        'The PermissionDenied hook indicated this command is now approved. You may retry it if you would like.',
     );
     expect(r.chain).toContainEqual({ layer: 'hooks', outcome: 'deny', detail: `PermissionDenied: ${hook.command} allows a retry` });
     expect(hook.seen()).toEqual([

@@ -227,14 +227,14 @@ describe('the JSON protocol’s other fields', () => {
     t = await makeApp({ hooks: pre(stop) }, { extraTools: [probeTool({ permission: 'allow', calls })] });
     const r = await run(t, 'Probe', { value: 'x' });
     expect(r.exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'hook', detail: 'continue:false' } } });
-    expect(r.text).toContain('the build is red');
+    expect(r.text).toBe('Execution stopped by PreToolUse hook: the build is red');
     expect(r.messages).toContainEqual(expect.objectContaining({ kind: 'stopped', text: 'the build is red' }));
     expect(calls).toEqual([]);
     await t.close();
     t = await makeApp({ hooks: { PostToolUse: [{ hooks: [{ type: 'command', command: stop }] }] } }, { extraTools: [probeTool({ permission: 'allow', calls })] });
     const post = await run(t, 'Probe', { value: 'y' });
     expect(post.exec.status).toBe('succeeded');
-    expect(post.text).toBe('value=y\n\nA PostToolUse hook asked to stop: the build is red');
+    expect(post.text).toBe('value=y\n\nPostToolUse:Probe hook stopped continuation: the build is red');
   });
 
   it('systemMessage is recorded for the user and changes nothing else', async () => {
@@ -259,7 +259,7 @@ describe('the JSON protocol’s other fields', () => {
     expect(b.text).toBe('legacy no');
     await t.close();
     t = await makeApp({ hooks: { PostToolUse: [{ hooks: [{ type: 'command', command: block }] }] } }, { extraTools: [probeTool({ permission: 'allow' })] });
-    expect((await run(t, 'Probe', { value: 'x' })).text).toBe('value=x\n\nPostToolUse:Probe hook error: legacy no');
+    expect((await run(t, 'Probe', { value: 'x' })).text).toBe(`value=x\n\nPostToolUse:Probe hook blocking error from command: "${block}": legacy no`);
   });
 
   it('`{"decision":"allow"}` is not valid hook output: a non-blocking error, and the call is judged without it (pitfall 16)', async () => {

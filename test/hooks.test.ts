@@ -244,7 +244,7 @@ describe('PostToolUse', () => {
     const text = textOf(r.body.tool_results[0]!.content);
     expect(r.body.executions[0]!.status).toBe('succeeded');
     expect(text.startsWith('ran with a')).toBe(true);
-    expect(text).toContain('PostToolUse:Logged hook error');
+    expect(text).toContain('PostToolUse:Logged hook blocking error from command: ');
     expect(text).toContain('formatting failed');
     expect(text).toContain('remember to run the tests');
     expect(fs.readFileSync(log, 'utf8')).toBe('call:a\n');

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type { RuleInput } from '../permissions/rule-index.js';
+import { parseRule } from '../permissions/rule-parser.js';
 import { runnableProblems } from './preflight.js';
 import { Config, configProblems, HOOK_EVENTS, HookHandler, HookMatcherGroup, McpServerConfig, UNRUN_HOOK_TYPES } from './schema.js';
 import { realpathLoose } from '../workspace.js';
@@ -32,8 +33,9 @@ export interface LoadOptions {
   configPath?: string | undefined;
   /**
    * Claude Code settings files, applied in order (a later file's defaultMode
-   * wins). Beside a `.claude/settings.json`, its `settings.local.json` is
-   * loaded after it, as Claude Code does, unless it is named itself.
+   * wins, but never over managed settings'). Beside a `.claude/settings.json`,
+   * its `settings.local.json` is loaded after it, as Claude Code does, unless
+   * it is named itself.
    */
   claudeSettingsPath?: string | readonly string[] | undefined;
   mcpConfigPath?: string | undefined;
@@ -195,6 +197,9 @@ const ClaudeSettings = z.looseObject({
     .optional(),
   hooks: z.record(z.string(), z.unknown()).optional(),
   disableAllHooks: z.boolean().optional(),
+  // Managed settings (policySettings) only: what the other files may still bring.
+  allowManagedHooksOnly: z.boolean().optional(),
+  allowManagedPermissionRulesOnly: z.boolean().optional(),
   // Read only to say what is not applied: never a reason to refuse a file Claude Code takes.
   env: z.unknown().optional(),
   sandbox: z.unknown().optional(),
@@ -220,6 +225,25 @@ function settingsFiles(named: string | readonly string[] | undefined, cwd: strin
   return out;
 }
 
+/**
+ * Whether a settings file is Claude Code's managed settings (policySettings):
+ * `managed-settings.json`, or a drop-in of its `managed-settings.d/`.
+ */
+function isManagedSettings(file: string): boolean {
+  return path.basename(file) === 'managed-settings.json' || (path.basename(path.dirname(file)) === 'managed-settings.d' && file.endsWith('.json'));
+}
+
+/** Claude Code's configuration directory (getClaudeConfigHomeDir): $CLAUDE_CONFIG_DIR, else ~/.claude. */
+function claudeConfigDir(env: NodeJS.ProcessEnv, cwd: string): string {
+  return realpathLoose(env.CLAUDE_CONFIG_DIR ? path.resolve(cwd, env.CLAUDE_CONFIG_DIR) : path.join(os.homedir(), '.claude'));
+}
+
+/** A rule whose content is a path anchored at its settings' root (`Read(/src/**)`; not `//abs`). */
+function rootAnchored(raw: string): boolean {
+  const p = parseRule(raw);
+  return !('error' in p) && p.content !== undefined && p.content.startsWith('/') && !p.content.startsWith('//');
+}
+
 /** The project root of a Claude Code settings file: the parent of its `.claude/` folder. */
 function settingsRoot(file: string): string {
   const dir = path.dirname(path.resolve(file));
@@ -234,13 +258,13 @@ function settingsRoot(file: string): string {
  * elsewhere. Said, with the fix; a user's `~/.claude/settings.json` is
  * meant for every workspace.
  */
-function projectMismatch(files: readonly string[], workspace: string): string[] {
+function projectMismatch(files: readonly string[], workspace: string, userDir: string): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   const ws = realpathLoose(workspace);
   const home = realpathLoose(os.homedir());
   for (const file of files) {
-    if (path.basename(path.dirname(file)) !== '.claude') continue;
+    if (path.basename(path.dirname(file)) !== '.claude' || realpathLoose(path.dirname(file)) === userDir) continue;
     const root = settingsRoot(file);
     const real = realpathLoose(root);
     if (real === ws || real === home || seen.has(root)) continue;
@@ -260,13 +284,13 @@ function projectMismatch(files: readonly string[], workspace: string): string[] 
  * with the option; not when --mcp-config names a file (a choice made), nor
  * for a user's `~/.claude/settings.json`, which is no project's.
  */
-function unloadedMcpJson(files: readonly string[], mcpConfigPath: string | undefined): string[] {
+function unloadedMcpJson(files: readonly string[], mcpConfigPath: string | undefined, userDir: string): string[] {
   if (mcpConfigPath !== undefined) return [];
   const out: string[] = [];
   const seen = new Set<string>();
   const home = realpathLoose(os.homedir());
   for (const file of files) {
-    if (path.basename(path.dirname(file)) !== '.claude') continue;
+    if (path.basename(path.dirname(file)) !== '.claude' || realpathLoose(path.dirname(file)) === userDir) continue;
     const root = settingsRoot(file);
     const json = path.join(root, '.mcp.json');
     if (realpathLoose(root) === home || seen.has(json) || !fs.existsSync(json)) continue;
@@ -336,37 +360,59 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
 
   const disabledMcpjson = new Set<string>();
   const settings = settingsFiles(opts.claudeSettingsPath, cwd);
+  // Hooks of the settings files, merged once every file is read: managed settings decide what the others may add.
+  const settingsHooks: Array<{ file: string; managed: boolean; hooks: Config['hooks'] }> = [];
+  const policy = { disableAllHooks: false, hooksOnly: false, rulesOnly: false };
+  let otherDisablesHooks = false;
+  let managedMode = false;
+  const userDir = claudeConfigDir(env, cwd);
   for (const [n, file] of settings.entries()) {
     const json = readJson(file);
     const s = ClaudeSettings.safeParse(json);
     if (!s.success) throw new ConfigError(`${file}: ${describeIssue(s.error, json)}`, file);
     files.push(file);
-    const root = settingsRoot(file);
-    const source = path.basename(file) === 'settings.local.json' ? 'localSettings' : 'projectSettings';
+    const managed = isManagedSettings(file);
+    const user = !managed && path.basename(file) === 'settings.json' && realpathLoose(path.dirname(file)) === userDir;
+    // The root of `/` rules (Claude Code's getSettingsRootPathForSource): the project for a project's files and
+    // for managed settings (set once the workspace is known), the configuration directory itself for the user's.
+    const root = managed ? '' : user ? path.dirname(file) : settingsRoot(file);
+    const source = managed ? 'policySettings' : user ? 'userSettings' : path.basename(file) === 'settings.local.json' ? 'localSettings' : 'projectSettings';
     const p = s.data.permissions;
     for (const [behavior, list] of [
       ['deny', p?.deny],
       ['ask', p?.ask],
       ['allow', p?.allow],
     ] as const) {
-      (list ?? []).forEach((r, i) => rules.push({ raw: r, behavior, source, root, id: n === 0 ? `settings:${behavior}:${i}` : `settings${n}:${behavior}:${i}` }));
+      (list ?? []).forEach((r, i) => {
+        const id = n === 0 ? `settings:${behavior}:${i}` : `settings${n}:${behavior}:${i}`;
+        rules.push({ raw: r, behavior, source, root, id });
+        // Earlier versions rooted the user's `/` rules at the home directory; a deny or ask rule keeps covering
+        // it too, so that it never matches less than it did.
+        if (user && behavior !== 'allow' && rootAnchored(r)) rules.push({ raw: r, behavior, source, root: settingsRoot(file), id: `${id}:home` });
+      });
     }
     if (p?.additionalDirectories) {
-      config.permissions.additionalDirectories.push(...p.additionalDirectories.map((d) => path.resolve(root, d)));
+      config.permissions.additionalDirectories.push(...p.additionalDirectories.map((d) => path.resolve(settingsRoot(file), d)));
     }
     if (p?.defaultMode && !(raw.permissions as Record<string, unknown> | undefined)?.defaultMode) {
       const m = Config.shape.permissions.safeParse({ defaultMode: p.defaultMode });
-      if (m.success) config.permissions.defaultMode = m.data.defaultMode;
-      else warnings.push(`${file}: permissions.defaultMode "${p.defaultMode}" is not a mode toolexec knows; ignored`);
+      // Managed settings come first in Claude Code's precedence: a later file does not change their mode.
+      if (m.success) {
+        if (managed || !managedMode) config.permissions.defaultMode = m.data.defaultMode;
+        if (managed) managedMode = true;
+      } else warnings.push(`${file}: permissions.defaultMode "${p.defaultMode}" is not a mode toolexec knows; ignored`);
     }
     if (s.data.hooks) {
       const h = Config.shape.hooks.safeParse(s.data.hooks);
       if (!h.success) throw new ConfigError(`${file}: hooks.${describeIssue(h.error, s.data.hooks)}`, file);
-      for (const [event, groups] of Object.entries(h.data)) {
-        config.hooks[event] = [...(config.hooks[event] ?? []), ...groups];
-      }
+      settingsHooks.push({ file, managed, hooks: h.data });
     }
-    if (s.data.disableAllHooks) config.disableAllHooks = true;
+    if (s.data.disableAllHooks) {
+      if (managed) policy.disableAllHooks = true;
+      else otherDisablesHooks = true;
+    }
+    if (managed && s.data.allowManagedHooksOnly === true) policy.hooksOnly = true;
+    if (managed && s.data.allowManagedPermissionRulesOnly === true) policy.rulesOnly = true;
     // What Claude Code applies to a session that toolexec does not: said, so that nobody relies on it.
     const envNames = isPlainObject(s.data.env) ? Object.keys(s.data.env) : [];
     if (envNames.length > 0) {
@@ -380,6 +426,32 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
     for (const name of s.data.disabledMcpjsonServers ?? []) disabledMcpjson.add(name);
     // A settings file that forbids bypass mode forbids it here too.
     if (p?.disableBypassPermissionsMode === 'disable') config.permissions.disableBypassPermissionsMode = 'disable';
+  }
+
+  // As Claude Code reads them (hooksConfigSnapshot.ts, permissionsLoader.ts): managed settings' disableAllHooks
+  // stops every hook; their allowManagedHooksOnly keeps the other files' hooks from running, as another file's
+  // disableAllHooks does, which cannot stop managed hooks; their allowManagedPermissionRulesOnly keeps only their
+  // own rules (here: the other files' allow rules go, their denies and asks stay). toolexec's own configuration
+  // is the operator's, not a settings file: its hooks and rules stay.
+  const hasManagedHooks = settingsHooks.some((h) => h.managed);
+  const onlyManagedHooks = policy.hooksOnly || (otherDisablesHooks && hasManagedHooks);
+  for (const { file, managed, hooks } of settingsHooks) {
+    if (onlyManagedHooks && !managed) {
+      warnings.push(`${file}: hooks are not run: ${policy.hooksOnly ? 'the managed settings allow managed hooks only (allowManagedHooksOnly)' : 'a settings file sets disableAllHooks, which leaves managed hooks alone'}`);
+      continue;
+    }
+    for (const [event, groups] of Object.entries(hooks)) config.hooks[event] = [...(config.hooks[event] ?? []), ...groups];
+  }
+  if (policy.disableAllHooks || (otherDisablesHooks && !hasManagedHooks)) config.disableAllHooks = true;
+  if (policy.rulesOnly) {
+    // Claude Code drops the other files' deny and ask rules too; a deny is never weakened here, so only their allows go.
+    const dropped = rules.filter((r) => r.source !== 'policySettings' && r.behavior === 'allow');
+    if (dropped.length > 0) {
+      warnings.push(
+        `${dropped.length} allow rule(s) of settings files other than the managed settings are ignored: the managed settings allow managed rules only (allowManagedPermissionRulesOnly); their deny and ask rules still hold`,
+      );
+      rules.splice(0, rules.length, ...rules.filter((r) => !dropped.includes(r)));
+    }
   }
 
   if (opts.mcpConfigPath) {
@@ -407,6 +479,7 @@ function load(opts: LoadOptions, warnings: string[]): Loaded {
   if (o.host) config.server.host = o.host;
   if (o.port !== undefined) config.server.port = o.port;
   if (o.dataDir) config.storage.path = path.join(path.resolve(cwd, o.dataDir), 'toolexec.db');
-  warnings.push(...projectMismatch(settings, config.workspace.root), ...unloadedMcpJson(settings, opts.mcpConfigPath), ...runnableProblems(config, env));
+  for (const r of rules) if (r.source === 'policySettings') r.root = config.workspace.root;
+  warnings.push(...projectMismatch(settings, config.workspace.root, userDir), ...unloadedMcpJson(settings, opts.mcpConfigPath, userDir), ...runnableProblems(config, env));
   return { config, rules, warnings, files };
 }

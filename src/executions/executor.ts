@@ -295,6 +295,7 @@ export class Executor {
     }
 
     if (fresh.length > 0) {
+      const finishedCalls = new Set<number>();
       void runBatch(
         fresh.map((f) => f.use),
         this.pool,
@@ -310,6 +311,10 @@ export class Executor {
               log,
               parsed,
             });
+            finishedCalls.add(i);
+            // A PermissionRequest hook's deny with interrupt: true ends the turn in Claude Code:
+            // the batch's other calls not finished, running or not started yet, are cancelled.
+            if (out.decision?.interrupt === true) for (const [j, g] of fresh.entries()) if (!finishedCalls.has(j)) g.abort.abort();
             f.resolve(out);
             return out;
           } catch (e) {

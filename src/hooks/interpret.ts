@@ -40,7 +40,7 @@ export interface HookJudgement {
   updatedInput: ToolInput | undefined;
   additionalContext: string | undefined;
   blockingError: string | undefined;
-  stop: { reason: string } | undefined;
+  stop: { reason: string | undefined } | undefined;
   permissionRequest: PermissionRequestDecision | undefined;
   /** PermissionDenied `retry: true`: the hook's name. */
   retry: string | undefined;
@@ -199,13 +199,13 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
   const o = parsed.data;
   if (o.systemMessage) msg('system_message', o.systemMessage);
   if (o.continue === false) {
-    j.stop = { reason: o.stopReason ?? 'A hook asked to stop' };
-    msg('stopped', j.stop.reason);
+    j.stop = { reason: o.stopReason };
+    msg('stopped', o.stopReason ?? 'A hook asked to stop');
   }
   // Legacy top-level decision.
   if (o.decision === 'block') {
     if (event === 'PreToolUse') j.permission = { behavior: 'deny', reason: o.reason };
-    else if (event !== 'PermissionRequest' && event !== 'PermissionDenied') j.blockingError = o.reason ?? `[${run.hook}]: blocked`;
+    else if (event !== 'PermissionRequest' && event !== 'PermissionDenied') j.blockingError = o.reason || 'Blocked by hook';
   } else if (o.decision === 'approve' && event === 'PreToolUse') {
     j.permission = { behavior: 'allow', reason: o.reason };
   }

@@ -8,6 +8,7 @@
  * (type, shell, command|url, if) with the last one winning, and their
  * judgements are aggregated deny > ask > allow.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { HookEvent, HooksConfig, RunnableHookHandler as HookHandler } from '../config/schema.js';
@@ -72,8 +73,9 @@ const RANK: Record<Behavior, number> = { allow: 1, ask: 2, deny: 3 };
 const NO_HANDLERS: readonly HookHandler[] = Object.freeze([]);
 
 function handlerKey(h: HookHandler): string {
+  // A shell left out is Claude Code's default, "bash": the same command with and without it is one hook there.
   return h.type === 'command'
-    ? `command\u0000${h.shell ?? ''}\u0000${h.command}\u0000${h.if ?? ''}`
+    ? `command\u0000${h.shell ?? 'bash'}\u0000${h.command}\u0000${h.if ?? ''}`
     : `http\u0000${h.url}\u0000${h.if ?? ''}`;
 }
 
@@ -160,6 +162,21 @@ export class ConfiguredHookRunner implements HookRunner {
     return true;
   }
 
+  /**
+   * Where a command hook starts: the session's directory, or the project's
+   * when that one is gone (removed under the shell), as Claude Code falls back
+   * to its original cwd. Spawned in a missing directory, the hook would fail to
+   * start, a non-blocking error, and a guard would let the call through.
+   */
+  private spawnCwd(cwd: string): string {
+    try {
+      if (fs.statSync(cwd).isDirectory()) return cwd;
+    } catch {
+      /* gone, or not reachable */
+    }
+    return this.opts.projectDir;
+  }
+
   /** Stops every hook still running in the background. */
   close(): void {
     this.closed = true;
@@ -237,9 +254,12 @@ export class ConfiguredHookRunner implements HookRunner {
     const finished = runChild({
       file: h.shell && h.shell !== 'bash' && h.shell !== 'sh' ? h.shell : h.shell === 'bash' ? 'bash' : '/bin/sh',
       args: ['-c', h.command],
-      cwd,
+      cwd: this.spawnCwd(cwd),
       env: { ...this.opts.childEnv, CLAUDE_PROJECT_DIR: this.opts.projectDir },
-      stdin: body,
+      // With a newline after it, as Claude Code writes it: a bash `read -r` at an end
+      // of input without one returns 1, and a `set -e` guard would exit 1, a
+      // non-blocking error, letting the call through.
+      stdin: `${body}\n`,
       timeoutMs: (h.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000,
       signal,
       maxOutputBytes: HOOK_OUTPUT_CAP_BYTES,
@@ -332,7 +352,7 @@ export function aggregate(judgements: readonly HookJudgement[]): HookOutcome {
     if (j.updatedInput) o.updatedInput = j.updatedInput;
     if (j.updatedMCPToolOutput !== undefined) o.updatedMCPToolOutput = { output: j.updatedMCPToolOutput, hook: j.hook };
     if (j.additionalContext) o.additionalContext.push(j.additionalContext);
-    if (j.blockingError) o.blockingErrors.push(j.blockingError);
+    if (j.blockingError) o.blockingErrors.push({ hook: j.hook, text: j.blockingError });
     if (j.stop && !o.stop) o.stop = j.stop;
     if (j.retry !== undefined && o.retry === undefined) o.retry = j.retry;
     if (j.permissionRequest) {

@@ -90,9 +90,9 @@ export interface HookOutcome {
   /** Text appended to what the model receives. */
   additionalContext: string[];
   /** PostToolUse exit 2 / decision "block": text the model receives beside the result. */
-  blockingErrors: string[];
-  /** continue:false: stop with this reason. */
-  stop: { reason: string } | undefined;
+  blockingErrors: Array<{ hook: string; text: string }>;
+  /** continue:false: stop, with the hook's stopReason when it gave one. */
+  stop: { reason: string | undefined } | undefined;
   /** PermissionRequest: the first deny, else the first allow. */
   permissionRequest: PermissionRequestDecision | undefined;
   /** PermissionDenied: a hook said the model may try the call again (`retry: true`). */

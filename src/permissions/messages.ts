@@ -31,8 +31,8 @@ export const messages = {
   hookAsked: (event: string, tool: string) => `Hook ${event}:${tool} asked for confirmation for this tool`,
   classifierDenied: (tool: string, reason: string) =>
     `Permission to use ${tool} has been denied by the auto-mode classifier: ${reason}`,
-  /** Our wording: Claude Code's own text for a PermissionDenied hook's `retry: true` is not documented. */
-  retryAllowed: 'A PermissionDenied hook allows a retry: you may try this call again.',
+  /** Claude Code's text for a PermissionDenied hook's `retry: true` (toolExecution.ts, not in its docs). */
+  retryAllowed: 'The PermissionDenied hook indicated this command is now approved. You may retry it if you would like.',
   cancelled:
     "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how to proceed.",
   interrupted: '[Request interrupted by user for tool use]',

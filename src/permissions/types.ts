@@ -36,6 +36,11 @@ export interface Decision {
   actor?: string | undefined;
   /** Input replaced by an approver. */
   updatedInput?: Record<string, unknown> | undefined;
+  /**
+   * A PermissionRequest hook denied with `interrupt: true`: Claude Code aborts
+   * the turn, so the calls of the batch that have not finished are cancelled.
+   */
+  interrupt?: boolean;
 }
 
 export type RuleSource =

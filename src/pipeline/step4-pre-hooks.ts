@@ -2,7 +2,8 @@
  * Step 4: the PreToolUse hooks registered for the tool. Their aggregated
  * permission opinion goes to step 5; an `updatedInput` replaces the input and
  * is parsed and validated again, so that step 5 judges what will really run.
- * `continue: false` stops the call as a hook denial.
+ * `continue: false` stops the call as a hook denial (a deliberate difference:
+ * Claude Code runs it and ends the turn; docs/contract-deltas.md).
  */
 import { hookPayload, observableInput } from '../hooks/types.js';
 import type { HookPermission } from '../permissions/engine.js';
@@ -44,7 +45,9 @@ export async function preHooks(
   for (const m of outcome.messages) call.hookMessages.push(m);
   let permission = outcome.permission;
   if (outcome.stop) {
-    permission = { behavior: 'deny', reason: `A PreToolUse hook stopped the call: ${outcome.stop.reason}`, source: 'continue:false' };
+    // Claude Code's words for a call a stopping hook left unrun (toolExecution.ts).
+    const why = outcome.stop.reason;
+    permission = { behavior: 'deny', reason: `Execution stopped by PreToolUse hook${why ? `: ${why}` : ''}`, source: 'continue:false' };
   }
   if (outcome.updatedInput && permission?.behavior !== 'deny') {
     const reparsed = parse(validatingCall(call, call.tool, undefined), outcome.updatedInput);

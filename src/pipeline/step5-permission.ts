@@ -306,12 +306,17 @@ async function permissionRequestHooks(
     if (pr.updatedPermissions && pr.updatedPermissions.length > 0) applyHookUpdates(pr.updatedPermissions, pr.hook, call, session, deps, d, onModeSet);
     return allowed;
   }
-  return {
+  const denied: Decision = {
     behavior: 'deny',
     reason: { type: 'hook', detail: pr.hook },
     message: pr.message ?? messages.hookDenied('PermissionRequest', call.tool.name),
     chain: d.chain,
   };
+  if (pr.interrupt === true) {
+    d.chain.push({ layer: 'hooks', outcome: 'deny', detail: 'PermissionRequest interrupt: the calls of the batch not finished are cancelled' });
+    denied.interrupt = true;
+  }
+  return denied;
 }
 
 /**

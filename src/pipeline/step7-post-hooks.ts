@@ -79,8 +79,10 @@ export async function postHooks(
     // What the hook took out (a secret, personal data) must not stay readable through result://.
     if (p.resultId) deps.results.delete(p.resultId);
   }
-  for (const e of outcome.blockingErrors) block = appendText(block, `${event}:${p.toolName} hook error: ${e}`);
+  // Claude Code's hook_blocking_error, as its messages.ts words it for the model.
+  for (const e of outcome.blockingErrors) block = appendText(block, `${event}:${p.toolName} hook blocking error from command: "${e.hook}": ${e.text}`);
   for (const c of outcome.additionalContext) block = appendText(block, c);
-  if (outcome.stop) block = appendText(block, `A ${event} hook asked to stop: ${outcome.stop.reason}`);
+  // Claude Code's hook_stopped_continuation, as its messages.ts words it for the model.
+  if (outcome.stop) block = appendText(block, `${event}:${p.toolName} hook stopped continuation: ${outcome.stop.reason || `Execution stopped by ${event} hook`}`);
   return replacedResultId === undefined ? { block } : { block, replacedResultId };
 }

@@ -121,6 +121,36 @@ export function makeMasker(secrets: readonly string[], patterns: readonly RegExp
   };
 }
 
+/**
+ * `value` with `mask` applied to every string in it, object keys included, for
+ * a JSON value bound for a response or a row (a tool input, a decision, hook
+ * messages): the same value when nothing changed. Masking the values rather
+ * than their JSON text keeps the JSON whole whatever a `/regex/` entry matches.
+ */
+export function maskValue<T>(value: T, mask: (text: string) => string): T {
+  if (typeof value === 'string') return mask(value) as T;
+  if (Array.isArray(value)) {
+    let changed = false;
+    const out = value.map((v: unknown) => {
+      const m = maskValue(v, mask);
+      if (m !== v) changed = true;
+      return m;
+    });
+    return (changed ? out : value) as T;
+  }
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  let changed = false;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const mk = mask(k);
+    const mv = maskValue(v, mask);
+    if (mk !== k || mv !== v) changed = true;
+    // A "__proto__" key (JSON.parse makes it an own property) stays one, not the object's prototype.
+    Object.defineProperty(out, mk, { value: mv, enumerable: true, writable: true, configurable: true });
+  }
+  return (changed ? out : value) as T;
+}
+
 /** The credentials of a URL's userinfo (`scheme://user:password@host`), as written and decoded; `${VAR}`s expanded from env. */
 function urlCredentials(url: string | undefined, env: NodeJS.ProcessEnv): string[] {
   if (!url) return [];

@@ -131,6 +131,48 @@ describe('MCP servers', () => {
   });
 });
 
+describe('MCP servers that take their key in the URL or on the command line', () => {
+  it('a query parameter, literal or ${VAR}, and a credential-named ${VAR} in args: reported masked, kept from Bash and logs', async () => {
+    const KEY = 'exa-key-from-env-0123456789';
+    const LITERAL = 'literal-query-key-0123456789';
+    const ARG = 'arg-key-from-env-0123456789';
+    // A server that answers 404 quoting the URL it was asked for, query included.
+    const srv = await local((req, res) => {
+      res.statusCode = 404;
+      res.end(`Cannot ${req.method ?? ''} ${req.url ?? ''}`);
+    });
+    const log = captureLog();
+    t = await makeApp(
+      {
+        server: { tokens: [{ name: 'a', token: TOKEN }] },
+        permissions: { allow: ['Bash(env)'] },
+        mcpServers: {
+          hosted: { type: 'http', url: `${srv.url}/mcp?exaApiKey=\${EXA_API_KEY}&profile=dev` },
+          keyed: { type: 'http', url: `${srv.url}/v1/mcp?api_key=${LITERAL}` },
+          cli: { command: process.execPath, args: ['-e', 'console.error("bad key " + process.argv[1]); process.exit(3)', '${SEARCH_API_KEY}'] },
+        },
+        logging: { level: 'debug' },
+      },
+      { extraTools: [bashTool], env: { ...process.env, EXA_API_KEY: KEY, SEARCH_API_KEY: ARG }, logger: undefined, logStream: log.stream, mcp: FAST_MCP },
+    );
+    await waitFor(() => ['hosted', 'keyed'].every((n) => serverStatus(t!.app, n).last_error?.includes('Cannot POST')) && serverStatus(t!.app, 'cli').last_error?.includes('bad key'), 'the failures to be reported');
+    // Still reported, with what the servers said, masked.
+    expect(serverStatus(t.app, 'hosted').last_error).toContain('Cannot POST /mcp?exaApiKey=[redacted]&profile=dev');
+    expect(serverStatus(t.app, 'keyed').last_error).toContain('Cannot POST /v1/mcp?api_key=[redacted]');
+    expect(serverStatus(t.app, 'cli').last_error).toContain('bad key [redacted]');
+    const r = await execute(t.app, { tool_uses: [use('Bash', { command: 'env' })] }, AUTH);
+    const bashOut = textOf(r.body.tool_results[0]!.content);
+    expect(bashOut).toContain('PATH=');
+    const body = await sweepRoutes(t.app, AUTH, [r.body.executions[0]!.id]);
+    await t.close();
+    t = undefined;
+    const secrets = [KEY, LITERAL, ARG];
+    expect(leaked(bashOut, secrets)).toEqual([]);
+    expect(leaked(body, secrets)).toEqual([]);
+    expect(leaked(log.text(), secrets)).toEqual([]);
+  });
+});
+
 describe('classifier', () => {
   it('a classifier URL with credentials never reaches decisions, audit or logs', async () => {
     const PASS = 'classifier-pass-0123456789';
@@ -343,6 +385,21 @@ describe('configSecrets', () => {
     });
     const got = configSecrets(config, { SVC: 'svc-secret-1', ALLOWED: 'allowed-secret-1', NOT_ALLOWED: 'not-sent-1' });
     expect(new Set(got)).toEqual(new Set(['db-pass-0123', 'svc-secret-1', 'ghp_0123456789abcdefXYZ', 'allowed-secret-1']));
+  });
+
+  it('takes credential-like query parameters and credential-named variables, not the other parameters and variables', () => {
+    const config = Config.parse({
+      mcpServers: {
+        q: { type: 'http', url: 'https://mcp.example.com/mcp?api_key=lit%2Bkey-0123&region=eu-west-1&v=${VERSION}' },
+        v: { type: 'http', url: 'https://${HOST}/s/${ZAPIER_SECRET}/mcp', headers: { 'X-Tenant': '${TENANT_TOKEN}' } },
+        c: { command: 'npx', args: ['server', '--key', '${SEARCH_KEY}', '--dir', '${HOME_DIR}'], env: { CONFIG: '${GH_TOKEN}' } },
+      },
+      hooks: { PreToolUse: [{ hooks: [{ type: 'http', url: 'http://127.0.0.1:9/h?sig=abcdef0123456&mode=strict-mode' }] }] },
+    });
+    const env = { VERSION: '2024-11-05', HOST: 'mcp.example.com', ZAPIER_SECRET: 'zap-secret-0123', TENANT_TOKEN: 'tenant-tok-0123', SEARCH_KEY: 'search-key-0123', HOME_DIR: '/home/someone', GH_TOKEN: 'ghp_from_env_0123' };
+    expect(new Set(configSecrets(config, env))).toEqual(
+      new Set(['lit%2Bkey-0123', 'lit+key-0123', 'zap-secret-0123', 'tenant-tok-0123', 'search-key-0123', 'ghp_from_env_0123', 'abcdef0123456']),
+    );
   });
 
   it('ignores short values found only by their names, which would garble logs and strip child variables', async () => {

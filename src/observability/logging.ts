@@ -151,7 +151,42 @@ export function maskValue<T>(value: T, mask: (text: string) => string): T {
   return (changed ? out : value) as T;
 }
 
-/** The credentials of a URL's userinfo (`scheme://user:password@host`), as written and decoded; `${VAR}`s expanded from env. */
+/** A query parameter that carries a credential (`?api_key=`, `?token=`, `?exaApiKey=`, `?sig=`). */
+const CREDENTIAL_PARAM = /^(key|auth|sig|signature|code)$/i;
+
+/**
+ * The name of a variable that holds a credential (`GITHUB_TOKEN`, `EXA_API_KEY`, `DB_PASSWORD`,
+ * `OPENAI_KEY`): its value is a secret wherever the configuration expands it.
+ */
+const CREDENTIAL_VAR = /token|api[-_]?key|secret|passw(or)?d|credential|cookie|authorization|(^|_)(private_)?key$/i;
+
+/** The values of the credential-named variables `${VAR}` references in `text` (an MCP server's url, args, env, headers). */
+function credentialVars(text: string | undefined, env: NodeJS.ProcessEnv): string[] {
+  if (!text?.includes('${')) return [];
+  const out: string[] = [];
+  for (const m of text.matchAll(ENV_REF)) {
+    const v = env[m[1]!];
+    if (v && CREDENTIAL_VAR.test(m[1]!)) out.push(v);
+  }
+  return out;
+}
+
+/** A URL part as written and percent-decoded. */
+function bothForms(raw: string): string[] {
+  let decoded = raw;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    /* kept as written */
+  }
+  return raw === decoded ? [raw] : [raw, decoded];
+}
+
+/**
+ * The credentials of a URL: its userinfo (`scheme://user:password@host`) and its
+ * credential-like query parameters (`?api_key=…`, as hosted MCP servers take
+ * their key), as written and decoded; `${VAR}`s expanded from env.
+ */
 function urlCredentials(url: string | undefined, env: NodeJS.ProcessEnv): string[] {
   if (!url) return [];
   let u: URL;
@@ -160,23 +195,27 @@ function urlCredentials(url: string | undefined, env: NodeJS.ProcessEnv): string
   } catch {
     return [];
   }
+  const out: string[] = [];
   // Without a password, a lone user name is the credential when it looks like a token (`https://TOKEN@host`, not `git@`).
-  const raw = u.password || (u.username.length >= 16 ? u.username : '');
-  if (!raw) return [];
-  let decoded = raw;
-  try {
-    decoded = decodeURIComponent(raw);
-  } catch {
-    /* kept as written */
+  const user = u.password || (u.username.length >= 16 ? u.username : '');
+  if (user) out.push(...bothForms(user));
+  for (const part of u.search.slice(1).split('&')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) continue;
+    const name = bothForms(part.slice(0, eq)).at(-1)!;
+    const value = part.slice(eq + 1);
+    if (value && (CREDENTIAL_HEADER.test(name) || CREDENTIAL_PARAM.test(name))) out.push(...bothForms(value), ...bothForms(value.replace(/\+/g, ' ')));
   }
-  return [...new Set([raw, decoded])];
+  return [...new Set(out)];
 }
 
 /**
  * Secret values the configuration and environment hold: tokens,
  * credential-like header values (the variables their `${VAR}`/`$VAR` name),
- * credential-like MCP `env` values, the variables http hooks' headers take
- * from allowedEnvVars, and the credentials in configured URLs' userinfo.
+ * credential-like MCP `env` values, the credential-named variables an MCP
+ * server's settings expand anywhere (url, args, env, headers), the variables
+ * http hooks' headers take from allowedEnvVars, and the credentials in
+ * configured URLs' userinfo and credential-like query parameters.
  */
 export function configSecrets(config: Config, env: NodeJS.ProcessEnv): string[] {
   const tokens = config.server.tokens.map((t) => t.token);
@@ -189,13 +228,16 @@ export function configSecrets(config: Config, env: NodeJS.ProcessEnv): string[] 
   for (const s of Object.values(config.mcpServers)) {
     if ('url' in s) {
       headerSets.push(s.headers);
-      out.push(...urlCredentials(s.url, env));
+      out.push(...urlCredentials(s.url, env), ...credentialVars(s.url, env));
+      for (const v of Object.values(s.headers ?? {})) out.push(...credentialVars(v, env));
     }
     // An MCP server's env is the usual way to hand it an API key: credential-like names are secrets.
     if ('env' in s) {
       headerSets.push(s.env);
-      for (const v of Object.values(s.env ?? {})) out.push(...urlCredentials(v, env));
+      for (const v of Object.values(s.env ?? {})) out.push(...urlCredentials(v, env), ...credentialVars(v, env));
     }
+    // So is a credential-named variable its command line expands (`--api-key ${EXA_API_KEY}`).
+    if ('command' in s) for (const a of [s.command, ...s.args]) out.push(...credentialVars(a, env));
   }
   for (const groups of Object.values(config.hooks)) {
     for (const g of groups) {

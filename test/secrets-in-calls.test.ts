@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import WebSocket from 'ws';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../src/config/schema.js';
+import { makeMasker, maskValue } from '../src/observability/logging.js';
 import { cleanupTmp, execute, makeApp, textOf, use, type TestApp } from './helpers.js';
 import { FAST_MCP, fixtureStdio, waitConnected, waitFor } from './helpers-mcp.js';
 import { captureLog, leaked, sweepRoutes } from './helpers-secrets.js';
@@ -175,5 +176,19 @@ describe('text the other steps put in the answer and the record', () => {
     const progress = frames.filter((f) => f.includes('execution.progress'));
     expect(progress).toHaveLength(3);
     for (const f of progress) expect(JSON.parse(f).progress.message).toBe('[redacted]');
+  });
+});
+
+describe('maskValue', () => {
+  const mask = makeMasker([TOKEN])!;
+  it('returns the value itself when nothing is masked, and a copy with every string and key masked otherwise', () => {
+    const clean = { a: ['x', { b: 1, c: null }], d: true };
+    expect(maskValue(clean, mask)).toBe(clean);
+    const input = JSON.parse(`{"a": ["x", {"${TOKEN}": "k ${TOKEN}"}], "__proto__": {"t": "${TOKEN}"}, "n": 1}`) as Record<string, unknown>;
+    const masked = maskValue(input, mask);
+    expect(JSON.stringify(masked)).toBe('{"a":["x",{"[redacted]":"k [redacted]"}],"__proto__":{"t":"[redacted]"},"n":1}');
+    // A "__proto__" key stays a key; the input is untouched.
+    expect(Object.getPrototypeOf(masked)).toBe(Object.prototype);
+    expect(JSON.stringify(input)).toContain(TOKEN);
   });
 });

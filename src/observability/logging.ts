@@ -129,26 +129,39 @@ export function makeMasker(secrets: readonly string[], patterns: readonly RegExp
  */
 export function maskValue<T>(value: T, mask: (text: string) => string): T {
   if (typeof value === 'string') return mask(value) as T;
+  if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
-    let changed = false;
-    const out = value.map((v: unknown) => {
+    // Copied only from the first element that changes: most values hold no secret, and pay no allocation.
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
       const m = maskValue(v, mask);
-      if (m !== v) changed = true;
-      return m;
-    });
-    return (changed ? out : value) as T;
+      if (out === undefined && m !== v) out = value.slice(0, i);
+      out?.push(m);
+    }
+    return (out ?? value) as T;
   }
-  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
-  let changed = false;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const keys = Object.keys(value);
+  let out: Record<string, unknown> | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const v = (value as Record<string, unknown>)[k];
     const mk = mask(k);
     const mv = maskValue(v, mask);
-    if (mk !== k || mv !== v) changed = true;
-    // A "__proto__" key (JSON.parse makes it an own property) stays one, not the object's prototype.
-    Object.defineProperty(out, mk, { value: mv, enumerable: true, writable: true, configurable: true });
+    if (out === undefined && (mk !== k || mv !== v)) {
+      out = {};
+      for (let j = 0; j < i; j++) put(out, keys[j]!, (value as Record<string, unknown>)[keys[j]!]);
+    }
+    if (out !== undefined) put(out, mk, mv);
   }
-  return (changed ? out : value) as T;
+  return (out ?? value) as T;
+}
+
+/** Sets a key, a "__proto__" key (JSON.parse makes it an own property) as one, not as the object's prototype. */
+function put(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
 }
 
 /** A query parameter that carries a credential (`?api_key=`, `?token=`, `?exaApiKey=`, `?sig=`). */

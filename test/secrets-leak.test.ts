@@ -132,14 +132,15 @@ describe('MCP servers', () => {
 });
 
 describe('MCP servers that take their key in the URL or on the command line', () => {
-  it('a query parameter, literal or ${VAR}, and a credential-named ${VAR} in args: reported masked, kept from Bash and logs', async () => {
+  it('a query parameter, literal or ${VAR}, a credential-named ${VAR} in args, a header’s ${VAR:-default}: reported masked, kept from Bash and logs', async () => {
     const KEY = 'exa-key-from-env-0123456789';
     const LITERAL = 'literal-query-key-0123456789';
     const ARG = 'arg-key-from-env-0123456789';
+    const DEFAULT = 'default-api-key-0123456789';
     // A server that answers 404 quoting the URL it was asked for, query included.
     const srv = await local((req, res) => {
       res.statusCode = 404;
-      res.end(`Cannot ${req.method ?? ''} ${req.url ?? ''}`);
+      res.end(`Cannot ${req.method ?? ''} ${req.url ?? ''} (key ${String(req.headers['x-api-key'])})`);
     });
     const log = captureLog();
     t = await makeApp(
@@ -147,7 +148,8 @@ describe('MCP servers that take their key in the URL or on the command line', ()
         server: { tokens: [{ name: 'a', token: TOKEN }] },
         permissions: { allow: ['Bash(env)'] },
         mcpServers: {
-          hosted: { type: 'http', url: `${srv.url}/mcp?exaApiKey=\${EXA_API_KEY}&profile=dev` },
+          // The header's default is what is sent: UNSET_API_KEY is not set.
+          hosted: { type: 'http', url: `${srv.url}/mcp?exaApiKey=\${EXA_API_KEY}&profile=dev`, headers: { 'X-Api-Key': `\${UNSET_API_KEY:-${DEFAULT}}` } },
           keyed: { type: 'http', url: `${srv.url}/v1/mcp?api_key=${LITERAL}` },
           cli: { command: process.execPath, args: ['-e', 'console.error("bad key " + process.argv[1]); process.exit(3)', '${SEARCH_API_KEY}'] },
         },
@@ -157,7 +159,7 @@ describe('MCP servers that take their key in the URL or on the command line', ()
     );
     await waitFor(() => ['hosted', 'keyed'].every((n) => serverStatus(t!.app, n).last_error?.includes('Cannot POST')) && serverStatus(t!.app, 'cli').last_error?.includes('bad key'), 'the failures to be reported');
     // Still reported, with what the servers said, masked.
-    expect(serverStatus(t.app, 'hosted').last_error).toContain('Cannot POST /mcp?exaApiKey=[redacted]&profile=dev');
+    expect(serverStatus(t.app, 'hosted').last_error).toContain('Cannot POST /mcp?exaApiKey=[redacted]&profile=dev (key [redacted])');
     expect(serverStatus(t.app, 'keyed').last_error).toContain('Cannot POST /v1/mcp?api_key=[redacted]');
     expect(serverStatus(t.app, 'cli').last_error).toContain('bad key [redacted]');
     const r = await execute(t.app, { tool_uses: [use('Bash', { command: 'env' })] }, AUTH);
@@ -166,7 +168,7 @@ describe('MCP servers that take their key in the URL or on the command line', ()
     const body = await sweepRoutes(t.app, AUTH, [r.body.executions[0]!.id]);
     await t.close();
     t = undefined;
-    const secrets = [KEY, LITERAL, ARG];
+    const secrets = [KEY, LITERAL, ARG, DEFAULT];
     expect(leaked(bashOut, secrets)).toEqual([]);
     expect(leaked(body, secrets)).toEqual([]);
     expect(leaked(log.text(), secrets)).toEqual([]);
@@ -391,14 +393,14 @@ describe('configSecrets', () => {
     const config = Config.parse({
       mcpServers: {
         q: { type: 'http', url: 'https://mcp.example.com/mcp?api_key=lit%2Bkey-0123&region=eu-west-1&v=${VERSION}' },
-        v: { type: 'http', url: 'https://${HOST}/s/${ZAPIER_SECRET}/mcp', headers: { 'X-Tenant': '${TENANT_TOKEN}' } },
+        v: { type: 'http', url: 'https://${HOST}/s/${ZAPIER_SECRET}/mcp', headers: { 'X-Tenant': '${TENANT_TOKEN}', 'X-Api-Key': '${UNSET_KEY:-default-key-0123}' } },
         c: { command: 'npx', args: ['server', '--key', '${SEARCH_KEY}', '--dir', '${HOME_DIR}'], env: { CONFIG: '${GH_TOKEN}' } },
       },
       hooks: { PreToolUse: [{ hooks: [{ type: 'http', url: 'http://127.0.0.1:9/h?sig=abcdef0123456&mode=strict-mode' }] }] },
     });
     const env = { VERSION: '2024-11-05', HOST: 'mcp.example.com', ZAPIER_SECRET: 'zap-secret-0123', TENANT_TOKEN: 'tenant-tok-0123', SEARCH_KEY: 'search-key-0123', HOME_DIR: '/home/someone', GH_TOKEN: 'ghp_from_env_0123' };
     expect(new Set(configSecrets(config, env))).toEqual(
-      new Set(['lit%2Bkey-0123', 'lit+key-0123', 'zap-secret-0123', 'tenant-tok-0123', 'search-key-0123', 'ghp_from_env_0123', 'abcdef0123456']),
+      new Set(['lit%2Bkey-0123', 'lit+key-0123', 'zap-secret-0123', 'tenant-tok-0123', 'default-key-0123', 'search-key-0123', 'ghp_from_env_0123', 'abcdef0123456']),
     );
   });
 

@@ -52,7 +52,8 @@ export interface LoggerOptions {
 const REGEX_ENTRY = /^\/(.+)\/([a-z]*)$/s;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const CREDENTIAL_HEADER = /authorization|token|api[-_]?key|secret|password|cookie/i;
-const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/g;
+/** `${VAR}` or `${VAR:-default}`: the default is what is sent when VAR is unset (mcp/env-expand.ts). */
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 /** http hooks expand `$VAR` as well as `${VAR}` (hooks/runner.ts). */
 const HOOK_ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g;
 
@@ -178,7 +179,7 @@ function credentialVars(text: string | undefined, env: NodeJS.ProcessEnv): strin
   if (!text?.includes('${')) return [];
   const out: string[] = [];
   for (const m of text.matchAll(ENV_REF)) {
-    const v = env[m[1]!];
+    const v = env[m[1]!] ?? m[2];
     if (v && CREDENTIAL_VAR.test(m[1]!)) out.push(v);
   }
   return out;
@@ -204,7 +205,7 @@ function urlCredentials(url: string | undefined, env: NodeJS.ProcessEnv): string
   if (!url) return [];
   let u: URL;
   try {
-    u = new URL(url.replace(ENV_REF, (whole, name: string) => env[name] ?? whole));
+    u = new URL(url.replace(ENV_REF, (whole, name: string, def: string | undefined) => env[name] ?? def ?? whole));
   } catch {
     return [];
   }
@@ -276,7 +277,7 @@ export function configSecrets(config: Config, env: NodeJS.ProcessEnv): string[] 
       // A `${VAR}` template is expanded from the environment when used: the variable's value is the secret.
       if (value.includes('${')) {
         for (const m of value.matchAll(ENV_REF)) {
-          const v = env[m[1]!];
+          const v = env[m[1]!] ?? m[2];
           if (v) out.push(v);
         }
         continue;

@@ -343,6 +343,27 @@ describe('authentication', () => {
   });
 });
 
+describe('credentials in a request’s query', () => {
+  it('a wrong one under any credential-like name is logged masked, the rest of the URL as sent', async () => {
+    const log = captureLog();
+    t = await makeApp({ server: { tokens: [{ name: 'a', token: TOKEN }] }, logging: { level: 'debug' } }, { logger: undefined, logStream: log.stream });
+    const wrong = ['old-rotated-token-0123456789', 'someone-elses-key-0123456789', 'a-password-0123456789', 'sig-value-0123456789'];
+    const urls = [
+      `/stats?access_token=${wrong[0]}`,
+      `/audit?limit=5&api_key=${wrong[1]}&x=1`,
+      `/executions?password=${wrong[2]}`,
+      `/tools?apiKey=${wrong[1]}&sig=${wrong[3]}`,
+    ];
+    for (const url of urls) await t.app.inject({ method: 'GET', url, headers: { authorization: 'Bearer nope-not-a-token-0123' } });
+    await t.close();
+    t = undefined;
+    const text = log.text();
+    expect(text).toContain('/audit?limit=5&api_key=[redacted]&x=1');
+    expect(text).toContain('/tools?apiKey=[redacted]&sig=[redacted]');
+    expect(leaked(text, wrong)).toEqual([]);
+  });
+});
+
 describe('configuration errors', () => {
   it('a token shorter than the minimum is refused without quoting it', () => {
     const dir = tmpDir();

@@ -319,7 +319,11 @@ export function outputMasker(config: Config, env: NodeJS.ProcessEnv): ((text: st
   return m === IDENTITY ? undefined : m;
 }
 
-const TOKEN_PARAM = /([?&]token=)[^&#]*/gi;
+/**
+ * A query parameter a logged URL may carry a credential in: the websocket's `?token=`, and the names
+ * clients use for one (`?access_token=`, `?api_key=`, `?password=`): a wrong one is someone's secret too.
+ */
+const TOKEN_PARAM = /([?&](?:[^=&#]*(?:token|api[-_]?key|secret|passw(?:or)?d|auth)[^=&#]*|key|sig|signature)=)[^&#]*/gi;
 
 export function createLogger(opts: LoggerOptions): Logger {
   const plan = planRedaction(opts.redact ?? [], opts.env ?? process.env);

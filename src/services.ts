@@ -152,6 +152,7 @@ export function createServices(opts: ServiceOptions): Services {
     undefined,
     undefined,
     (id) => executions.heldOf(id),
+    results.mask,
   );
 
   const ruleInputs: RuleInput[] = [
@@ -233,6 +234,7 @@ export function createServices(opts: ServiceOptions): Services {
     workspace,
     log,
     cwdOf: (id) => sessions.find(id)?.cwd ?? workspace.root,
+    mask: results.mask,
   });
   const rateLimit = config.server.rateLimit;
   const hub = new WsHub(registry, broker, log, {

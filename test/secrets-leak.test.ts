@@ -131,6 +131,50 @@ describe('MCP servers', () => {
   });
 });
 
+describe('MCP servers that take their key in the URL or on the command line', () => {
+  it('a query parameter, literal or ${VAR}, a credential-named ${VAR} in args, a header’s ${VAR:-default}: reported masked, kept from Bash and logs', async () => {
+    const KEY = 'exa-key-from-env-0123456789';
+    const LITERAL = 'literal-query-key-0123456789';
+    const ARG = 'arg-key-from-env-0123456789';
+    const DEFAULT = 'default-api-key-0123456789';
+    // A server that answers 404 quoting the URL it was asked for, query included.
+    const srv = await local((req, res) => {
+      res.statusCode = 404;
+      res.end(`Cannot ${req.method ?? ''} ${req.url ?? ''} (key ${String(req.headers['x-api-key'])})`);
+    });
+    const log = captureLog();
+    t = await makeApp(
+      {
+        server: { tokens: [{ name: 'a', token: TOKEN }] },
+        permissions: { allow: ['Bash(env)'] },
+        mcpServers: {
+          // The header's default is what is sent: UNSET_API_KEY is not set.
+          hosted: { type: 'http', url: `${srv.url}/mcp?exaApiKey=\${EXA_API_KEY}&profile=dev`, headers: { 'X-Api-Key': `\${UNSET_API_KEY:-${DEFAULT}}` } },
+          keyed: { type: 'http', url: `${srv.url}/v1/mcp?api_key=${LITERAL}` },
+          cli: { command: process.execPath, args: ['-e', 'console.error("bad key " + process.argv[1]); process.exit(3)', '${SEARCH_API_KEY}'] },
+        },
+        logging: { level: 'debug' },
+      },
+      { extraTools: [bashTool], env: { ...process.env, EXA_API_KEY: KEY, SEARCH_API_KEY: ARG }, logger: undefined, logStream: log.stream, mcp: FAST_MCP },
+    );
+    await waitFor(() => ['hosted', 'keyed'].every((n) => serverStatus(t!.app, n).last_error?.includes('Cannot POST')) && serverStatus(t!.app, 'cli').last_error?.includes('bad key'), 'the failures to be reported');
+    // Still reported, with what the servers said, masked.
+    expect(serverStatus(t.app, 'hosted').last_error).toContain('Cannot POST /mcp?exaApiKey=[redacted]&profile=dev (key [redacted])');
+    expect(serverStatus(t.app, 'keyed').last_error).toContain('Cannot POST /v1/mcp?api_key=[redacted]');
+    expect(serverStatus(t.app, 'cli').last_error).toContain('bad key [redacted]');
+    const r = await execute(t.app, { tool_uses: [use('Bash', { command: 'env' })] }, AUTH);
+    const bashOut = textOf(r.body.tool_results[0]!.content);
+    expect(bashOut).toContain('PATH=');
+    const body = await sweepRoutes(t.app, AUTH, [r.body.executions[0]!.id]);
+    await t.close();
+    t = undefined;
+    const secrets = [KEY, LITERAL, ARG, DEFAULT];
+    expect(leaked(bashOut, secrets)).toEqual([]);
+    expect(leaked(body, secrets)).toEqual([]);
+    expect(leaked(log.text(), secrets)).toEqual([]);
+  });
+});
+
 describe('classifier', () => {
   it('a classifier URL with credentials never reaches decisions, audit or logs', async () => {
     const PASS = 'classifier-pass-0123456789';
@@ -299,6 +343,27 @@ describe('authentication', () => {
   });
 });
 
+describe('credentials in a request’s query', () => {
+  it('a wrong one under any credential-like name is logged masked, the rest of the URL as sent', async () => {
+    const log = captureLog();
+    t = await makeApp({ server: { tokens: [{ name: 'a', token: TOKEN }] }, logging: { level: 'debug' } }, { logger: undefined, logStream: log.stream });
+    const wrong = ['old-rotated-token-0123456789', 'someone-elses-key-0123456789', 'a-password-0123456789', 'sig-value-0123456789'];
+    const urls = [
+      `/stats?access_token=${wrong[0]}`,
+      `/audit?limit=5&api_key=${wrong[1]}&x=1`,
+      `/executions?password=${wrong[2]}`,
+      `/tools?apiKey=${wrong[1]}&sig=${wrong[3]}`,
+    ];
+    for (const url of urls) await t.app.inject({ method: 'GET', url, headers: { authorization: 'Bearer nope-not-a-token-0123' } });
+    await t.close();
+    t = undefined;
+    const text = log.text();
+    expect(text).toContain('/audit?limit=5&api_key=[redacted]&x=1');
+    expect(text).toContain('/tools?apiKey=[redacted]&sig=[redacted]');
+    expect(leaked(text, wrong)).toEqual([]);
+  });
+});
+
 describe('configuration errors', () => {
   it('a token shorter than the minimum is refused without quoting it', () => {
     const dir = tmpDir();
@@ -343,6 +408,21 @@ describe('configSecrets', () => {
     });
     const got = configSecrets(config, { SVC: 'svc-secret-1', ALLOWED: 'allowed-secret-1', NOT_ALLOWED: 'not-sent-1' });
     expect(new Set(got)).toEqual(new Set(['db-pass-0123', 'svc-secret-1', 'ghp_0123456789abcdefXYZ', 'allowed-secret-1']));
+  });
+
+  it('takes credential-like query parameters and credential-named variables, not the other parameters and variables', () => {
+    const config = Config.parse({
+      mcpServers: {
+        q: { type: 'http', url: 'https://mcp.example.com/mcp?api_key=lit%2Bkey-0123&region=eu-west-1&v=${VERSION}' },
+        v: { type: 'http', url: 'https://${HOST}/s/${ZAPIER_SECRET}/mcp', headers: { 'X-Tenant': '${TENANT_TOKEN}', 'X-Api-Key': '${UNSET_KEY:-default-key-0123}' } },
+        c: { command: 'npx', args: ['server', '--key', '${SEARCH_KEY}', '--dir', '${HOME_DIR}'], env: { CONFIG: '${GH_TOKEN}' } },
+      },
+      hooks: { PreToolUse: [{ hooks: [{ type: 'http', url: 'http://127.0.0.1:9/h?sig=abcdef0123456&mode=strict-mode' }] }] },
+    });
+    const env = { VERSION: '2024-11-05', HOST: 'mcp.example.com', ZAPIER_SECRET: 'zap-secret-0123', TENANT_TOKEN: 'tenant-tok-0123', SEARCH_KEY: 'search-key-0123', HOME_DIR: '/home/someone', GH_TOKEN: 'ghp_from_env_0123' };
+    expect(new Set(configSecrets(config, env))).toEqual(
+      new Set(['lit%2Bkey-0123', 'lit+key-0123', 'zap-secret-0123', 'tenant-tok-0123', 'default-key-0123', 'search-key-0123', 'ghp_from_env_0123', 'abcdef0123456']),
+    );
   });
 
   it('ignores short values found only by their names, which would garble logs and strip child variables', async () => {

@@ -68,8 +68,45 @@ function readJson(file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new ConfigError(`${file}: is not valid JSON (${(e as Error).message.replace(/\s*\n\s*/g, ' ')})`, file);
+    throw new ConfigError(`${file}: is not valid JSON (${jsonErrorText(text, (e as Error).message)})`, file);
   }
+}
+
+/**
+ * V8's JSON.parse error without the text it quotes: its "Unexpected token"
+ * message shows the characters before the fault (`..."3456789"},]"`), which in
+ * a configuration file are often the end of a token or key, printed to stderr
+ * and collected with the logs. The position is said instead, as a line and
+ * column, found by parsing ever longer prefixes: a prefix ends in that error
+ * only once it holds the faulty character.
+ */
+export function jsonErrorText(text: string, message: string): string {
+  let m = message.replace(/\s*\n\s*/g, ' ');
+  const quoted = /, (?:\.\.\.)?".*" is not valid JSON$/s;
+  if (quoted.test(m)) {
+    m = m.replace(quoted, '');
+    const unexpected = (n: number): boolean => {
+      try {
+        JSON.parse(text.slice(0, n));
+        return false;
+      } catch (e) {
+        return (e as Error).message.startsWith('Unexpected token');
+      }
+    };
+    let lo = 1;
+    let hi = text.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (unexpected(mid)) hi = mid;
+      else lo = mid + 1;
+    }
+    if (unexpected(lo)) m += ` in JSON at position ${lo - 1}`;
+  }
+  return m.replace(/ at position (\d+)$/, (whole, pos: string) => {
+    const before = text.slice(0, Number(pos));
+    const line = before.split('\n').length;
+    return `${whole} (line ${line}, column ${Number(pos) - before.lastIndexOf('\n')})`;
+  });
 }
 
 function issuePath(p: readonly PropertyKey[]): string {

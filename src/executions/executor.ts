@@ -173,16 +173,16 @@ export class Executor {
     }
     if (earlier !== undefined && !row && deps.executions.isHeld(earlier)) return { kind: 'held', id: earlier };
     if (!row) return undefined;
-    // An input stored cut (inputMayBeCut) is compared by its input key, the digest of its keys-sorted JSON,
-    // which covers the whole (a row of an older version, without one, by the digest of the JSON as sent);
-    // a row without its input (written before inputs were kept) by the tool alone.
+    // An input stored cut (inputMayBeCut) or masked is compared by its input key, the digest of its
+    // keys-sorted JSON, which covers the whole as sent (a cut row of an older version, without one, by the
+    // digest of the JSON as sent); a row without its input (written before inputs were kept) by the tool alone.
     const same =
       row.input === null
         ? true
-        : !inputMayBeCut(row.input)
-          ? sameValue(parsedOr(row.input), use.input)
-          : row.input_key !== null
-            ? row.input_key === inputKey(use.input)
+        : row.input_key !== null
+          ? row.input_key === inputKey(use.input)
+          : !inputMayBeCut(row.input)
+            ? sameValue(parsedOr(row.input), use.input)
             : row.input_digest === digestInput(safeStringify(use.input));
     if (!this.sameTool(row.tool, use.name) || !same) throw reusedId(use, index, `an earlier call of this session (${row.tool})`);
     return { kind: 'row', row };

@@ -52,7 +52,8 @@ export interface LoggerOptions {
 const REGEX_ENTRY = /^\/(.+)\/([a-z]*)$/s;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const CREDENTIAL_HEADER = /authorization|token|api[-_]?key|secret|password|cookie/i;
-const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/g;
+/** `${VAR}` or `${VAR:-default}`: the default is what is sent when VAR is unset (mcp/env-expand.ts). */
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 /** http hooks expand `$VAR` as well as `${VAR}` (hooks/runner.ts). */
 const HOOK_ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g;
 
@@ -121,32 +122,114 @@ export function makeMasker(secrets: readonly string[], patterns: readonly RegExp
   };
 }
 
-/** The credentials of a URL's userinfo (`scheme://user:password@host`), as written and decoded; `${VAR}`s expanded from env. */
-function urlCredentials(url: string | undefined, env: NodeJS.ProcessEnv): string[] {
-  if (!url) return [];
-  let u: URL;
-  try {
-    u = new URL(url.replace(ENV_REF, (whole, name: string) => env[name] ?? whole));
-  } catch {
-    return [];
+/**
+ * `value` with `mask` applied to every string in it, object keys included, for
+ * a JSON value bound for a response or a row (a tool input, a decision, hook
+ * messages): the same value when nothing changed. Masking the values rather
+ * than their JSON text keeps the JSON whole whatever a `/regex/` entry matches.
+ */
+export function maskValue<T>(value: T, mask: (text: string) => string): T {
+  if (typeof value === 'string') return mask(value) as T;
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    // Copied only from the first element that changes: most values hold no secret, and pay no allocation.
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      const m = maskValue(v, mask);
+      if (out === undefined && m !== v) out = value.slice(0, i);
+      out?.push(m);
+    }
+    return (out ?? value) as T;
   }
-  // Without a password, a lone user name is the credential when it looks like a token (`https://TOKEN@host`, not `git@`).
-  const raw = u.password || (u.username.length >= 16 ? u.username : '');
-  if (!raw) return [];
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const keys = Object.keys(value);
+  let out: Record<string, unknown> | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const v = (value as Record<string, unknown>)[k];
+    const mk = mask(k);
+    const mv = maskValue(v, mask);
+    if (out === undefined && (mk !== k || mv !== v)) {
+      out = {};
+      for (let j = 0; j < i; j++) put(out, keys[j]!, (value as Record<string, unknown>)[keys[j]!]);
+    }
+    if (out !== undefined) put(out, mk, mv);
+  }
+  return (out ?? value) as T;
+}
+
+/** Sets a key, a "__proto__" key (JSON.parse makes it an own property) as one, not as the object's prototype. */
+function put(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
+}
+
+/** A query parameter that carries a credential (`?api_key=`, `?token=`, `?exaApiKey=`, `?sig=`). */
+const CREDENTIAL_PARAM = /^(key|auth|sig|signature|code)$/i;
+
+/**
+ * The name of a variable that holds a credential (`GITHUB_TOKEN`, `EXA_API_KEY`, `DB_PASSWORD`,
+ * `OPENAI_KEY`): its value is a secret wherever the configuration expands it.
+ */
+const CREDENTIAL_VAR = /token|api[-_]?key|secret|passw(or)?d|credential|cookie|authorization|(^|_)(private_)?key$/i;
+
+/** The values of the credential-named variables `${VAR}` references in `text` (an MCP server's url, args, env, headers). */
+function credentialVars(text: string | undefined, env: NodeJS.ProcessEnv): string[] {
+  if (!text?.includes('${')) return [];
+  const out: string[] = [];
+  for (const m of text.matchAll(ENV_REF)) {
+    const v = env[m[1]!] ?? m[2];
+    if (v && CREDENTIAL_VAR.test(m[1]!)) out.push(v);
+  }
+  return out;
+}
+
+/** A URL part as written and percent-decoded. */
+function bothForms(raw: string): string[] {
   let decoded = raw;
   try {
     decoded = decodeURIComponent(raw);
   } catch {
     /* kept as written */
   }
-  return [...new Set([raw, decoded])];
+  return raw === decoded ? [raw] : [raw, decoded];
+}
+
+/**
+ * The credentials of a URL: its userinfo (`scheme://user:password@host`) and its
+ * credential-like query parameters (`?api_key=…`, as hosted MCP servers take
+ * their key), as written and decoded; `${VAR}`s expanded from env.
+ */
+function urlCredentials(url: string | undefined, env: NodeJS.ProcessEnv): string[] {
+  if (!url) return [];
+  let u: URL;
+  try {
+    u = new URL(url.replace(ENV_REF, (whole, name: string, def: string | undefined) => env[name] ?? def ?? whole));
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  // Without a password, a lone user name is the credential when it looks like a token (`https://TOKEN@host`, not `git@`).
+  const user = u.password || (u.username.length >= 16 ? u.username : '');
+  if (user) out.push(...bothForms(user));
+  for (const part of u.search.slice(1).split('&')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) continue;
+    const name = bothForms(part.slice(0, eq)).at(-1)!;
+    const value = part.slice(eq + 1);
+    if (value && (CREDENTIAL_HEADER.test(name) || CREDENTIAL_PARAM.test(name))) out.push(...bothForms(value), ...bothForms(value.replace(/\+/g, ' ')));
+  }
+  return [...new Set(out)];
 }
 
 /**
  * Secret values the configuration and environment hold: tokens,
  * credential-like header values (the variables their `${VAR}`/`$VAR` name),
- * credential-like MCP `env` values, the variables http hooks' headers take
- * from allowedEnvVars, and the credentials in configured URLs' userinfo.
+ * credential-like MCP `env` values, the credential-named variables an MCP
+ * server's settings expand anywhere (url, args, env, headers), the variables
+ * http hooks' headers take from allowedEnvVars, and the credentials in
+ * configured URLs' userinfo and credential-like query parameters.
  */
 export function configSecrets(config: Config, env: NodeJS.ProcessEnv): string[] {
   const tokens = config.server.tokens.map((t) => t.token);
@@ -159,13 +242,16 @@ export function configSecrets(config: Config, env: NodeJS.ProcessEnv): string[] 
   for (const s of Object.values(config.mcpServers)) {
     if ('url' in s) {
       headerSets.push(s.headers);
-      out.push(...urlCredentials(s.url, env));
+      out.push(...urlCredentials(s.url, env), ...credentialVars(s.url, env));
+      for (const v of Object.values(s.headers ?? {})) out.push(...credentialVars(v, env));
     }
     // An MCP server's env is the usual way to hand it an API key: credential-like names are secrets.
     if ('env' in s) {
       headerSets.push(s.env);
-      for (const v of Object.values(s.env ?? {})) out.push(...urlCredentials(v, env));
+      for (const v of Object.values(s.env ?? {})) out.push(...urlCredentials(v, env), ...credentialVars(v, env));
     }
+    // So is a credential-named variable its command line expands (`--api-key ${EXA_API_KEY}`).
+    if ('command' in s) for (const a of [s.command, ...s.args]) out.push(...credentialVars(a, env));
   }
   for (const groups of Object.values(config.hooks)) {
     for (const g of groups) {
@@ -191,7 +277,7 @@ export function configSecrets(config: Config, env: NodeJS.ProcessEnv): string[] 
       // A `${VAR}` template is expanded from the environment when used: the variable's value is the secret.
       if (value.includes('${')) {
         for (const m of value.matchAll(ENV_REF)) {
-          const v = env[m[1]!];
+          const v = env[m[1]!] ?? m[2];
           if (v) out.push(v);
         }
         continue;
@@ -233,7 +319,11 @@ export function outputMasker(config: Config, env: NodeJS.ProcessEnv): ((text: st
   return m === IDENTITY ? undefined : m;
 }
 
-const TOKEN_PARAM = /([?&]token=)[^&#]*/gi;
+/**
+ * A query parameter a logged URL may carry a credential in: the websocket's `?token=`, and the names
+ * clients use for one (`?access_token=`, `?api_key=`, `?password=`): a wrong one is someone's secret too.
+ */
+const TOKEN_PARAM = /([?&](?:[^=&#]*(?:token|api[-_]?key|secret|passw(?:or)?d|auth)[^=&#]*|key|sig|signature)=)[^&#]*/gi;
 
 export function createLogger(opts: LoggerOptions): Logger {
   const plan = planRedaction(opts.redact ?? [], opts.env ?? process.env);

@@ -11,6 +11,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ToolexecError } from '../errors.js';
+import { maskValue } from '../observability/logging.js';
 import { formatIssues } from '../pipeline/input-errors.js';
 import type { Db } from '../storage/db.js';
 import type { AnyTool, ToolInput } from '../tool/types.js';
@@ -159,6 +160,11 @@ export interface BrokerOptions {
   log: Logger;
   /** Session id of the request → its current working directory (for path suggestions). */
   cwdOf: (sessionId: string) => string;
+  /**
+   * Masks the service's secrets (pipeline/mask.ts) in what a request shows and
+   * stores: its input, summary, reason and message. The call runs its input as sent.
+   */
+  mask?: ((text: string) => string) | undefined;
 }
 
 const SHUTTING_DOWN = 'the service is shutting down';
@@ -223,18 +229,22 @@ export class ApprovalBroker implements Approvals {
     const now = Date.now();
     const present = this.hasApprover(req.sessionId);
     const headless = !present && this.opts.headless === 'deny';
+    const mask = this.opts.mask ?? ((text: string) => text);
+    const suggested = suggestRule(req.tool, req.input, this.opts.workspace, this.opts.cwdOf(req.sessionId));
     const view: PermissionRequestView = {
       id: idOf(),
       session_id: req.sessionId,
       execution_id: req.executionId,
       tool_use_id: req.toolUseId,
       tool: req.tool.name,
-      input: req.input,
+      input: maskValue(req.input, mask),
       input_digest: req.inputDigest,
-      summary: req.summary,
-      reason: req.decision.reason,
-      message: req.decision.message ?? null,
-      suggested_rule: suggestRule(req.tool, req.input, this.opts.workspace, this.opts.cwdOf(req.sessionId)),
+      summary: mask(req.summary),
+      reason: maskValue(req.decision.reason, mask),
+      message: req.decision.message === undefined ? null : mask(req.decision.message),
+      // A rule naming a secret is suggested to nobody (remembered, it would be listed and stored): none, as
+      // for a call no rule names exactly; the approver may still name one.
+      suggested_rule: mask(suggested) === suggested ? suggested : '',
       status: headless ? 'headless' : 'pending',
       created_at: now,
       expires_at: now + this.opts.askTimeoutMs,

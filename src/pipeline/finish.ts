@@ -54,8 +54,8 @@ export function finished(
   };
 }
 
-/** The same terminal state with another block (PostToolUseFailure hooks appended text) or decision. */
-export function refinished(f: FinishedCall, change: { block?: ToolResultBlock; decision?: Decision }): FinishedCall {
+/** The same terminal state with another block (PostToolUseFailure hooks appended text), decision or hook messages (masked). */
+export function refinished(f: FinishedCall, change: { block?: ToolResultBlock; decision?: Decision | undefined; hookMessages?: FinishedCall['hookMessages'] }): FinishedCall {
   return {
     status: f.status,
     id: f.id,
@@ -68,7 +68,7 @@ export function refinished(f: FinishedCall, change: { block?: ToolResultBlock; d
     startedPerf: f.startedPerf,
     actor: f.actor,
     timings: f.timings,
-    hookMessages: f.hookMessages,
+    hookMessages: change.hookMessages ?? f.hookMessages,
     tool: f.tool,
     input: f.input,
     decision: change.decision ?? f.decision,

@@ -30,7 +30,8 @@ import { appendText, hasPostHooks, postHooks } from './step7-post-hooks.js';
 import type { Call, FinishedCall, PipelineDeps, PreParsed, QueuedCall, StepName, ToolUse } from './types.js';
 import { messages } from '../permissions/messages.js';
 import { contentText } from '../tool/content-text.js';
-import { lazyChild } from '../observability/logging.js';
+import { lazyChild, maskValue } from '../observability/logging.js';
+import { maskFinished } from './mask.js';
 
 export interface RunOptions {
   executionId: string;
@@ -50,6 +51,11 @@ export interface RunOptions {
 /** Builds the queued state of a call and writes its row. */
 export function queueCall(use: ToolUse, session: Session, deps: PipelineDeps, executionId: string, actor: string | null): QueuedCall {
   const json = safeStringify(use.input);
+  // The record keeps the input with the service's secrets masked (pipeline/mask.ts); a retry of it is
+  // then compared by its input key, as one stored cut is.
+  const mask = deps.results.mask;
+  const masked = mask === undefined ? use.input : maskValue(use.input, mask);
+  const stored = masked === use.input ? json : safeStringify(masked);
   // Fields in the order of every other state (states.ts).
   const call: QueuedCall = {
     status: 'queued',
@@ -72,9 +78,9 @@ export function queueCall(use: ToolUse, session: Session, deps: PipelineDeps, ex
     tool: use.name,
     status: 'queued',
     inputDigest: call.inputDigest,
-    input: json,
-    // Only an input the record may keep cut needs it (the executor compares a shorter one as a value).
-    inputKey: inputMayBeCut(json) ? inputKey(use.input) : undefined,
+    input: stored,
+    // Only an input the record may keep cut, or keeps masked, needs it (the executor compares another as a value).
+    inputKey: inputMayBeCut(json) || stored !== json ? inputKey(use.input) : undefined,
     actor,
     createdAt: call.createdAt,
   });
@@ -104,6 +110,8 @@ export async function runToolUse(
       log.error({ err: e }, 'pipeline error');
       result = finished(queued, 'failed', errorBlock(queued.toolUseId, `Internal error: ${errorText(e)}`), 'internal');
     }
+    // Answered, stored and sent to subscribers masked, whichever step wrote the text.
+    if (deps.results.mask) result = maskFinished(result, deps.results.mask);
     // A call cancelled before its permission decision (queued at a shutdown, its client gone, cancelled
     // by id) has no decision to audit: its audit row says it was cancelled, so that no call that could
     // have run leaves the audit without a trace. Recorded before the row is committed, as decisions are.
@@ -228,7 +236,9 @@ async function steps(
     const d = await decide({ tool: other, input, ctx, mode: session.mode, rules, hook: undefined });
     return { behavior: d.behavior, message: d.message };
   };
-  const onProgress = (e: ProgressEvent): void => deps.observer.onProgress(allowed, e);
+  // An MCP server's progress messages reach subscribers (and /mcp clients) masked, as its result does.
+  const mask = deps.results.mask;
+  const onProgress = (e: ProgressEvent): void => deps.observer.onProgress(allowed, mask ? maskValue(e, mask) : e);
   const callCtx = allowed.input === parsed.input && checked.input === parsed.input ? ctx : ctx.modified();
   t = performance.now();
   const out = await callTool(allowed, callCtx, deps, canUseTool, use, onProgress, abort);

@@ -17,6 +17,7 @@ import type { ToolContext, ToolInput } from '../tool/types.js';
 import type { CallAbort } from './cancel.js';
 import { errorText } from './error-class.js';
 import { errorBlock, finished, plainErrorBlock, refinished } from './finish.js';
+import { maskDecision } from './mask.js';
 import { awaitingPermissionCall, runningCall, validatingCall } from './states.js';
 import { digestInput, safeStringify } from './digest.js';
 import { parse } from './step2-parse.js';
@@ -142,6 +143,8 @@ export async function permission(
     }
   }
 
+  // Its reasons may quote the input or a hook's words: audited, recorded and shown masked (pipeline/mask.ts).
+  if (deps.results.mask) d = maskDecision(d, deps.results.mask);
   deps.audit.record({
     ts: Date.now(),
     sessionId: call.sessionId,

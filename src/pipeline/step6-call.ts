@@ -10,6 +10,7 @@ import type { CanUseTool, ContentBlock, OnProgress, ToolContext, ToolResultBlock
 import { classifyError, errorText, type ErrorClass } from './error-class.js';
 import { persistThreshold } from './context.js';
 import { errorBlock, finished } from './finish.js';
+import { maskBlock } from './mask.js';
 import { messages } from '../permissions/messages.js';
 import type { FinishedCall, PipelineDeps, RunningCall } from './types.js';
 import { CANCELLED, type CallAbort } from './cancel.js';
@@ -80,23 +81,6 @@ export async function callTool(
   const sized = sizeBlock(block, call, ctx, deps);
   const errorClass = sized.block.is_error ? (out.errorClass ?? 'tool_error') : null;
   return { ok: true, block: sized.block, resultId: out.resultId ?? sized.resultId, data: out.data, errorClass };
-}
-
-/** The block with the service's secrets masked in its text (results.mask). */
-function maskBlock(block: ToolResultBlock, mask: (text: string) => string): ToolResultBlock {
-  if (typeof block.content === 'string') {
-    const masked = mask(block.content);
-    return masked === block.content ? block : { ...block, content: masked };
-  }
-  let changed = false;
-  const content = block.content.map((b) => {
-    if (b.type !== 'text') return b;
-    const masked = mask(b.text);
-    if (masked === b.text) return b;
-    changed = true;
-    return { ...b, text: masked };
-  });
-  return changed ? { ...block, content } : block;
 }
 
 function textOf(content: ToolResultBlock['content']): { text: string; others: ContentBlock[] } {

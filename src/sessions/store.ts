@@ -5,6 +5,7 @@
  * FileStateCache is memory only: after a restart or an eviction, Edit asks for
  * a new Read, which is the safe direction.
  */
+import { maskValue } from '../observability/logging.js';
 import type { Statement } from 'better-sqlite3';
 import { PermissionMode } from '../config/schema.js';
 import { FILE_STATE_GLOBAL_MAX_BYTES, FileStateBudget } from '../file-state/cache.js';
@@ -68,6 +69,8 @@ export class SessionStore {
      * repeat of such a call a second time.
      */
     private readonly heldToolUses: (sessionId: string) => Iterable<{ tool_use_id: string; id: string }> = () => [],
+    /** Masks the service's secrets (pipeline/mask.ts) in the todo list as stored: the model's text, but no place for a token. */
+    private readonly mask?: ((text: string) => string) | undefined,
   ) {
     this.getRow = db.prepare('SELECT * FROM sessions WHERE id = ?');
     this.upsert = db.prepare(
@@ -79,7 +82,7 @@ export class SessionStore {
   private readonly persist = (s: Session): void => {
     this.writer.writeLater(() => {
       const r = s.toRecord();
-      this.upsert.run(r.id, r.mode, r.cwd, JSON.stringify(r.todos), r.created_at, r.updated_at);
+      this.upsert.run(r.id, r.mode, r.cwd, JSON.stringify(this.mask ? maskValue(r.todos, this.mask) : r.todos), r.created_at, r.updated_at);
       s.clean();
     });
   };

@@ -24,10 +24,11 @@ export interface ExecutionRow {
   input_digest: string;
   input: string | null;
   /**
-   * For an input stored cut, the digest of its JSON with keys sorted: a retry
-   * whose keys come back in another order (a conversation kept in a database
-   * that sorts them) is still the same call, which input_digest, of the JSON
-   * as sent, cannot tell. Null for an input shorter than STORED_INPUT_MAX_CHARS.
+   * For an input stored cut or masked, the digest of its JSON with keys
+   * sorted: a retry whose keys come back in another order (a conversation
+   * kept in a database that sorts them) is still the same call, which
+   * input_digest, of the JSON as sent, cannot tell. Null for an input shorter
+   * than STORED_INPUT_MAX_CHARS stored as sent.
    */
   input_key: string | null;
   decision: string | null;
@@ -73,7 +74,10 @@ export interface ExecutionStart {
   status: string;
   inputDigest: string;
   input: string;
-  /** The digest of the input's keys-sorted JSON, given when the input is STORED_INPUT_MAX_CHARS long or longer (it may be stored cut). */
+  /**
+   * The digest of the input's keys-sorted JSON, given when the input is STORED_INPUT_MAX_CHARS long or
+   * longer (it may be stored cut) or is stored masked (pipeline/mask.ts): a retry is compared by it.
+   */
   inputKey?: string | undefined;
   actor: string | null;
   createdAt: number;
@@ -317,7 +321,7 @@ export class ExecutionLog {
   start(s: ExecutionStart): void {
     const input = s.input.length > STORED_INPUT_MAX_CHARS ? s.input.slice(0, STORED_INPUT_MAX_CHARS) : s.input;
     this.open.add(s.id);
-    this.pending.set(s.id, new Pending(s.id, s.sessionId, s.toolUseId, s.inputDigest, input, inputMayBeCut(s.input) ? (s.inputKey ?? null) : null, s.actor, s.createdAt, s.tool, s.status, this.seqOf(s.id)));
+    this.pending.set(s.id, new Pending(s.id, s.sessionId, s.toolUseId, s.inputDigest, input, s.inputKey ?? null, s.actor, s.createdAt, s.tool, s.status, this.seqOf(s.id)));
     this.queueFlush();
   }
 

@@ -15,6 +15,7 @@ import type { ToolResultBlock } from '../../tool/types.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { listingQuery, parseRequest } from '../validate.js';
 import { executionBody } from '../../ws/frames.js';
+import { maskValue } from '../../observability/logging.js';
 
 export const ExecutionsQuery = listingQuery({
   session_id: z.string().min(1).max(256).optional(),
@@ -127,6 +128,8 @@ export function executionRoutes(app: FastifyInstance, svc: Services): void {
     }
     if (live && !TERMINAL_STATUSES.has(live.status)) {
       const d = 'decision' in live ? live.decision : undefined;
+      // As the row will hold them (pipeline/mask.ts): the decision is masked once taken.
+      const mask = svc.results.mask ?? ((text: string) => text);
       return {
         execution: {
           id: live.id,
@@ -134,11 +137,11 @@ export function executionRoutes(app: FastifyInstance, svc: Services): void {
           tool_use_id: live.toolUseId,
           tool: 'tool' in live && live.tool ? live.tool.name : live.name,
           status: live.status,
-          input: live.rawInput ?? null,
+          input: maskValue(live.rawInput ?? null, mask),
           input_digest: live.inputDigest,
           decision: d ? { behavior: d.behavior, reason: d.reason, chain: d.chain, actor: d.actor ?? null } : null,
           timings: live.timings,
-          hook_messages: live.hookMessages,
+          hook_messages: maskValue(live.hookMessages, mask),
           error_class: null,
           is_error: false,
           result_id: null,

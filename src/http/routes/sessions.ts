@@ -11,12 +11,14 @@ import { ToolexecError } from '../../errors.js';
 import type { Session } from '../../sessions/session.js';
 import type { Services } from '../../services.js';
 import { parseRequest } from '../validate.js';
+import { maskValue } from '../../observability/logging.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(256) });
 export const SessionPatch = z.strictObject({ mode: PermissionMode });
 
 export function sessionView(s: Session, svc: Services) {
-  return {
+  // Its todos and background commands are the model's text, shown with the service's secrets masked (pipeline/mask.ts).
+  const view = {
     id: s.id,
     mode: s.mode,
     cwd: s.cwd,
@@ -38,6 +40,7 @@ export function sessionView(s: Session, svc: Services) {
     created_at: s.createdAt,
     updated_at: s.updatedAt,
   };
+  return svc.results.mask ? maskValue(view, svc.results.mask) : view;
 }
 
 

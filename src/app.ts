@@ -12,6 +12,7 @@ import { Authenticator, envToken } from './http/auth.js';
 import { installAuth } from './http/context.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling, MAX_PARAM_LENGTH, wsClientErrorHandler } from './http/error-handler.js';
 import { installJsonParser } from './http/json-parser.js';
+import { lazySchemaCompilers } from './http/schema-compilers.js';
 import websocket from '@fastify/websocket';
 import { auditRoutes } from './http/routes/audit.js';
 import { consoleRoutes } from './http/routes/console.js';
@@ -66,6 +67,8 @@ export async function buildApp(opts: AppOptions = {}): Promise<FastifyInstance> 
       requestTimeout: config.server.requestTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor((config.server.requestTimeoutMs || 30_000) / 10))),
     },
+    // Routes check their input with zod: Fastify's ajv and fast-json-stringify load only if a route declares a schema.
+    schemaController: { compilersFactory: lazySchemaCompilers },
     genReqId: (req) => {
       const h = req.headers['x-request-id'];
       return typeof h === 'string' && /^[\w.-]{1,128}$/.test(h) ? h : randomUUID();

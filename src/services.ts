@@ -106,6 +106,9 @@ export interface Services {
   close(): Promise<void>;
 }
 
+/** How long after start-up the WAL checkpointer's worker starts. */
+const CHECKPOINTER_START_MS = 1000;
+
 /** How often the memory of denied files drops the rows of files deleted since, between walks. */
 const DENIED_PRUNE_MS = 60_000;
 
@@ -136,7 +139,8 @@ export function createServices(opts: ServiceOptions): Services {
     throw e;
   }
   const writer = new GroupCommitWriter(db);
-  const checkpointer = dbPath === ':memory:' ? undefined : new Checkpointer(db, dbPath, writer);
+  // Its worker starts once the service is up, not while it gets ready (checkpointer.ts startAfterMs).
+  const checkpointer = dbPath === ':memory:' ? undefined : new Checkpointer(db, dbPath, writer, { startAfterMs: CHECKPOINTER_START_MS });
   // Tool output is masked before it is stored or answered: a command that prints a token (`ps e`, a file holding one) hands it to nobody.
   const results = new ResultStore(db, outputMasker(config, env));
   const executions = new ExecutionLog(db, writer, (id, e) => log.error({ err: e, execution_id: id }, 'could not write an execution row'));

@@ -34,13 +34,13 @@ function walGeneration(file: string): number {
 }
 
 /** Commits 6,000 rows one commit at a time (each at the next turn of the event loop), as a busy service does: a 4 KiB frame or more each. */
-async function sustainedWrites(): Promise<{ walBytes: number; holds: number; rows: number; restarts: number }> {
+async function sustainedWrites(opts: { startAfterMs?: number } = {}): Promise<{ walBytes: number; holds: number; rows: number; restarts: number }> {
   const file = path.join(tmpDir(), 'wal.db');
   const db = openDatabase({ path: file });
   db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
   const writer = new GroupCommitWriter(db, 0);
   // A short tick and a low threshold, so that the test needs seconds, not minutes.
-  const cp = new Checkpointer(db, file, writer, { intervalMs: 20, restartFrames: 200 });
+  const cp = new Checkpointer(db, file, writer, { intervalMs: 20, restartFrames: 200, ...opts });
   open.push({ db, cp });
   await cp.ready;
   const insert = db.prepare('INSERT INTO t (body) VALUES (?)');
@@ -128,4 +128,28 @@ describe('WAL restart under sustained writes', () => {
     writer.release();
     db.close();
   });
+});
+
+describe('a checkpointer whose worker starts late (startAfterMs, as the service has it)', () => {
+  it('starts no worker when stopped before its start, and settles ready', async () => {
+    const file = path.join(tmpDir(), 'late-stop.db');
+    const db = openDatabase({ path: file });
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY)');
+    const writer = new GroupCommitWriter(db, 0);
+    const cp = new Checkpointer(db, file, writer, { startAfterMs: 60_000 });
+    await writer.write(() => void db.prepare('INSERT INTO t (id) VALUES (1)').run());
+    expect(cp.started).toBe(false);
+    await cp.stop();
+    await cp.ready;
+    expect(cp.started).toBe(false);
+    db.close();
+  });
+
+  it('starts its worker after the delay, which then holds the commits to let the WAL start over', async () => {
+    const held = await sustainedWrites({ startAfterMs: 50 });
+    expect(held.rows).toBe(6000);
+    // Holds come from the worker only: it started and checkpoints.
+    expect(held.holds).toBeGreaterThan(1);
+    expect(held.restarts).toBeGreaterThanOrEqual(held.holds - 1);
+  }, 60_000);
 });

@@ -35,6 +35,13 @@ export async function serveCommand(args: string[], io: CliIO): Promise<CommandRe
   }
   const loaded = loadCliConfig(values, io, { host: str(values, 'host'), port });
   requireWorkspace(loaded);
+  // The Bash parser's WebAssembly compiles off the main thread (~40 ms): started
+  // now, it overlaps the loading of the service's modules, and buildApp's own
+  // wait for it (the same memoised load) is short. A failure here is buildApp's
+  // to report: it loads again.
+  import('../bash/parser.js')
+    .then((m) => m.initBashParser())
+    .catch(() => undefined);
   const { serve, unsafeBindReason, weakEnvTokenReason } = await import('../serve.js');
   const refuse = weakEnvTokenReason(io.env) ?? unsafeBindReason(loaded.config, io.env);
   if (refuse) throw new CliError(refuse, EXIT_USAGE);

@@ -7,13 +7,17 @@
  * scraped, and gauges ask their source then; so a call costs the aggregates'
  * increments only.
  *
+ * prom-client (and the OpenTelemetry API it loads, 84 modules in all) is
+ * imported by the first scrape, not at start-up: a service that is never
+ * scraped never loads it.
+ *
  * Labels are bounded: tool names come from the pool (calls that never
  * resolved a tool are `<unknown>`, and past MAX_TRACKED_TOOLS the rest are
  * `<other>`), status, error class, reason type and behaviour are closed
  * sets, MCP servers come from the configuration. Nothing is labelled by
  * session, execution or request.
  */
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { BEHAVIORS, OUTCOME_CLASSES, STATUSES, type CallStats } from './call-stats.js';
 import { BUCKETS, boundaryIndex } from './latency-histogram.js';
 
@@ -81,6 +85,8 @@ export function perToolText(stats: CallStats): string {
   return `${calls}\n${durations}\n`;
 }
 
+type PromClient = typeof import('prom-client');
+let promClient: Promise<PromClient> | undefined;
 let processRegistry: Registry | undefined;
 
 /**
@@ -89,21 +95,31 @@ let processRegistry: Registry | undefined;
  * collectors (an event-loop monitor, a GC observer) cannot be stopped, so one
  * set per app would pile up in a process that builds many apps (tests).
  */
-function processMetrics(): Registry {
+function processMetrics(prom: PromClient): Registry {
   if (!processRegistry) {
-    processRegistry = new Registry();
-    collectDefaultMetrics({ register: processRegistry });
+    processRegistry = new prom.Registry();
+    prom.collectDefaultMetrics({ register: processRegistry });
   }
   return processRegistry;
 }
 
 export class ServiceMetrics {
-  readonly registry = new Registry();
   private readonly stats: CallStats;
+  /** This app's registry, made by the first scrape. */
+  private registry: Promise<Registry> | undefined;
+  /** The exposition's content type: Prometheus text 0.0.4, the registry's own once made (text() makes it). */
+  contentType = 'text/plain; version=0.0.4; charset=utf-8';
 
-  constructor(src: MetricSources) {
+  constructor(private readonly src: MetricSources) {
     this.stats = src.stats;
-    const registers = [this.registry];
+  }
+
+  private async build(): Promise<Registry> {
+    const prom = await (promClient ??= import('prom-client'));
+    const { Counter, Gauge } = prom;
+    const registry = new prom.Registry();
+    const registers = [registry];
+    const { src } = this;
     const { stats } = src;
     new Counter({
       name: 'toolexec_permission_decisions_total',
@@ -211,15 +227,15 @@ export class ServiceMetrics {
         },
       });
     }
-  }
-
-  get contentType(): string {
-    return this.registry.contentType;
+    this.contentType = registry.contentType;
+    return registry;
   }
 
   /** The exposition text: the per-tool families, this app's other metrics, then the process's. */
   async text(): Promise<string> {
-    const [own, proc] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
+    const registry = await (this.registry ??= this.build());
+    const prom = await promClient!;
+    const [own, proc] = await Promise.all([registry.metrics(), processMetrics(prom).metrics()]);
     return perToolText(this.stats) + own + proc;
   }
 }

@@ -66,6 +66,7 @@ export function buildTool<S extends z.ZodType<ToolInput>, O>(
   def: ToolDef<z.infer<S>, O> & { inputSchema: S },
 ): Tool<z.infer<S>, O> {
   type I = z.infer<S>;
+  let jsonSchema = def.inputJSONSchema;
   const tool: Tool<I, O> = {
     aliases: [],
     searchHint: undefined,
@@ -86,7 +87,11 @@ export function buildTool<S extends z.ZodType<ToolInput>, O>(
     mapToolResultToToolResultBlockParam: defaultMapResult,
     toAutoClassifierInput: () => '',
     ...def,
-    inputJSONSchema: def.inputJSONSchema ?? toJSONSchema(def.inputSchema),
+    // Converted when first read (the catalog, ToolSearch, the MCP server), then kept: done
+    // for every tool at import, it was ~15 ms of start-up for a catalog nobody had asked for yet.
+    get inputJSONSchema() {
+      return (jsonSchema ??= toJSONSchema(def.inputSchema));
+    },
   };
   return Object.freeze(tool);
 }

@@ -1,7 +1,8 @@
 /**
- * zod → JSON Schema, once per tool at build time. zod 4's own converter is used
- * (zod-to-json-schema 3.x silently returns `{}` for zod 4 objects); a test
- * checks that every tool's schema lists its properties.
+ * zod → JSON Schema, once per tool, when its schema is first read
+ * (build-tool.ts). zod 4's own converter is used (zod-to-json-schema 3.x
+ * silently returns `{}` for zod 4 objects); a test checks that every tool's
+ * schema lists its properties.
  */
 import { z } from 'zod';
 

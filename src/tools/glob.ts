@@ -255,7 +255,9 @@ export async function globFiles(
   return { files, visitedLimitHit: limitHit };
 }
 
-const CUT_SHORT = `the search stopped after ${GLOB_MAX_VISITED.toLocaleString('en-US')} entries or ${GLOB_MAX_WALK_MS / 1000} s. Use a more specific path or pattern.`;
+// Made when used: the first toLocaleString loads ICU's number formats (~20 ms), at start-up if done at import.
+const cutShort = (): string =>
+  `the search stopped after ${GLOB_MAX_VISITED.toLocaleString('en-US')} entries or ${GLOB_MAX_WALK_MS / 1000} s. Use a more specific path or pattern.`;
 
 export const globTool = buildTool({
   name: 'Glob',
@@ -292,7 +294,7 @@ export const globTool = buildTool({
   mapToolResultToToolResultBlockParam: (out, toolUseId) => {
     if (out.filenames.length === 0) {
       // A walk cut short found nothing so far: "No files found" alone would say there are none.
-      const content = out.countIsComplete === false ? `No files found in the part searched: ${CUT_SHORT}` : 'No files found';
+      const content = out.countIsComplete === false ? `No files found in the part searched: ${cutShort()}` : 'No files found';
       return { type: 'tool_result', tool_use_id: toolUseId, content };
     }
     const text =

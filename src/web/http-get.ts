@@ -13,15 +13,26 @@
  *   so a compression bomb is bounded too). A binary content type is refused
  *   from its headers, before its body is read.
  */
-import { promises as dns } from 'node:dns';
 import http from 'node:http';
-import https from 'node:https';
 import net from 'node:net';
-import zlib from 'node:zlib';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { ToolError } from '../pipeline/error-class.js';
 import { formatSize } from '../results/output-sink.js';
 import { blockedAddressReason } from './ip.js';
+
+// https (with tls), zlib and dns are loaded by the first fetch, not at start-up (5-10 ms of
+// the service's start, for a tool that is deferred and may never be called); guardedGet awaits them.
+let dns: typeof import('node:dns').promises;
+let https: typeof import('node:https');
+let zlib: typeof import('node:zlib');
+let loading: Promise<void> | undefined;
+function loadNetworkModules(): Promise<void> {
+  return (loading ??= Promise.all([import('node:dns'), import('node:https'), import('node:zlib')]).then(([d, h, z]) => {
+    dns = d.promises;
+    https = h.default;
+    zlib = z.default;
+  }));
+}
 
 export const MAX_REDIRECTS = 10;
 const USER_AGENT = 'toolexec-WebFetch/0.1 (+https://github.com/toolexec)';
@@ -217,6 +228,7 @@ function binaryRefusal(url: URL, mediaType: string, length: string | undefined):
 
 /** Fetches a URL with the guards above. Throws ToolError with a class for every failure. */
 export async function guardedGet(start: URL, limits: GetLimits, outer: AbortSignal): Promise<GetOutcome> {
+  await loadNetworkModules();
   const ac = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {

@@ -45,6 +45,13 @@ const PASSTHROUGH: PermissionResult = Object.freeze({ behavior: 'passthrough' })
 const RESOLVED_OK = Promise.resolve(OK);
 const RESOLVED_PASSTHROUGH = Promise.resolve(PASSTHROUGH);
 
+/**
+ * The validateInput of a tool that has no business checks of its own: the
+ * pipeline (step 3) knows it by identity and goes on without a promise to
+ * wait for.
+ */
+export const VALIDATES_NOTHING = (_input: unknown, _ctx: ToolContext): Promise<ValidationResult> => RESOLVED_OK;
+
 /** Short one-line text of an input for dashboards and prompts. */
 export function summariseInput(input: unknown, max = 120): string {
   let s: string;
@@ -78,7 +85,7 @@ export function buildTool<S extends z.ZodType<ToolInput>, O>(
     isReadOnly: () => false,
     isDestructive: () => false,
     getPath: () => undefined,
-    validateInput: (_input: I, _ctx: ToolContext) => RESOLVED_OK,
+    validateInput: VALIDATES_NOTHING,
     checkPermissions: (_input: I, _ctx: ToolContext) => RESOLVED_PASSTHROUGH,
     renderToolUseMessage: (input: I) => `${def.name}(${summariseInput(input)})`,
     renderToolResultMessage: (output: O) => summariseInput(output),

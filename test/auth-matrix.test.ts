@@ -4,6 +4,7 @@
  * its code, on a real listening server. Open routes answer without a token.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -107,4 +108,65 @@ describe('open routes', () => {
       expect(r.status).toBeLessThan(400);
     });
   }
+});
+
+describe('one keep-alive connection', () => {
+  /** Requests in order over a single socket; each answer's status and code. */
+  async function onOneSocket(tokens: Array<string | undefined>): Promise<Array<{ status: number; code: string | undefined }>> {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const sockets = new Set<unknown>();
+    const out: Array<{ status: number; code: string | undefined }> = [];
+    try {
+      for (const token of tokens) {
+        out.push(
+          await new Promise((resolve, reject) => {
+            const req = http.request(`${base}/tools`, { agent, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } }, (res) => {
+              sockets.add(res.socket);
+              let body = '';
+              res.on('data', (b: Buffer) => (body += b.toString()));
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, code: res.statusCode === 200 ? undefined : (JSON.parse(body) as { error: { code: string } }).error.code }));
+            });
+            req.on('error', reject);
+            req.end();
+          }),
+        );
+      }
+    } finally {
+      agent.destroy();
+    }
+    expect(sockets.size).toBe(1);
+    return out;
+  }
+
+  it('digests a repeated token once, and still judges every other token it carries as a new one', async () => {
+    const digests = t.app.authenticator.digests;
+    // GET /tools needs the execute scope.
+    const exec = TOKENS.execute;
+    const results = await onOneSocket([
+      exec,
+      exec,
+      exec,
+      // The remembered token's neighbours: one character off, longer, shorter; none; another scope's.
+      `${exec.slice(0, -1)}1`,
+      `${exec}0`,
+      exec.slice(0, -1),
+      undefined,
+      TOKENS.read,
+      exec,
+    ]);
+    expect(results).toEqual([
+      { status: 200, code: undefined },
+      { status: 200, code: undefined },
+      { status: 200, code: undefined },
+      { status: 401, code: 'TOOLEXEC_ERR_AUTH_INVALID' },
+      { status: 401, code: 'TOOLEXEC_ERR_AUTH_INVALID' },
+      { status: 401, code: 'TOOLEXEC_ERR_AUTH_INVALID' },
+      { status: 401, code: 'TOOLEXEC_ERR_AUTH_MISSING' },
+      // The read-only token, now the connection's last valid one, lacks execute.
+      { status: 403, code: 'TOOLEXEC_ERR_AUTH_SCOPE' },
+      { status: 200, code: undefined },
+    ]);
+    // The first execute token, the three wrong ones, the read token and the execute token once more (no longer the last).
+    expect(t.app.authenticator.digests - digests).toBe(6);
+  });
 });

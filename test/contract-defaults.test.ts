@@ -55,6 +55,35 @@ describe('the tool builder', () => {
   });
 });
 
+describe('a tool without checks of its own', () => {
+  it('passes validation and the tool layer as one that returns OK and passthrough, and a tool with its own checks is still asked', async () => {
+    const plain = buildTool({ name: 'Plain', description: 'No checks', inputSchema: z.strictObject({}), maxResultSizeChars: 1000, call: async () => ({ data: 'plain' }) });
+    const picky = buildTool({
+      name: 'Picky',
+      description: 'Checks of its own',
+      inputSchema: z.strictObject({ n: z.number() }),
+      maxResultSizeChars: 1000,
+      validateInput: async ({ n }) => (n > 0 ? { ok: true } : { ok: false, message: 'n must be positive', code: 1 }),
+      checkPermissions: async ({ n }) => (n > 1 ? { behavior: 'deny', message: 'too big', type: 'tool', detail: 'n > 1' } : { behavior: 'passthrough' }),
+      call: async () => ({ data: 'picky' }),
+    });
+    t = await makeApp({ permissions: { allow: ['Plain', 'Picky'] } }, { extraTools: [plain, picky] });
+    const r = await execute(t.app, { tool_uses: [use('Plain', {}), use('Picky', { n: 0 }), use('Picky', { n: 2 }), use('Picky', { n: 1 })] });
+    expect(r.body.tool_results.map((b: { content: unknown; is_error?: boolean }) => [b.content, b.is_error ?? false])).toEqual([
+      ['plain', false],
+      ['<tool_use_error>n must be positive</tool_use_error>', true],
+      [expect.stringContaining('too big'), true],
+      ['picky', false],
+    ]);
+    const chain = async (id: string) => ((await t!.app.inject({ method: 'GET', url: `/executions/${id}` })).json().execution as { decision: { chain: unknown[] } }).decision.chain;
+    expect(await chain(r.body.executions[0]!.id)).toEqual([
+      { layer: 'tool', outcome: 'passthrough', detail: 'tool: passthrough' },
+      { layer: 'rules', outcome: 'allow', detail: 'Plain' },
+    ]);
+    expect(await chain(r.body.executions[2]!.id)).toEqual([{ layer: 'tool', outcome: 'deny', detail: 'tool: n > 1' }]);
+  });
+});
+
 describe('step timings', () => {
   it('records the time of all seven steps of a call that ran, and none after the step that stopped one', async () => {
     t = await makeApp({ permissions: { allow: ['Read'] } });

@@ -11,6 +11,8 @@ import { AnthropicToolUse, ExecuteRequest, OpenAIFunctionCallItem, OpenAIToolCal
 import { CallAbort, CANCELLED } from '../src/pipeline/cancel.js';
 import { commitWindowMs, GroupCommitWriter, MultiRowWriter, openDatabase } from '../src/storage/db.js';
 import { ExecutionLog } from '../src/storage/executions.js';
+import { timingsJson } from '../src/pipeline/run-tool-use.js';
+import type { Timings } from '../src/pipeline/types.js';
 
 describe('CallAbort', () => {
   it('aborts a signal made before or after the abort, and says so', () => {
@@ -192,5 +194,25 @@ describe('the envelope fast path', () => {
     // An OpenAI tool call that lost its function is refused, not skipped as if it were a text block.
     expect(() => readToolUses([{ id: 'z9', type: 'function' }])).toThrow(/tool_uses\[0\] is an OpenAI tool call without its "function"/);
     expect(readToolUses([{ type: 'text', text: 'hi' }])).toEqual([]);
+  });
+});
+
+describe('step timings in the row', () => {
+  it('are the timings rounded to the microsecond, in their order, as JSON', () => {
+    const steps = ['lookup', 'parse', 'validate', 'pre_hooks', 'permission', 'call', 'post_hooks'] as const;
+    fc.assert(
+      fc.property(fc.subarray([...steps]), fc.array(fc.double({ min: 0, max: 1e7, noNaN: true }), { minLength: 7, maxLength: 7 }), (keys, values) => {
+        const t: Timings = {};
+        keys.forEach((k, i) => (t[k] = values[i]!));
+        const text = timingsJson(t);
+        const rounded = Object.fromEntries(keys.map((k, i) => [k, Math.round(values[i]! * 1000) / 1000]));
+        expect(JSON.parse(text)).toEqual(rounded);
+        expect(Object.keys(JSON.parse(text) as object)).toEqual(keys);
+      }),
+      { numRuns: 1000 },
+    );
+    expect(timingsJson({})).toBe('{}');
+    expect(timingsJson({ lookup: 0.0079487192589802, call: 12.3456789, post_hooks: 0 })).toBe('{"lookup":0.008,"call":12.346,"post_hooks":0}');
+    expect(JSON.parse(timingsJson({ call: Number.POSITIVE_INFINITY }))).toEqual({ call: null });
   });
 });

@@ -11,7 +11,7 @@ import { runBatch, siblingCancelReason } from '../orchestration/run-batch.js';
 import { canonicalJson, digestInput, inputKey, safeStringify } from '../pipeline/digest.js';
 import { queueCall, runToolUse } from '../pipeline/run-tool-use.js';
 import { CallAbort } from '../pipeline/cancel.js';
-import type { FinishedCall, PipelineDeps, QueuedCall, ToolUse } from '../pipeline/types.js';
+import type { FinishedCall, PipelineDeps, PreParsed, QueuedCall, ToolUse } from '../pipeline/types.js';
 import type { Session } from '../sessions/session.js';
 import { inputMayBeCut, storedBlock, type ExecutionRow } from '../storage/executions.js';
 import type { ToolResultBlock } from '../tool/types.js';
@@ -294,36 +294,43 @@ export class Executor {
       fresh.push({ use, queued, abort, resolve, reject });
     }
 
-    if (fresh.length > 0) {
-      const finishedCalls = new Set<number>();
+    const finishedCalls = new Set<number>();
+    // Never rejects: a call's failure settles its own item.
+    const run = async (_use: ToolUse, i: number, parsed: PreParsed | undefined): Promise<FinishedCall | undefined> => {
+      const f = fresh[i]!;
+      try {
+        const out = await runToolUse(f.use, session, deps, {
+          executionId: f.queued.id,
+          abort: f.abort,
+          actor,
+          queued: f.queued,
+          log,
+          parsed,
+        });
+        // A PermissionRequest hook's deny with interrupt: true ends the turn in Claude Code:
+        // the batch's other calls not finished, running or not started yet, are cancelled.
+        if (fresh.length > 1) {
+          finishedCalls.add(i);
+          if (out.decision?.interrupt === true) for (const [j, g] of fresh.entries()) if (!finishedCalls.has(j)) g.abort.abort();
+        }
+        f.resolve(out);
+        return out;
+      } catch (e) {
+        // The call's record could not be committed; drop it from the live set.
+        registry.remove(f.queued.id);
+        f.reject(e);
+        return undefined;
+      }
+    };
+    // One new call, most batches: what runBatch would do with it (run it, unparsed ahead) without its
+    // promise, its await and the catch below (three promises a request).
+    if (fresh.length === 1) void run(fresh[0]!.use, 0, undefined);
+    else if (fresh.length > 1) {
       void runBatch(
         fresh.map((f) => f.use),
         this.pool,
         this.opts.maxConcurrency,
-        async (_use, i, parsed) => {
-          const f = fresh[i]!;
-          try {
-            const out = await runToolUse(f.use, session, deps, {
-              executionId: f.queued.id,
-              abort: f.abort,
-              actor,
-              queued: f.queued,
-              log,
-              parsed,
-            });
-            finishedCalls.add(i);
-            // A PermissionRequest hook's deny with interrupt: true ends the turn in Claude Code:
-            // the batch's other calls not finished, running or not started yet, are cancelled.
-            if (out.decision?.interrupt === true) for (const [j, g] of fresh.entries()) if (!finishedCalls.has(j)) g.abort.abort();
-            f.resolve(out);
-            return out;
-          } catch (e) {
-            // The call's record could not be committed; drop it from the live set.
-            registry.remove(f.queued.id);
-            f.reject(e);
-            return undefined;
-          }
-        },
+        run,
         {
           // A Bash call that failed cancels the calls running beside it (orchestration/run-batch.ts).
           cancels: (out) => (out === undefined ? undefined : siblingCancelReason(out)),

@@ -72,7 +72,7 @@ export function installAuth(app: FastifyInstance, auth: Authenticator, allowedHo
         const host = req.headers.host;
         if (typeof host === 'string' && !hostAllowed(hostnameOf(host))) throw new ToolexecError('TOOLEXEC_ERR_ORIGIN_FORBIDDEN');
       }
-      req.principal = auth.check(tokenOf(req, allowQuery), scope);
+      req.principal = auth.check(tokenOf(req, allowQuery), scope, req.raw.socket ?? undefined);
       done();
     };
     // First among the route's own hooks, as the global hook it replaces was.

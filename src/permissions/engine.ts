@@ -15,6 +15,7 @@
 import type { PermissionMode } from '../config/schema.js';
 import type { AnyTool, PermissionResult, ToolContext, ToolInput } from '../tool/types.js';
 import { messages } from './messages.js';
+import { PASSES_THROUGH, PASSTHROUGH } from '../tool/build-tool.js';
 import type { RuleIndex } from './rule-index.js';
 import type { Behavior, ChainStep, Decision, ReasonType } from './types.js';
 
@@ -46,6 +47,9 @@ function decision(
   return { behavior, reason: { type, detail }, message, chain };
 }
 
+/** The tool layer's chain detail when the tool passes through (one string, not one made per call). */
+const PASSTHROUGH_DETAIL = 'tool: passthrough';
+
 const BYPASS_IMMUNE: ReadonlySet<ReasonType> = new Set<ReasonType>(['rule', 'safety']);
 
 export async function decide(d: DecideInput): Promise<Decision> {
@@ -61,16 +65,19 @@ export async function decide(d: DecideInput): Promise<Decision> {
   }
 
   // 1c. The tool's own opinion: content rules, paths, protected files.
-  let own: PermissionResult;
-  try {
-    own = await tool.checkPermissions(input, ctx);
-  } catch (e) {
-    // A tool that cannot judge its input does not get to run it unasked.
-    own = { behavior: 'ask', message: `Could not check permissions: ${(e as Error).message}`, type: 'tool' };
+  // A tool without a check of its own passes through at once (no promise to wait for).
+  let own: PermissionResult = PASSTHROUGH;
+  if (tool.checkPermissions !== PASSES_THROUGH) {
+    try {
+      own = await tool.checkPermissions(input, ctx);
+    } catch (e) {
+      // A tool that cannot judge its input does not get to run it unasked.
+      own = { behavior: 'ask', message: `Could not check permissions: ${(e as Error).message}`, type: 'tool' };
+    }
   }
   const ownType: ReasonType = own.behavior === 'passthrough' ? 'tool' : (own.type ?? 'tool');
   const ownDetail = own.behavior === 'passthrough' ? 'passthrough' : (own.detail ?? own.behavior);
-  chain.push({ layer: 'tool', outcome: own.behavior, detail: `${ownType}: ${ownDetail}` });
+  chain.push({ layer: 'tool', outcome: own.behavior, detail: own.behavior === 'passthrough' ? PASSTHROUGH_DETAIL : `${ownType}: ${ownDetail}` });
 
   // 1d. Its deny.
   if (own.behavior === 'deny') return decision('deny', ownType, ownDetail, own.message, chain);

@@ -41,9 +41,23 @@ type Optional =
 export type ToolDef<I extends ToolInput, O> = Omit<Tool<I, O>, Optional> & Partial<Pick<Tool<I, O>, Optional>>;
 
 const OK: ValidationResult = Object.freeze({ ok: true }) as ValidationResult;
-const PASSTHROUGH: PermissionResult = Object.freeze({ behavior: 'passthrough' }) as PermissionResult;
+export const PASSTHROUGH: PermissionResult = Object.freeze({ behavior: 'passthrough' }) as PermissionResult;
 const RESOLVED_OK = Promise.resolve(OK);
 const RESOLVED_PASSTHROUGH = Promise.resolve(PASSTHROUGH);
+
+/**
+ * The validateInput of a tool that has no business checks of its own: the
+ * pipeline (step 3) knows it by identity and goes on without a promise to
+ * wait for.
+ */
+export const VALIDATES_NOTHING = (_input: unknown, _ctx: ToolContext): Promise<ValidationResult> => RESOLVED_OK;
+
+/**
+ * The checkPermissions of a tool with no opinion of its own (MCP tools among
+ * them): the permission engine knows it by identity and takes its
+ * passthrough without awaiting it.
+ */
+export const PASSES_THROUGH = (_input: unknown, _ctx: ToolContext): Promise<PermissionResult> => RESOLVED_PASSTHROUGH;
 
 /** Short one-line text of an input for dashboards and prompts. */
 export function summariseInput(input: unknown, max = 120): string {
@@ -79,8 +93,8 @@ export function buildTool<S extends z.ZodType<ToolInput>, O>(
     isReadOnly: () => false,
     isDestructive: () => false,
     getPath: () => undefined,
-    validateInput: (_input: I, _ctx: ToolContext) => RESOLVED_OK,
-    checkPermissions: (_input: I, _ctx: ToolContext) => RESOLVED_PASSTHROUGH,
+    validateInput: VALIDATES_NOTHING,
+    checkPermissions: PASSES_THROUGH,
     renderToolUseMessage: (input: I) => `${def.name}(${summariseInput(input)})`,
     renderToolResultMessage: (output: O) => summariseInput(output),
     getToolUseSummary: (input: I) => summariseInput(input, 60),

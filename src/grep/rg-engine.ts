@@ -19,7 +19,8 @@
  *   line, once per search).
  * - files_with_matches uses the fast `--files-with-matches`, count the fast
  *   `--count`; a reported file that holds a line longer than MAX_LINE_BYTES
- *   is searched again by the JS engine, without those lines.
+ *   is searched again by the JS engine, without those lines (a second rg
+ *   pass over the reported files tells which may hold one: wideLineFiles).
  * - A multiline search: rg 13 -U is quadratic on a long line, so the files
  *   that hold a line over MAX_LINE_BYTES are listed first (a plain rg search)
  *   and left to the JS engine; rg -U searches the rest (searchMultiline).
@@ -49,6 +50,14 @@ const TYPE_NAME = 'toolexecselected';
  * (Unanchored, each state would hold every count at once: 9 s on a 12 MB line rather than 0.05 s.)
  */
 const LONG_LINE_RUST = `^(?-u:[^\n]){${MAX_LINE_BYTES + 1}}`;
+
+/**
+ * A line over a third of MAX_LINE_BYTES raw bytes, the least a line can have to be long once decoded (an
+ * invalid byte becomes U+FFFD, three bytes): a file without one has no long line (Screen.hasLongLine), and
+ * rg tells it without the file being read here. Asked without --crlf, with which rg 13 strips \r from
+ * `[^\n]` too, where a line is what runs from \n to \n (splitLines).
+ */
+const WIDE_LINE_RUST = `^(?-u:[^\n]){${Math.floor(MAX_LINE_BYTES / 3) + 1}}`;
 
 /**
  * rg's arguments: `files`, `count` and `json` search for the pattern; `long` lists the files (among those the
@@ -286,6 +295,9 @@ const LONG_LINE_SHOWN = '[... line too long to show]';
 const MAX_MESSAGE_CHARS = 2 * 1024 * 1024;
 const MAX_BLOCK_MESSAGE_CHARS = 64 * 1024 * 1024;
 
+/** Files read whole by the long-line check, on the service's thread (tests count them). */
+export const screenStats = { wholeReads: 0 };
+
 /** Memoised per-search checks of reported files. */
 class Screen {
   private readonly dirs = new Map<string, boolean>();
@@ -309,12 +321,16 @@ class Screen {
     return false;
   }
 
+  /** Files found (by binary) to start with a UTF-16 BOM: rg transcodes them, so its byte counts are not theirs. */
+  readonly utf16 = new Set<string>();
+
   binary(abs: string): boolean {
     let fd: number | undefined;
     try {
       fd = fs.openSync(abs, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
       const head = Buffer.alloc(BINARY_SNIFF_BYTES);
       const n = fs.readSync(fd, head, 0, head.length, 0);
+      if (n >= 2 && ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff))) this.utf16.add(abs);
       return isBinaryHead(head.subarray(0, n));
     } catch {
       return true;
@@ -334,6 +350,7 @@ class Screen {
       // Opened without blocking, regular files only, bounded: the file may have been swapped for a FIFO or a device since rg read it.
       const buf = readRegularFile(abs, MAX_FILE_BYTES);
       if (buf === undefined) return false;
+      screenStats.wholeReads++;
       const utf16 = buf.length >= 2 && ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff));
       if (!utf16) {
         let widest = 0;
@@ -675,12 +692,53 @@ async function searchAll(q: SearchQuery, screen: Screen, sink: HitSink, limits: 
   // rg's answer is handed out once it is complete: where rg died of a panic, the JS engine answers instead.
   const panicked = await runRg(q, rgArgs(q, 'files', q.single), q.root, limits, nulPaths(q.root, reported));
   if (panicked) return searchJs(q, sink, timeLeft(limits, started));
-  for (const abs of reported) {
+  const kept = reported.filter((abs) => !screen.denied(abs) && !screen.binary(abs));
+  const wide = await wideLineFiles(q, screen, kept, timeLeft(limits, started));
+  for (const abs of kept) {
     if (q.signal.aborted) throw new ToolError('The search was cancelled.', 'cancelled');
-    if (screen.denied(abs) || screen.binary(abs)) continue;
-    if (screen.hasLongLine(abs) && !(await survivesLongLines(q, abs, timeLeft(limits, started)))) continue;
+    if (wide(abs) && screen.hasLongLine(abs) && !(await survivesLongLines(q, abs, timeLeft(limits, started)))) continue;
     if (!sink({ abs, count: 1, lines: undefined })) return;
   }
+}
+
+/** Characters of paths on the command line of one rg run of wideLineFiles (Linux allows 2 MB of arguments and environment in all). */
+const MAX_OPERAND_CHARS = 256 * 1024;
+
+/**
+ * Which of `files` (rg's report, below q.root) hasLongLine must judge. Reading each reported file over
+ * a third of MAX_LINE_BYTES whole here, to find its widest line, held the service's thread for the
+ * whole read: a files_with_matches search of node_modules for `function` read thousands of files so.
+ * rg lists those with a line over that third instead (WIDE_LINE_RUST, the reported files as operands,
+ * in runs of bounded command lines), and only they are read here. A UTF-16 file, which rg transcodes,
+ * is always judged here. Where rg fails (a panic, an error), every file is judged here, as before.
+ */
+async function wideLineFiles(q: SearchQuery, screen: Screen, files: string[], limits: EngineLimits): Promise<(abs: string) => boolean> {
+  const wide = new Set<string>();
+  let from = 0;
+  while (from < files.length) {
+    const rels: string[] = [];
+    let chars = 0;
+    while (from < files.length && (rels.length === 0 || chars < MAX_OPERAND_CHARS)) {
+      const rel = path.relative(q.root, files[from++]!);
+      rels.push(rel);
+      chars += Buffer.byteLength(rel) + 1;
+    }
+    // Explicit operands are searched whatever ignore files say (--no-ignore spares reading them); --max-depth 0:
+    // a file swapped for a directory since is not walked.
+    const args = ['--no-config', '--no-messages', '--no-ignore', '--hidden', '--text', '--max-depth', '0'];
+    args.push('--files-with-matches', '--null', '--regexp', WIDE_LINE_RUST, '--', ...rels);
+    const listed: string[] = [];
+    let failed: boolean;
+    try {
+      failed = await runRg(q, args, q.root, limits, nulPaths(q.root, listed));
+    } catch (e) {
+      if (e instanceof ToolError && (e.errorClass === 'cancelled' || e.errorClass === 'timeout')) throw e;
+      failed = true;
+    }
+    if (failed) return () => true;
+    for (const abs of listed) wide.add(abs);
+  }
+  return (abs) => wide.has(abs) || screen.utf16.has(abs);
 }
 
 /**
@@ -705,10 +763,16 @@ async function countLines(q: SearchQuery, screen: Screen, sink: HitSink, limits:
     }
   });
   if (panicked) return searchJs(q, sink, timeLeft(limits, started));
-  for (const [abs, count] of counted) {
+  const kept = counted.filter(([abs]) => !screen.denied(abs) && !screen.binary(abs));
+  const wide = await wideLineFiles(
+    q,
+    screen,
+    kept.map(([abs]) => abs),
+    timeLeft(limits, started),
+  );
+  for (const [abs, count] of kept) {
     if (q.signal.aborted) throw new ToolError('The search was cancelled.', 'cancelled');
-    if (screen.denied(abs) || screen.binary(abs)) continue;
-    if (!screen.hasLongLine(abs)) {
+    if (!wide(abs) || !screen.hasLongLine(abs)) {
       if (!sink({ abs, count, lines: undefined })) return;
       continue;
     }

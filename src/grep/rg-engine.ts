@@ -692,10 +692,10 @@ async function searchAll(q: SearchQuery, screen: Screen, sink: HitSink, limits: 
   // rg's answer is handed out once it is complete: where rg died of a panic, the JS engine answers instead.
   const panicked = await runRg(q, rgArgs(q, 'files', q.single), q.root, limits, nulPaths(q.root, reported));
   if (panicked) return searchJs(q, sink, timeLeft(limits, started));
-  const kept = reported.filter((abs) => !screen.denied(abs) && !screen.binary(abs));
-  const wide = await wideLineFiles(q, screen, kept, timeLeft(limits, started));
-  for (const abs of kept) {
+  const wide = await wideLineFiles(q, screen, reported, timeLeft(limits, started));
+  for (const abs of reported) {
     if (q.signal.aborted) throw new ToolError('The search was cancelled.', 'cancelled');
+    if (screen.denied(abs) || screen.binary(abs)) continue;
     if (wide(abs) && screen.hasLongLine(abs) && !(await survivesLongLines(q, abs, timeLeft(limits, started)))) continue;
     if (!sink({ abs, count: 1, lines: undefined })) return;
   }
@@ -710,10 +710,13 @@ const MAX_OPERAND_CHARS = 256 * 1024;
  * whole read: a files_with_matches search of node_modules for `function` read thousands of files so.
  * rg lists those with a line over that third instead (WIDE_LINE_RUST, the reported files as operands,
  * in runs of bounded command lines), and only they are read here. A UTF-16 file, which rg transcodes,
- * is always judged here. Where rg fails (a panic, an error), every file is judged here, as before.
+ * is always judged here (wide is asked after Screen.binary has read its head). Where rg fails (a panic, an error), every file is judged here, as before.
  */
-async function wideLineFiles(q: SearchQuery, screen: Screen, files: string[], limits: EngineLimits): Promise<(abs: string) => boolean> {
+async function wideLineFiles(q: SearchQuery, screen: Screen, reported: string[], limits: EngineLimits): Promise<(abs: string) => boolean> {
   const wide = new Set<string>();
+  // Read-denied files are dropped unread; binary ones are told by Screen.binary as each file comes (a read of
+  // its head, here), which this pass does not wait for.
+  const files = reported.filter((abs) => !screen.denied(abs));
   let from = 0;
   while (from < files.length) {
     const rels: string[] = [];
@@ -725,7 +728,7 @@ async function wideLineFiles(q: SearchQuery, screen: Screen, files: string[], li
     }
     // Explicit operands are searched whatever ignore files say (--no-ignore spares reading them); --max-depth 0:
     // a file swapped for a directory since is not walked.
-    const args = ['--no-config', '--no-messages', '--no-ignore', '--hidden', '--text', '--max-depth', '0'];
+    const args = ['--no-config', '--no-messages', '--no-ignore', '--hidden', '--text', '--max-depth', '0', '--max-filesize', `${MAX_FILE_BYTES / (1024 * 1024)}M`];
     args.push('--files-with-matches', '--null', '--regexp', WIDE_LINE_RUST, '--', ...rels);
     const listed: string[] = [];
     let failed: boolean;
@@ -763,15 +766,15 @@ async function countLines(q: SearchQuery, screen: Screen, sink: HitSink, limits:
     }
   });
   if (panicked) return searchJs(q, sink, timeLeft(limits, started));
-  const kept = counted.filter(([abs]) => !screen.denied(abs) && !screen.binary(abs));
   const wide = await wideLineFiles(
     q,
     screen,
-    kept.map(([abs]) => abs),
+    counted.map(([abs]) => abs),
     timeLeft(limits, started),
   );
-  for (const [abs, count] of kept) {
+  for (const [abs, count] of counted) {
     if (q.signal.aborted) throw new ToolError('The search was cancelled.', 'cancelled');
+    if (screen.denied(abs) || screen.binary(abs)) continue;
     if (!wide(abs) || !screen.hasLongLine(abs)) {
       if (!sink({ abs, count, lines: undefined })) return;
       continue;

@@ -4,6 +4,7 @@
 //    rounds on one machine, median µs per call (the difference is the subscriber's cost).
 // 3. GET /stats and /metrics bodies for 10 and 1,000 tools, ms per scrape.
 // 4. lazyChild() against a pino child per call.
+import { setMaxListeners } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -57,6 +58,9 @@ function makeServices() {
 async function perCall(svc, n, concurrent) {
   const session = svc.sessions.get('bench');
   const signal = new AbortController().signal;
+  // One signal for every call in flight (a request's is shared by its batch only): each running call listens to it, so Node's
+  // leak warning (more than 10 listeners) would be printed in the middle of the bench's table.
+  setMaxListeners(0, signal);
   const run = (i) => runToolUse({ id: `t_${i}_${Math.random()}`, name: 'Noop', input: { n: i }, format: 'anthropic' }, session, svc.deps, { executionId: svc.executions.newId(), signal, actor: null });
   const t0 = process.hrtime.bigint();
   if (concurrent) {

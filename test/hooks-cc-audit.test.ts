@@ -470,3 +470,24 @@ describe('continue: false in Claude Code’s words', () => {
     expect((await run(t, 'Probe', { value: 'c' })).text).toBe(`value=c\n\nPostToolUse:Probe hook blocking error from command: "${block}": Blocked by hook`);
   });
 });
+
+describe('additionalContext as the model reads it', () => {
+  const reminder = (event: string, tool: string, text: string) => `<system-reminder>\n${event}:${tool} hook additional context: ${text}\n</system-reminder>`;
+
+  it('each hook’s context comes in Claude Code’s system reminder, named "<Event>:<Tool>" (PreToolUse, PostToolUse, PostToolUseFailure)', async () => {
+    const dir = tmpDir();
+    const preCtx = printing(dir, 'pre', { hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: 'USE pnpm NOT npm' } });
+    t = await makeApp({ hooks: pre(preCtx, 'Probe') }, { extraTools: [probeTool({ permission: 'allow' })] });
+    expect((await run(t, 'Probe', { value: 'a' })).text).toBe(`value=a\n\n${reminder('PreToolUse', 'Probe', 'USE pnpm NOT npm')}`);
+    await t.close();
+    const postCtx = printing(dir, 'post', { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'formatted by prettier' } });
+    t = await makeApp({ hooks: { PostToolUse: [{ matcher: 'Probe', hooks: [{ type: 'command', command: postCtx }] }] } }, { extraTools: [probeTool({ permission: 'allow' })] });
+    expect((await run(t, 'Probe', { value: 'b' })).text).toBe(`value=b\n\n${reminder('PostToolUse', 'Probe', 'formatted by prettier')}`);
+    await t.close();
+    const failCtx = printing(dir, 'fail', { hookSpecificOutput: { hookEventName: 'PostToolUseFailure', additionalContext: 'the tests need a database' } });
+    t = await makeApp({ permissions: { allow: ['Bash(exit:*)'] }, hooks: { PostToolUseFailure: [{ matcher: 'Bash', hooks: [{ type: 'command', command: failCtx }] }] } });
+    const f = await run(t, 'Bash', { command: 'exit 3' });
+    expect(f.exec.status).toBe('failed');
+    expect(f.text).toBe(`Exit code 3\n\n${reminder('PostToolUseFailure', 'Bash', 'the tests need a database')}`);
+  });
+});

@@ -641,7 +641,7 @@ describe('http hooks (a real server on 127.0.0.1)', () => {
     t = await makeApp({ hooks: httpHook(`${s.url}/allow`) }, { extraTools: [probeTool({ calls })] });
     const ok = await run(t, 'Probe', { value: 'x' }, 'http-s');
     expect(ok.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'hook', detail: `${s.url}/allow` } } });
-    expect(ok.text).toBe('value=x\n\nchecked over http');
+    expect(ok.text).toBe('value=x\n\n<system-reminder>\nPreToolUse:Probe hook additional context: checked over http\n</system-reminder>');
     expect(s.requests[0]).toMatchObject({ method: 'POST', url: '/allow' });
     expect(s.requests[0]!.headers['content-type']).toBe('application/json');
     expect(JSON.parse(s.requests[0]!.body)).toMatchObject({

@@ -296,6 +296,24 @@ describe('PermissionDenied hooks', () => {
   });
 });
 
+describe('PermissionDenied hooks with an `if`', () => {
+  it('never run, as in Claude Code (it evaluates `if` on PreToolUse, PostToolUse, PostToolUseFailure and PermissionRequest only, and skips the hook elsewhere); one without `if` beside them runs', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'ran.log');
+    const conditional = script(dir, 'conditional.sh', `cat >/dev/null; echo conditional >> '${log}'; echo '{"hookSpecificOutput":{"hookEventName":"PermissionDenied","retry":true}}'`);
+    const plain = script(dir, 'plain.sh', `cat >/dev/null; echo plain >> '${log}'`);
+    await start(() => ({ decision: 'deny', reason: 'no' }), {
+      hooks: {
+        PermissionDenied: [{ matcher: 'Bash', hooks: [{ type: 'command', command: conditional, if: 'Bash(touch *)' }, { type: 'command', command: plain }] }],
+      },
+    });
+    const r = await run(t!, 'Bash', { command: 'touch denied-1' }, 'if-denied');
+    expect(r.exec.status).toBe('denied');
+    expect(r.text).toBe('Permission to use Bash has been denied by the auto-mode classifier: no');
+    expect(fs.readFileSync(log, 'utf8')).toBe('plain\n');
+  });
+});
+
 describe('retry in a hook’s JSON', () => {
   const run = (event: 'PreToolUse' | 'PermissionDenied', json: unknown) =>
     interpretHookRun(event, 'Bash', { hook: 'h', exitCode: 0, stdout: JSON.stringify(json), stderr: '', timedOut: false, durationMs: 1, error: undefined });

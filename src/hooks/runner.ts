@@ -70,6 +70,12 @@ interface Group {
 }
 
 const RANK: Record<Behavior, number> = { allow: 1, ask: 2, deny: 3 };
+/**
+ * The events whose hooks' `if` Claude Code evaluates (prepareIfConditionMatcher
+ * in utils/hooks.ts). On any other, PermissionDenied included, it cannot
+ * evaluate the condition and skips the hook: a hook with an `if` never runs there.
+ */
+const IF_EVENTS: ReadonlySet<HookEvent> = new Set<HookEvent>(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionRequest']);
 const NO_HANDLERS: readonly HookHandler[] = Object.freeze([]);
 
 function handlerKey(h: HookHandler): string {
@@ -136,7 +142,7 @@ export class ConfiguredHookRunner implements HookRunner {
 
   async run(event: HookEvent, payload: HookPayload, signal: AbortSignal): Promise<HookOutcome> {
     const handlers = this.handlersFor(event, payload.tool_name).filter(
-      (h) => (h.if === undefined || this.ifMatcher(h.if, payload.tool_name, payload.tool_input, payload.cwd)) && this.firstOnce(h, payload.session_id),
+      (h) => (h.if === undefined || (IF_EVENTS.has(event) && this.ifMatcher(h.if, payload.tool_name, payload.tool_input, payload.cwd))) && this.firstOnce(h, payload.session_id),
     );
     if (handlers.length === 0) return emptyOutcome();
     const body = JSON.stringify(payload);

@@ -8,8 +8,8 @@
  * - exit 2: blocking; stderr is the reason (PreToolUse → deny, Post* → shown
  *   to the model beside the result; PermissionDenied, after the refusal, has
  *   nothing to block: only recorded);
- * - anything else, a timeout or invalid JSON: a non-blocking error shown to
- *   the user, and the call goes on.
+ * - anything else, a timeout, invalid JSON or an http hook's 2xx answer that
+ *   is not JSON: a non-blocking error shown to the user, and the call goes on.
  *
  * JSON is honoured on exit 0 only, as Claude Code's documentation says (its
  * 2.1.x code also parses JSON on other exit codes; see the reference §5).
@@ -32,6 +32,8 @@ export interface HookRun {
   json?: unknown;
   /** stdout (or the HTTP body) passed the output cap and was cut. */
   truncated?: boolean;
+  /** An HTTP hook answered 2xx with something that is not JSON: why (Claude Code's words). */
+  invalid?: string;
 }
 
 export interface HookJudgement {
@@ -164,6 +166,11 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
     const stderr = run.stderr.trim();
     // Claude Code's text; the exit code is the message's own field.
     msg('non_blocking_error', `Failed with non-blocking status code: ${stderr.length > 0 ? stderr : 'No stderr output'}`);
+    return j;
+  }
+
+  if (run.invalid !== undefined) {
+    msg('non_blocking_error', `JSON validation failed: ${run.invalid}`);
     return j;
   }
 

@@ -322,8 +322,15 @@ export class ConfiguredHookRunner implements HookRunner {
         const stderr = `HTTP ${res.status}: ${text.slice(0, 500)}`;
         return { ...base, exitCode: 1, stderr: this.opts.mask ? this.opts.mask(stderr) : stderr, durationMs };
       }
+      const answer = text.trim();
+      if (answer.length > 0 && !answer.startsWith('{')) {
+        // Claude Code's parseHttpHookOutput: an http hook must answer JSON (an empty body
+        // counts as {}); plain text is a non-blocking error, shown to people, not a success.
+        const invalid = `HTTP hook must return JSON, but got non-JSON response body: ${answer.length > 200 ? `${answer.slice(0, 200)}\u2026` : answer}`;
+        return { ...base, exitCode: 0, durationMs, invalid: this.opts.mask ? this.opts.mask(invalid) : invalid };
+      }
       let json: unknown;
-      if (text.trim().startsWith('{')) {
+      if (answer.startsWith('{')) {
         try {
           json = JSON.parse(text);
         } catch {

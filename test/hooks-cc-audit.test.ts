@@ -491,3 +491,34 @@ describe('additionalContext as the model reads it', () => {
     expect(f.text).toBe(`Exit code 3\n\n${reminder('PostToolUseFailure', 'Bash', 'the tests need a database')}`);
   });
 });
+
+describe('permissionDecision "defer"', () => {
+  it('is no decision of the hook’s own: no error, the normal permission flow decides, its additionalContext still reaches the model, its updatedInput goes with it', async () => {
+    const dir = tmpDir();
+    const defer = printing(dir, 'defer', {
+      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'defer', updatedInput: { value: 'rewritten' }, additionalContext: 'deferred by policy' },
+    });
+    const calls: unknown[] = [];
+    t = await makeApp({ permissions: { allow: ['Probe'] }, hooks: pre(defer, 'Probe') }, { extraTools: [probeTool({ calls })] });
+    const r = await run(t, 'Probe', { value: 'a' });
+    expect(r.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'rule' } } });
+    expect(r.messages.filter((m) => m.kind === 'non_blocking_error')).toEqual([]);
+    expect(calls).toEqual([{ value: 'a' }]);
+    expect(r.text).toBe('value=a\n\n<system-reminder>\nPreToolUse:Probe hook additional context: deferred by policy\n</system-reminder>');
+  });
+
+  it('outranks another hook’s allow (deny > defer > ask > allow): the call goes to the normal flow, which asks, and headless that is a denial', async () => {
+    const dir = tmpDir();
+    const defer = printing(dir, 'defer', { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'defer' } });
+    const allow = printing(dir, 'allow', { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' } });
+    const calls: unknown[] = [];
+    t = await makeApp(
+      { hooks: { PreToolUse: [{ matcher: 'Probe', hooks: [{ type: 'command', command: defer }, { type: 'command', command: allow }] }] } },
+      { extraTools: [probeTool({ calls })] },
+    );
+    const r = await run(t, 'Probe', { value: 'a' });
+    expect(r.exec.status).toBe('denied');
+    expect(r.exec.decision.reason.type).not.toBe('hook');
+    expect(calls).toEqual([]);
+  });
+});

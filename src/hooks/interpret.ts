@@ -46,6 +46,8 @@ export interface HookJudgement {
   permissionRequest: PermissionRequestDecision | undefined;
   /** PermissionDenied `retry: true`: the hook's name. */
   retry: string | undefined;
+  /** PreToolUse `permissionDecision: "defer"`: the hook's name (no decision of its own; see aggregate in runner.ts). */
+  deferred: string | undefined;
   /** PostToolUse: the MCP tool output to give the model instead (validated; MCP tools only, pipeline step 7). */
   updatedMCPToolOutput: string | ContentBlock[] | undefined;
   messages: HookMessage[];
@@ -78,7 +80,7 @@ const HookJson = z.looseObject({
   hookSpecificOutput: z
     .looseObject({
       hookEventName: z.string().optional(),
-      permissionDecision: z.enum(['allow', 'deny', 'ask']).optional(),
+      permissionDecision: z.enum(['allow', 'deny', 'ask', 'defer']).optional(),
       permissionDecisionReason: z.string().optional(),
       updatedInput: z.record(z.string(), z.unknown()).optional(),
       additionalContext: z.string().optional(),
@@ -129,6 +131,7 @@ function blank(hook: string): HookJudgement {
     stop: undefined,
     permissionRequest: undefined,
     retry: undefined,
+    deferred: undefined,
     updatedMCPToolOutput: undefined,
     messages: [],
   };
@@ -230,8 +233,18 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
       return j;
     }
     if (event === 'PreToolUse') {
-      if (h.permissionDecision) j.permission = { behavior: h.permissionDecision, reason: h.permissionDecisionReason };
-      if (h.updatedInput) j.updatedInput = h.updatedInput;
+      if (h.permissionDecision === 'defer') {
+        // Claude Code (2.1.89 and later) defers the call only in print mode, for a call alone
+        // in its batch: the turn ends with the call unrun, to be resumed. Elsewhere it ignores
+        // the decision and the normal permission flow decides; toolexec, which cannot end the
+        // agent's turn, always does that (docs/contract-deltas.md). The hook's updatedInput
+        // goes with its decision, as there (only an allow's, an ask's or no decision's counts).
+        j.deferred = run.hook;
+        j.permission = undefined;
+      } else {
+        if (h.permissionDecision) j.permission = { behavior: h.permissionDecision, reason: h.permissionDecisionReason };
+        if (h.updatedInput) j.updatedInput = h.updatedInput;
+      }
     }
     if (event === 'PermissionRequest' && h.decision) {
       j.permissionRequest =

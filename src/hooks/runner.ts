@@ -374,6 +374,10 @@ export function aggregate(judgements: readonly HookJudgement[]): HookOutcome {
       }
     }
   });
+  // A "defer" leaves the call to the normal permission flow: it outranks the other hooks'
+  // allow (Claude Code ranks deny > defer > ask > allow), never a deny; an ask stays, the
+  // stricter of the outcomes Claude Code reaches (there it depends on which hook ends first).
+  if (best === 'allow' && judgements.some((j) => j.deferred !== undefined)) best = undefined;
   if (best) {
     o.permission = {
       behavior: best,

@@ -451,7 +451,7 @@ describe('pitfall 10: after the call', () => {
 });
 
 describe('continue: false in Claude Code’s words', () => {
-  it('before the call: "Execution stopped by PreToolUse hook" (with ": <stopReason>" when given); after it: "<Event>:<Tool> hook stopped continuation: …"', async () => {
+  it('before the call: "Execution stopped by PreToolUse hook" (with ": <stopReason>" when given); after it: "<Event>:<Tool> hook stopped continuation: …" in a system reminder, as a block is', async () => {
     const dir = tmpDir();
     const bare = printing(dir, 'bare', { continue: false });
     const calls: unknown[] = [];
@@ -462,12 +462,12 @@ describe('continue: false in Claude Code’s words', () => {
     expect(calls).toEqual([]);
     await t.close();
     t = await makeApp({ hooks: { PostToolUse: [{ matcher: 'Probe', hooks: [{ type: 'command', command: bare }] }] } }, { extraTools: [probeTool({ permission: 'allow' })] });
-    expect((await run(t, 'Probe', { value: 'b' })).text).toBe('value=b\n\nPostToolUse:Probe hook stopped continuation: Execution stopped by PostToolUse hook');
+    expect((await run(t, 'Probe', { value: 'b' })).text).toBe('value=b\n\n<system-reminder>\nPostToolUse:Probe hook stopped continuation: Execution stopped by PostToolUse hook\n</system-reminder>');
     await t.close();
     // A block after the call without a reason: Claude Code's "Blocked by hook", named by its command.
     const block = printing(dir, 'block', { decision: 'block' });
     t = await makeApp({ hooks: { PostToolUse: [{ matcher: 'Probe', hooks: [{ type: 'command', command: block }] }] } }, { extraTools: [probeTool({ permission: 'allow' })] });
-    expect((await run(t, 'Probe', { value: 'c' })).text).toBe(`value=c\n\nPostToolUse:Probe hook blocking error from command: "${block}": Blocked by hook`);
+    expect((await run(t, 'Probe', { value: 'c' })).text).toBe(`value=c\n\n<system-reminder>\nPostToolUse:Probe hook blocking error from command: "${block}": Blocked by hook\n</system-reminder>`);
   });
 });
 
@@ -518,7 +518,7 @@ describe('permissionDecision "defer"', () => {
     );
     const r = await run(t, 'Probe', { value: 'a' });
     expect(r.exec.status).toBe('denied');
-    expect(r.exec.decision.reason.type).not.toBe('hook');
+    expect(r.exec.decision?.reason.type).not.toBe('hook');
     expect(calls).toEqual([]);
   });
 });

@@ -234,7 +234,7 @@ describe('the JSON protocol’s other fields', () => {
     t = await makeApp({ hooks: { PostToolUse: [{ hooks: [{ type: 'command', command: stop }] }] } }, { extraTools: [probeTool({ permission: 'allow', calls })] });
     const post = await run(t, 'Probe', { value: 'y' });
     expect(post.exec.status).toBe('succeeded');
-    expect(post.text).toBe('value=y\n\nPostToolUse:Probe hook stopped continuation: the build is red');
+    expect(post.text).toBe('value=y\n\n<system-reminder>\nPostToolUse:Probe hook stopped continuation: the build is red\n</system-reminder>');
   });
 
   it('systemMessage is recorded for the user and changes nothing else', async () => {
@@ -259,7 +259,7 @@ describe('the JSON protocol’s other fields', () => {
     expect(b.text).toBe('legacy no');
     await t.close();
     t = await makeApp({ hooks: { PostToolUse: [{ hooks: [{ type: 'command', command: block }] }] } }, { extraTools: [probeTool({ permission: 'allow' })] });
-    expect((await run(t, 'Probe', { value: 'x' })).text).toBe(`value=x\n\nPostToolUse:Probe hook blocking error from command: "${block}": legacy no`);
+    expect((await run(t, 'Probe', { value: 'x' })).text).toBe(`value=x\n\n<system-reminder>\nPostToolUse:Probe hook blocking error from command: "${block}": legacy no\n</system-reminder>`);
   });
 
   it('`{"decision":"allow"}` is not valid hook output: a non-blocking error, and the call is judged without it (pitfall 16)', async () => {

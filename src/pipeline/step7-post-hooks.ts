@@ -7,7 +7,7 @@
  * the tool's own output is; the original's stored copy is dropped); for
  * other tools it is ignored with a message, as in Claude Code.
  */
-import { additionalContextText, hookPayload, observableInput, type HookMessage } from '../hooks/types.js';
+import { additionalContextText, hookPayload, observableInput, systemReminder, type HookMessage } from '../hooks/types.js';
 import type { Session } from '../sessions/session.js';
 import type { AnyTool, ToolInput, ToolResultBlock } from '../tool/types.js';
 import { sizeBlock } from './step6-call.js';
@@ -79,10 +79,10 @@ export async function postHooks(
     // What the hook took out (a secret, personal data) must not stay readable through result://.
     if (p.resultId) deps.results.delete(p.resultId);
   }
-  // Claude Code's hook_blocking_error, as its messages.ts words it for the model.
-  for (const e of outcome.blockingErrors) block = appendText(block, `${event}:${p.toolName} hook blocking error from command: "${e.hook}": ${e.text}`);
+  // Claude Code's hook_blocking_error, as its messages.ts words (and frames) it for the model.
+  for (const e of outcome.blockingErrors) block = appendText(block, systemReminder(`${event}:${p.toolName} hook blocking error from command: "${e.hook}": ${e.text}`));
   for (const c of outcome.additionalContext) block = appendText(block, additionalContextText(event, p.toolName, c));
-  // Claude Code's hook_stopped_continuation, as its messages.ts words it for the model.
-  if (outcome.stop) block = appendText(block, `${event}:${p.toolName} hook stopped continuation: ${outcome.stop.reason || `Execution stopped by ${event} hook`}`);
+  // Claude Code's hook_stopped_continuation, as its messages.ts words (and frames) it for the model.
+  if (outcome.stop) block = appendText(block, systemReminder(`${event}:${p.toolName} hook stopped continuation: ${outcome.stop.reason || `Execution stopped by ${event} hook`}`));
   return replacedResultId === undefined ? { block } : { block, replacedResultId };
 }

@@ -249,7 +249,7 @@ describe('PermissionDenied hooks', () => {
     return { command, seen };
   }
 
-  it('run after a classifier denial with the reason; retry:true tells the model it may try again, and the refusal stands', async () => {
+  it('run after a classifier denial with the reason; retry:true tells the model it may try again, and the refusal stands; their additionalContext never reaches the model, as in Claude Code', async () => {
     const dir = tmpDir();
     const hook = deniedHook(dir, { hookSpecificOutput: { hookEventName: 'PermissionDenied', retry: true, additionalContext: 'Ask the user to add an allow rule first.' } });
     await start(() => ({ decision: 'deny', reason: 'names like bad-* are reserved' }), {
@@ -260,8 +260,10 @@ describe('PermissionDenied hooks', () => {
     expect(exists('bad-1')).toBe(false);
     expect(r.text).toBe(
       'Permission to use Bash has been denied by the auto-mode classifier: names like bad-* are reserved\n\n' +
-        'Ask the user to add an allow rule first.\n\n' +
         'The PermissionDenied hook indicated this command is now approved. You may retry it if you would like.',
+    );
+    expect(r.messages).toContainEqual(
+      expect.objectContaining({ event: 'PermissionDenied', kind: 'non_blocking_error', text: expect.stringContaining('additionalContext does not apply to PermissionDenied') }),
     );
     expect(r.chain).toContainEqual({ layer: 'hooks', outcome: 'deny', detail: `PermissionDenied: ${hook.command} allows a retry` });
     expect(hook.seen()).toEqual([

@@ -107,6 +107,9 @@ const HookJson = z.looseObject({
     .optional(),
 });
 
+/** The tool events whose hooks' additionalContext Claude Code gives the model. */
+const CONTEXT_EVENTS: ReadonlySet<HookEvent> = new Set<HookEvent>(['PreToolUse', 'PostToolUse', 'PostToolUseFailure']);
+
 /**
  * Nesting a hook's JSON may have. Deeper values parse, but JSON.stringify
  * overflows the stack on them when they reach the next hook's stdin (as an
@@ -278,7 +281,11 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
       // Claude Code's PostToolUseFailure takes additionalContext only (Docs: Hooks reference, PostToolUseFailure decision control).
       msg('non_blocking_error', 'hookSpecificOutput.updatedMCPToolOutput applies to PostToolUse only; after a failure the error the model gets is unchanged');
     }
-    if (h.additionalContext) {
+    if (h.additionalContext && !CONTEXT_EVENTS.has(event)) {
+      // Claude Code's schema has no additionalContext for these events, and its
+      // PermissionDenied caller reads only retry (toolExecution.ts): the model never sees it.
+      msg('non_blocking_error', `hookSpecificOutput.additionalContext does not apply to ${event} (Claude Code gives the model none from it); ignored`);
+    } else if (h.additionalContext) {
       j.additionalContext = h.additionalContext;
       msg('additional_context', h.additionalContext);
     }

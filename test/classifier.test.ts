@@ -249,7 +249,7 @@ describe('PermissionDenied hooks', () => {
     return { command, seen };
   }
 
-  it('run after a classifier denial with the reason; retry:true tells the model it may try again, and the refusal stands', async () => {
+  it('run after a classifier denial with the reason; retry:true tells the model it may try again, and the refusal stands; their additionalContext never reaches the model, as in Claude Code', async () => {
     const dir = tmpDir();
     const hook = deniedHook(dir, { hookSpecificOutput: { hookEventName: 'PermissionDenied', retry: true, additionalContext: 'Ask the user to add an allow rule first.' } });
     await start(() => ({ decision: 'deny', reason: 'names like bad-* are reserved' }), {
@@ -260,8 +260,10 @@ describe('PermissionDenied hooks', () => {
     expect(exists('bad-1')).toBe(false);
     expect(r.text).toBe(
       'Permission to use Bash has been denied by the auto-mode classifier: names like bad-* are reserved\n\n' +
-        'Ask the user to add an allow rule first.\n\n' +
         'The PermissionDenied hook indicated this command is now approved. You may retry it if you would like.',
+    );
+    expect(r.messages).toContainEqual(
+      expect.objectContaining({ event: 'PermissionDenied', kind: 'non_blocking_error', text: expect.stringContaining('additionalContext does not apply to PermissionDenied') }),
     );
     expect(r.chain).toContainEqual({ layer: 'hooks', outcome: 'deny', detail: `PermissionDenied: ${hook.command} allows a retry` });
     expect(hook.seen()).toEqual([
@@ -293,6 +295,24 @@ describe('PermissionDenied hooks', () => {
     expect((await run(t!, 'Bash', { command: 'rm -f x' }, 'quiet')).exec).toMatchObject({ status: 'denied', decision: { reason: { type: 'rule' } } });
     expect((await run(t!, 'Bash', { command: 'touch ok-2' }, 'quiet')).exec.status).toBe('succeeded');
     expect(quiet.seen()).toHaveLength(1);
+  });
+});
+
+describe('PermissionDenied hooks with an `if`', () => {
+  it('never run, as in Claude Code (it evaluates `if` on PreToolUse, PostToolUse, PostToolUseFailure and PermissionRequest only, and skips the hook elsewhere); one without `if` beside them runs', async () => {
+    const dir = tmpDir();
+    const log = path.join(dir, 'ran.log');
+    const conditional = script(dir, 'conditional.sh', `cat >/dev/null; echo conditional >> '${log}'; echo '{"hookSpecificOutput":{"hookEventName":"PermissionDenied","retry":true}}'`);
+    const plain = script(dir, 'plain.sh', `cat >/dev/null; echo plain >> '${log}'`);
+    await start(() => ({ decision: 'deny', reason: 'no' }), {
+      hooks: {
+        PermissionDenied: [{ matcher: 'Bash', hooks: [{ type: 'command', command: conditional, if: 'Bash(touch *)' }, { type: 'command', command: plain }] }],
+      },
+    });
+    const r = await run(t!, 'Bash', { command: 'touch denied-1' }, 'if-denied');
+    expect(r.exec.status).toBe('denied');
+    expect(r.text).toBe('Permission to use Bash has been denied by the auto-mode classifier: no');
+    expect(fs.readFileSync(log, 'utf8')).toBe('plain\n');
   });
 });
 

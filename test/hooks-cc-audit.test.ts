@@ -451,7 +451,7 @@ describe('pitfall 10: after the call', () => {
 });
 
 describe('continue: false in Claude Code’s words', () => {
-  it('before the call: "Execution stopped by PreToolUse hook" (with ": <stopReason>" when given); after it: "<Event>:<Tool> hook stopped continuation: …"', async () => {
+  it('before the call: "Execution stopped by PreToolUse hook" (with ": <stopReason>" when given); after it: "<Event>:<Tool> hook stopped continuation: …" in a system reminder, as a block is', async () => {
     const dir = tmpDir();
     const bare = printing(dir, 'bare', { continue: false });
     const calls: unknown[] = [];
@@ -462,11 +462,63 @@ describe('continue: false in Claude Code’s words', () => {
     expect(calls).toEqual([]);
     await t.close();
     t = await makeApp({ hooks: { PostToolUse: [{ matcher: 'Probe', hooks: [{ type: 'command', command: bare }] }] } }, { extraTools: [probeTool({ permission: 'allow' })] });
-    expect((await run(t, 'Probe', { value: 'b' })).text).toBe('value=b\n\nPostToolUse:Probe hook stopped continuation: Execution stopped by PostToolUse hook');
+    expect((await run(t, 'Probe', { value: 'b' })).text).toBe('value=b\n\n<system-reminder>\nPostToolUse:Probe hook stopped continuation: Execution stopped by PostToolUse hook\n</system-reminder>');
     await t.close();
     // A block after the call without a reason: Claude Code's "Blocked by hook", named by its command.
     const block = printing(dir, 'block', { decision: 'block' });
     t = await makeApp({ hooks: { PostToolUse: [{ matcher: 'Probe', hooks: [{ type: 'command', command: block }] }] } }, { extraTools: [probeTool({ permission: 'allow' })] });
-    expect((await run(t, 'Probe', { value: 'c' })).text).toBe(`value=c\n\nPostToolUse:Probe hook blocking error from command: "${block}": Blocked by hook`);
+    expect((await run(t, 'Probe', { value: 'c' })).text).toBe(`value=c\n\n<system-reminder>\nPostToolUse:Probe hook blocking error from command: "${block}": Blocked by hook\n</system-reminder>`);
+  });
+});
+
+describe('additionalContext as the model reads it', () => {
+  const reminder = (event: string, tool: string, text: string) => `<system-reminder>\n${event}:${tool} hook additional context: ${text}\n</system-reminder>`;
+
+  it('each hook’s context comes in Claude Code’s system reminder, named "<Event>:<Tool>" (PreToolUse, PostToolUse, PostToolUseFailure)', async () => {
+    const dir = tmpDir();
+    const preCtx = printing(dir, 'pre', { hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: 'USE pnpm NOT npm' } });
+    t = await makeApp({ hooks: pre(preCtx, 'Probe') }, { extraTools: [probeTool({ permission: 'allow' })] });
+    expect((await run(t, 'Probe', { value: 'a' })).text).toBe(`value=a\n\n${reminder('PreToolUse', 'Probe', 'USE pnpm NOT npm')}`);
+    await t.close();
+    const postCtx = printing(dir, 'post', { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'formatted by prettier' } });
+    t = await makeApp({ hooks: { PostToolUse: [{ matcher: 'Probe', hooks: [{ type: 'command', command: postCtx }] }] } }, { extraTools: [probeTool({ permission: 'allow' })] });
+    expect((await run(t, 'Probe', { value: 'b' })).text).toBe(`value=b\n\n${reminder('PostToolUse', 'Probe', 'formatted by prettier')}`);
+    await t.close();
+    const failCtx = printing(dir, 'fail', { hookSpecificOutput: { hookEventName: 'PostToolUseFailure', additionalContext: 'the tests need a database' } });
+    t = await makeApp({ permissions: { allow: ['Bash(exit:*)'] }, hooks: { PostToolUseFailure: [{ matcher: 'Bash', hooks: [{ type: 'command', command: failCtx }] }] } });
+    const f = await run(t, 'Bash', { command: 'exit 3' });
+    expect(f.exec.status).toBe('failed');
+    expect(f.text).toBe(`Exit code 3\n\n${reminder('PostToolUseFailure', 'Bash', 'the tests need a database')}`);
+  });
+});
+
+describe('permissionDecision "defer"', () => {
+  it('is no decision of the hook’s own: no error, the normal permission flow decides, its additionalContext still reaches the model, its updatedInput goes with it', async () => {
+    const dir = tmpDir();
+    const defer = printing(dir, 'defer', {
+      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'defer', updatedInput: { value: 'rewritten' }, additionalContext: 'deferred by policy' },
+    });
+    const calls: unknown[] = [];
+    t = await makeApp({ permissions: { allow: ['Probe'] }, hooks: pre(defer, 'Probe') }, { extraTools: [probeTool({ calls })] });
+    const r = await run(t, 'Probe', { value: 'a' });
+    expect(r.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'rule' } } });
+    expect(r.messages.filter((m) => m.kind === 'non_blocking_error')).toEqual([]);
+    expect(calls).toEqual([{ value: 'a' }]);
+    expect(r.text).toBe('value=a\n\n<system-reminder>\nPreToolUse:Probe hook additional context: deferred by policy\n</system-reminder>');
+  });
+
+  it('outranks another hook’s allow (deny > defer > ask > allow): the call goes to the normal flow, which asks, and headless that is a denial', async () => {
+    const dir = tmpDir();
+    const defer = printing(dir, 'defer', { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'defer' } });
+    const allow = printing(dir, 'allow', { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' } });
+    const calls: unknown[] = [];
+    t = await makeApp(
+      { hooks: { PreToolUse: [{ matcher: 'Probe', hooks: [{ type: 'command', command: defer }, { type: 'command', command: allow }] }] } },
+      { extraTools: [probeTool({ calls })] },
+    );
+    const r = await run(t, 'Probe', { value: 'a' });
+    expect(r.exec.status).toBe('denied');
+    expect(r.exec.decision?.reason.type).not.toBe('hook');
+    expect(calls).toEqual([]);
   });
 });

@@ -234,7 +234,7 @@ describe('the JSON protocol’s other fields', () => {
     t = await makeApp({ hooks: { PostToolUse: [{ hooks: [{ type: 'command', command: stop }] }] } }, { extraTools: [probeTool({ permission: 'allow', calls })] });
     const post = await run(t, 'Probe', { value: 'y' });
     expect(post.exec.status).toBe('succeeded');
-    expect(post.text).toBe('value=y\n\nPostToolUse:Probe hook stopped continuation: the build is red');
+    expect(post.text).toBe('value=y\n\n<system-reminder>\nPostToolUse:Probe hook stopped continuation: the build is red\n</system-reminder>');
   });
 
   it('systemMessage is recorded for the user and changes nothing else', async () => {
@@ -259,7 +259,7 @@ describe('the JSON protocol’s other fields', () => {
     expect(b.text).toBe('legacy no');
     await t.close();
     t = await makeApp({ hooks: { PostToolUse: [{ hooks: [{ type: 'command', command: block }] }] } }, { extraTools: [probeTool({ permission: 'allow' })] });
-    expect((await run(t, 'Probe', { value: 'x' })).text).toBe(`value=x\n\nPostToolUse:Probe hook blocking error from command: "${block}": legacy no`);
+    expect((await run(t, 'Probe', { value: 'x' })).text).toBe(`value=x\n\n<system-reminder>\nPostToolUse:Probe hook blocking error from command: "${block}": legacy no\n</system-reminder>`);
   });
 
   it('`{"decision":"allow"}` is not valid hook output: a non-blocking error, and the call is judged without it (pitfall 16)', async () => {
@@ -641,7 +641,7 @@ describe('http hooks (a real server on 127.0.0.1)', () => {
     t = await makeApp({ hooks: httpHook(`${s.url}/allow`) }, { extraTools: [probeTool({ calls })] });
     const ok = await run(t, 'Probe', { value: 'x' }, 'http-s');
     expect(ok.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'hook', detail: `${s.url}/allow` } } });
-    expect(ok.text).toBe('value=x\n\nchecked over http');
+    expect(ok.text).toBe('value=x\n\n<system-reminder>\nPreToolUse:Probe hook additional context: checked over http\n</system-reminder>');
     expect(s.requests[0]).toMatchObject({ method: 'POST', url: '/allow' });
     expect(s.requests[0]!.headers['content-type']).toBe('application/json');
     expect(JSON.parse(s.requests[0]!.body)).toMatchObject({
@@ -663,7 +663,7 @@ describe('http hooks (a real server on 127.0.0.1)', () => {
     expect(calls).toEqual([{ value: 'x' }, { value: 'from-http' }]);
   });
 
-  it('non-2xx, a refused connection and a timeout are non-blocking errors; an empty or plain-text 2xx is success', async () => {
+  it('non-2xx, a refused connection, a timeout and a plain-text 2xx are non-blocking errors (people see them, the model does not); an empty 2xx is success', async () => {
     const s = await start();
     const closed = await localServer((_r, res) => void res.end());
     const deadUrl = `${closed.url}/gone`;
@@ -689,11 +689,31 @@ describe('http hooks (a real server on 127.0.0.1)', () => {
     const r = await run(t, 'Probe', { value: 'x' });
     expect(r.exec).toMatchObject({ status: 'succeeded', decision: { reason: { type: 'tool' } } });
     const byHook = Object.fromEntries(r.messages.map((m) => [m.hook, m]));
-    expect(Object.keys(byHook).sort()).toEqual([`${s.url}/500`, `${s.url}/slow`, deadUrl].sort());
+    expect(r.text).toBe('value=x');
+    expect(Object.keys(byHook).sort()).toEqual([`${s.url}/500`, `${s.url}/slow`, `${s.url}/text`, deadUrl].sort());
     expect(byHook[`${s.url}/500`]).toMatchObject({ kind: 'non_blocking_error', exitCode: 1 });
     expect(byHook[`${s.url}/500`]!.text).toContain('HTTP 500');
     expect(byHook[deadUrl]!.text).toContain('Hook failed to run');
     expect(byHook[`${s.url}/slow`]!.text).toContain('timed out');
+    // Claude Code's parseHttpHookOutput: an http hook must answer JSON.
+    expect(byHook[`${s.url}/text`]).toMatchObject({
+      kind: 'non_blocking_error',
+      text: 'JSON validation failed: HTTP hook must return JSON, but got non-JSON response body: thanks',
+    });
+  });
+
+  it('a plain-text 2xx longer than 200 characters is quoted cut, as Claude Code quotes it', async () => {
+    const s = await localServer((_r, res) => void res.end(`${'a'.repeat(200)}TAIL`));
+    try {
+      t = await makeApp({ hooks: httpHook(`${s.url}/long`) }, { extraTools: [probeTool({ permission: 'allow' })] });
+      const r = await run(t, 'Probe', { value: 'x' });
+      expect(r.exec.status).toBe('succeeded');
+      expect(r.messages).toEqual([
+        expect.objectContaining({ kind: 'non_blocking_error', text: `JSON validation failed: HTTP hook must return JSON, but got non-JSON response body: ${'a'.repeat(200)}\u2026` }),
+      ]);
+    } finally {
+      await s.close();
+    }
   });
 
   it('headers interpolate $VAR and ${VAR} only for allowedEnvVars; other variables become empty', async () => {

@@ -342,8 +342,8 @@ describe('PostToolUse', () => {
     expect(denied.text).toContain('USE pnpm NOT npm');
     const failed = await run('exit 4');
     expect(failed.status).toBe('failed');
-    expect(failed.text).toMatch(/^Exit code 4[\s\S]*USE pnpm NOT npm$/);
+    expect(failed.text).toMatch(/^Exit code 4[\s\S]*USE pnpm NOT npm\n<\/system-reminder>$/);
     const ok = await run('echo fine');
-    expect(ok.text).toBe('fine\n\nUSE pnpm NOT npm');
+    expect(ok.text).toBe('fine\n\n<system-reminder>\nPreToolUse:Bash hook additional context: USE pnpm NOT npm\n</system-reminder>');
   });
 });

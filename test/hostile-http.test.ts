@@ -316,8 +316,9 @@ describe('http hooks whose endpoint misbehaves', () => {
     const by = Object.fromEntries(r.messages.map((m) => [m.hook.replace(hookSrv!.url, ''), m]));
     expect(by['/500']).toMatchObject({ kind: 'non_blocking_error', exitCode: 1 });
     expect(by['/500']!.text).toContain('HTTP 500');
-    // A 2xx answer that is not JSON is a success with nothing to say, as a command hook's plain stdout.
-    expect(by['/html']).toBeUndefined();
+    // A 2xx answer that is not JSON: Claude Code's non-blocking error (an http hook must answer JSON).
+    expect(by['/html']).toMatchObject({ kind: 'non_blocking_error' });
+    expect(by['/html']!.text).toContain('HTTP hook must return JSON, but got non-JSON response body: <!doctype html>');
     expect(by['/badjson']).toMatchObject({ kind: 'non_blocking_error' });
     expect(by['/badjson']!.text).toContain('does not parse');
     expect(by['/wrongtypes']).toMatchObject({ kind: 'non_blocking_error' });

@@ -8,8 +8,8 @@
  * - exit 2: blocking; stderr is the reason (PreToolUse → deny, Post* → shown
  *   to the model beside the result; PermissionDenied, after the refusal, has
  *   nothing to block: only recorded);
- * - anything else, a timeout or invalid JSON: a non-blocking error shown to
- *   the user, and the call goes on.
+ * - anything else, a timeout, invalid JSON or an http hook's 2xx answer that
+ *   is not JSON: a non-blocking error shown to the user, and the call goes on.
  *
  * JSON is honoured on exit 0 only, as Claude Code's documentation says (its
  * 2.1.x code also parses JSON on other exit codes; see the reference §5).
@@ -32,6 +32,8 @@ export interface HookRun {
   json?: unknown;
   /** stdout (or the HTTP body) passed the output cap and was cut. */
   truncated?: boolean;
+  /** An HTTP hook answered 2xx with something that is not JSON: why (Claude Code's words). */
+  invalid?: string;
 }
 
 export interface HookJudgement {
@@ -44,6 +46,8 @@ export interface HookJudgement {
   permissionRequest: PermissionRequestDecision | undefined;
   /** PermissionDenied `retry: true`: the hook's name. */
   retry: string | undefined;
+  /** PreToolUse `permissionDecision: "defer"`: the hook's name (no decision of its own; see aggregate in runner.ts). */
+  deferred: string | undefined;
   /** PostToolUse: the MCP tool output to give the model instead (validated; MCP tools only, pipeline step 7). */
   updatedMCPToolOutput: string | ContentBlock[] | undefined;
   messages: HookMessage[];
@@ -76,7 +80,7 @@ const HookJson = z.looseObject({
   hookSpecificOutput: z
     .looseObject({
       hookEventName: z.string().optional(),
-      permissionDecision: z.enum(['allow', 'deny', 'ask']).optional(),
+      permissionDecision: z.enum(['allow', 'deny', 'ask', 'defer']).optional(),
       permissionDecisionReason: z.string().optional(),
       updatedInput: z.record(z.string(), z.unknown()).optional(),
       additionalContext: z.string().optional(),
@@ -103,6 +107,9 @@ const HookJson = z.looseObject({
     .optional(),
 });
 
+/** The tool events whose hooks' additionalContext Claude Code gives the model. */
+const CONTEXT_EVENTS: ReadonlySet<HookEvent> = new Set<HookEvent>(['PreToolUse', 'PostToolUse', 'PostToolUseFailure']);
+
 /**
  * Nesting a hook's JSON may have. Deeper values parse, but JSON.stringify
  * overflows the stack on them when they reach the next hook's stdin (as an
@@ -127,6 +134,7 @@ function blank(hook: string): HookJudgement {
     stop: undefined,
     permissionRequest: undefined,
     retry: undefined,
+    deferred: undefined,
     updatedMCPToolOutput: undefined,
     messages: [],
   };
@@ -164,6 +172,11 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
     const stderr = run.stderr.trim();
     // Claude Code's text; the exit code is the message's own field.
     msg('non_blocking_error', `Failed with non-blocking status code: ${stderr.length > 0 ? stderr : 'No stderr output'}`);
+    return j;
+  }
+
+  if (run.invalid !== undefined) {
+    msg('non_blocking_error', `JSON validation failed: ${run.invalid}`);
     return j;
   }
 
@@ -223,8 +236,18 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
       return j;
     }
     if (event === 'PreToolUse') {
-      if (h.permissionDecision) j.permission = { behavior: h.permissionDecision, reason: h.permissionDecisionReason };
-      if (h.updatedInput) j.updatedInput = h.updatedInput;
+      if (h.permissionDecision === 'defer') {
+        // Claude Code (2.1.89 and later) defers the call only in print mode, for a call alone
+        // in its batch: the turn ends with the call unrun, to be resumed. Elsewhere it ignores
+        // the decision and the normal permission flow decides; toolexec, which cannot end the
+        // agent's turn, always does that (docs/contract-deltas.md). The hook's updatedInput
+        // goes with its decision, as there (only an allow's, an ask's or no decision's counts).
+        j.deferred = run.hook;
+        j.permission = undefined;
+      } else {
+        if (h.permissionDecision) j.permission = { behavior: h.permissionDecision, reason: h.permissionDecisionReason };
+        if (h.updatedInput) j.updatedInput = h.updatedInput;
+      }
     }
     if (event === 'PermissionRequest' && h.decision) {
       j.permissionRequest =
@@ -258,7 +281,11 @@ export function interpretHookRun(event: HookEvent, toolName: string, run: HookRu
       // Claude Code's PostToolUseFailure takes additionalContext only (Docs: Hooks reference, PostToolUseFailure decision control).
       msg('non_blocking_error', 'hookSpecificOutput.updatedMCPToolOutput applies to PostToolUse only; after a failure the error the model gets is unchanged');
     }
-    if (h.additionalContext) {
+    if (h.additionalContext && !CONTEXT_EVENTS.has(event)) {
+      // Claude Code's schema has no additionalContext for these events, and its
+      // PermissionDenied caller reads only retry (toolExecution.ts): the model never sees it.
+      msg('non_blocking_error', `hookSpecificOutput.additionalContext does not apply to ${event} (Claude Code gives the model none from it); ignored`);
+    } else if (h.additionalContext) {
       j.additionalContext = h.additionalContext;
       msg('additional_context', h.additionalContext);
     }

@@ -70,6 +70,12 @@ interface Group {
 }
 
 const RANK: Record<Behavior, number> = { allow: 1, ask: 2, deny: 3 };
+/**
+ * The events whose hooks' `if` Claude Code evaluates (prepareIfConditionMatcher
+ * in utils/hooks.ts). On any other, PermissionDenied included, it cannot
+ * evaluate the condition and skips the hook: a hook with an `if` never runs there.
+ */
+const IF_EVENTS: ReadonlySet<HookEvent> = new Set<HookEvent>(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionRequest']);
 const NO_HANDLERS: readonly HookHandler[] = Object.freeze([]);
 
 function handlerKey(h: HookHandler): string {
@@ -136,7 +142,7 @@ export class ConfiguredHookRunner implements HookRunner {
 
   async run(event: HookEvent, payload: HookPayload, signal: AbortSignal): Promise<HookOutcome> {
     const handlers = this.handlersFor(event, payload.tool_name).filter(
-      (h) => (h.if === undefined || this.ifMatcher(h.if, payload.tool_name, payload.tool_input, payload.cwd)) && this.firstOnce(h, payload.session_id),
+      (h) => (h.if === undefined || (IF_EVENTS.has(event) && this.ifMatcher(h.if, payload.tool_name, payload.tool_input, payload.cwd))) && this.firstOnce(h, payload.session_id),
     );
     if (handlers.length === 0) return emptyOutcome();
     const body = JSON.stringify(payload);
@@ -316,8 +322,15 @@ export class ConfiguredHookRunner implements HookRunner {
         const stderr = `HTTP ${res.status}: ${text.slice(0, 500)}`;
         return { ...base, exitCode: 1, stderr: this.opts.mask ? this.opts.mask(stderr) : stderr, durationMs };
       }
+      const answer = text.trim();
+      if (answer.length > 0 && !answer.startsWith('{')) {
+        // Claude Code's parseHttpHookOutput: an http hook must answer JSON (an empty body
+        // counts as {}); plain text is a non-blocking error, shown to people, not a success.
+        const invalid = `HTTP hook must return JSON, but got non-JSON response body: ${answer.length > 200 ? `${answer.slice(0, 200)}\u2026` : answer}`;
+        return { ...base, exitCode: 0, durationMs, invalid: this.opts.mask ? this.opts.mask(invalid) : invalid };
+      }
       let json: unknown;
-      if (text.trim().startsWith('{')) {
+      if (answer.startsWith('{')) {
         try {
           json = JSON.parse(text);
         } catch {
@@ -361,6 +374,10 @@ export function aggregate(judgements: readonly HookJudgement[]): HookOutcome {
       }
     }
   });
+  // A "defer" leaves the call to the normal permission flow: it outranks the other hooks'
+  // allow (Claude Code ranks deny > defer > ask > allow), never a deny; an ask stays, the
+  // stricter of the outcomes Claude Code reaches (there it depends on which hook ends first).
+  if (best === 'allow' && judgements.some((j) => j.deferred !== undefined)) best = undefined;
   if (best) {
     o.permission = {
       behavior: best,

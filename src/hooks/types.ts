@@ -59,6 +59,20 @@ export function hookPayload(
   return p;
 }
 
+/** Claude Code's wrapInSystemReminder (utils/messages.ts): how hook text it adds for the model is framed. */
+export function systemReminder(text: string): string {
+  return `<system-reminder>\n${text}\n</system-reminder>`;
+}
+
+/**
+ * One hook's additionalContext as Claude Code gives it to the model: its
+ * hook_additional_context attachment, named `<Event>:<Tool>`, rendered by
+ * messages.ts in a system reminder (one per hook, in the order they finish).
+ */
+export function additionalContextText(event: HookEvent, toolName: string, context: string): string {
+  return systemReminder(`${event}:${toolName} hook additional context: ${context}`);
+}
+
 export type HookMessageKind =
   | 'non_blocking_error'
   | 'blocking_error'

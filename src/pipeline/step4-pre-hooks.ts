@@ -5,7 +5,7 @@
  * `continue: false` stops the call as a hook denial (a deliberate difference:
  * Claude Code runs it and ends the turn; docs/contract-deltas.md).
  */
-import { hookPayload, observableInput } from '../hooks/types.js';
+import { additionalContextText, hookPayload, observableInput } from '../hooks/types.js';
 import type { HookPermission } from '../permissions/engine.js';
 import type { Session } from '../sessions/session.js';
 import type { ToolContext, ToolInput } from '../tool/types.js';
@@ -19,6 +19,7 @@ type Parsed = ValidatingCall & { input: ToolInput };
 export interface PreHookResult {
   call: Parsed | FinishedCall;
   permission: HookPermission | undefined;
+  /** The hooks' additionalContext, each as the model reads it (additionalContextText). */
   additionalContext: readonly string[];
 }
 
@@ -43,6 +44,7 @@ export async function preHooks(
     signal,
   );
   for (const m of outcome.messages) call.hookMessages.push(m);
+  const context = outcome.additionalContext.length === 0 ? NO_CONTEXT : outcome.additionalContext.map((c) => additionalContextText('PreToolUse', call.tool.name, c));
   let permission = outcome.permission;
   if (outcome.stop) {
     // Claude Code's words for a call a stopping hook left unrun (toolExecution.ts).
@@ -51,9 +53,9 @@ export async function preHooks(
   }
   if (outcome.updatedInput && permission?.behavior !== 'deny') {
     const reparsed = parse(validatingCall(call, call.tool, undefined), outcome.updatedInput);
-    if (reparsed.status !== 'validating') return { call: reparsed, permission, additionalContext: outcome.additionalContext };
+    if (reparsed.status !== 'validating') return { call: reparsed, permission, additionalContext: context };
     const revalidated = await validate(reparsed as Parsed, ctx);
-    return { call: revalidated, permission, additionalContext: outcome.additionalContext };
+    return { call: revalidated, permission, additionalContext: context };
   }
-  return { call, permission, additionalContext: outcome.additionalContext };
+  return { call, permission, additionalContext: context };
 }

@@ -264,7 +264,8 @@ async function runHooks(
  * PermissionDenied hooks, after a classifier denial (as in Claude Code: rule,
  * hook and person denials do not run them). The refusal stands; a hook's
  * `retry: true` tells the model it may try the call again (the hook may have
- * changed something, such as a rule), and its additionalContext is passed on.
+ * changed something, such as a rule). Claude Code reads nothing else from
+ * them: no additionalContext reaches the model (interpret.ts says so).
  */
 async function permissionDeniedHooks(
   d: Decision,
@@ -274,13 +275,9 @@ async function permissionDeniedHooks(
   signal: AbortSignal,
 ): Promise<Decision> {
   const outcome = await runHooks('PermissionDenied', { tool_use_id: call.toolUseId, reason: d.reason.detail ?? d.reason.type }, call, session, deps, signal);
-  const notes = [...outcome.additionalContext];
-  if (outcome.retry !== undefined) {
-    d.chain.push({ layer: 'hooks', outcome: 'deny', detail: `PermissionDenied: ${outcome.retry} allows a retry` });
-    notes.push(messages.retryAllowed);
-  }
-  if (notes.length === 0) return d;
-  return { ...d, message: [d.message ?? messages.ruleDenied(call.tool.name), ...notes].join('\n\n') };
+  if (outcome.retry === undefined) return d;
+  d.chain.push({ layer: 'hooks', outcome: 'deny', detail: `PermissionDenied: ${outcome.retry} allows a retry` });
+  return { ...d, message: [d.message ?? messages.ruleDenied(call.tool.name), messages.retryAllowed].join('\n\n') };
 }
 
 async function permissionRequestHooks(

@@ -2,12 +2,12 @@
  * Step 7: PostToolUse hooks (or PostToolUseFailure after a failure) receive
  * the tool's name, input and result. The tool already ran: exit 2 or
  * decision "block" only sends its text to the model beside the result, and
- * additionalContext is appended. For an MCP tool, a PostToolUse hook's
- * `updatedMCPToolOutput` replaces the output the model receives (sized as
+ * additionalContext is appended, framed as Claude Code frames it. For an MCP
+ * tool, a PostToolUse hook's `updatedMCPToolOutput` replaces the output the model receives (sized as
  * the tool's own output is; the original's stored copy is dropped); for
  * other tools it is ignored with a message, as in Claude Code.
  */
-import { hookPayload, observableInput, type HookMessage } from '../hooks/types.js';
+import { additionalContextText, hookPayload, observableInput, systemReminder, type HookMessage } from '../hooks/types.js';
 import type { Session } from '../sessions/session.js';
 import type { AnyTool, ToolInput, ToolResultBlock } from '../tool/types.js';
 import { sizeBlock } from './step6-call.js';
@@ -79,10 +79,10 @@ export async function postHooks(
     // What the hook took out (a secret, personal data) must not stay readable through result://.
     if (p.resultId) deps.results.delete(p.resultId);
   }
-  // Claude Code's hook_blocking_error, as its messages.ts words it for the model.
-  for (const e of outcome.blockingErrors) block = appendText(block, `${event}:${p.toolName} hook blocking error from command: "${e.hook}": ${e.text}`);
-  for (const c of outcome.additionalContext) block = appendText(block, c);
-  // Claude Code's hook_stopped_continuation, as its messages.ts words it for the model.
-  if (outcome.stop) block = appendText(block, `${event}:${p.toolName} hook stopped continuation: ${outcome.stop.reason || `Execution stopped by ${event} hook`}`);
+  // Claude Code's hook_blocking_error, as its messages.ts words (and frames) it for the model.
+  for (const e of outcome.blockingErrors) block = appendText(block, systemReminder(`${event}:${p.toolName} hook blocking error from command: "${e.hook}": ${e.text}`));
+  for (const c of outcome.additionalContext) block = appendText(block, additionalContextText(event, p.toolName, c));
+  // Claude Code's hook_stopped_continuation, as its messages.ts words (and frames) it for the model.
+  if (outcome.stop) block = appendText(block, systemReminder(`${event}:${p.toolName} hook stopped continuation: ${outcome.stop.reason || `Execution stopped by ${event} hook`}`));
   return replacedResultId === undefined ? { block } : { block, replacedResultId };
 }

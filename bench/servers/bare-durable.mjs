@@ -14,13 +14,13 @@
 // on this thread), as a plain application would have them; toolexec runs
 // them on a worker thread (src/storage/checkpointer.ts). Both count in the
 // process's CPU time, which is what the bench compares.
-import { hash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import { MIGRATIONS } from '../../dist/storage/migrations.js';
+import { AUDIT_COLUMNS, EXECUTION_COLUMNS, requestRows } from './durable-rows.mjs';
 import { serveBench } from './serve.mjs';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolexec-bench-durable-'));
@@ -31,15 +31,8 @@ db.transaction(() => {
   for (const m of MIGRATIONS) db.exec(m.sql);
 })();
 
-const insertExecution = db.prepare(
-  `INSERT INTO executions (seq, id, session_id, tool_use_id, tool, status, input_digest, input, actor, created_at,
-     decision, error_class, is_error, result_id, result_block, hook_messages, timings, finished_at, duration_ms, input_key)
-   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-);
-const insertAudit = db.prepare(
-  `INSERT INTO audit (ts, session_id, tool_use_id, execution_id, tool, behavior, reason_type, reason_detail, actor, input_digest)
-   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-);
+const insertExecution = db.prepare(`INSERT INTO executions (${EXECUTION_COLUMNS}) VALUES (${Array(20).fill('?').join(', ')})`);
+const insertAudit = db.prepare(`INSERT INTO audit (${AUDIT_COLUMNS}) VALUES (${Array(10).fill('?').join(', ')})`);
 
 let queue = [];
 const commit = db.transaction((rows) => {
@@ -66,81 +59,12 @@ function write(execution, audit) {
   });
 }
 
-/**
- * Seven step timings, as toolexec records them (rounded to the microsecond):
- * seven distinct doubles, since V8 caches the string of a number it has just
- * converted and one value seven times would cost a seventh of the conversions.
- */
-const us = (ms) => Math.round(ms * 1000) / 1000;
-function timings(started) {
-  return {
-    lookup: us(performance.now() - started),
-    parse: us(performance.now() - started),
-    validate: us(performance.now() - started),
-    pre_hooks: us(performance.now() - started),
-    permission: us(performance.now() - started),
-    call: us(performance.now() - started),
-    post_hooks: us(performance.now() - started),
-  };
-}
-
-let seq = 0;
-const DECISION = { behavior: 'allow', reason: { type: 'rule', detail: 'Noop' } };
+// The rows and the answer are built in durable-rows.mjs, which the floor bench's variants share.
 const app = Fastify({ logger: false });
 app.post('/execute', async (req) => {
-  const started = performance.now();
-  const createdAt = Date.now();
-  const use = req.body.tool_uses[0];
-  const input = JSON.stringify(use.input);
-  const digest = hash('sha256', input);
-  seq += 1;
-  const id = `ex_${seq.toString(36).padStart(11, '0')}${hash('sha256', `${createdAt}${seq}`).slice(0, 8)}`;
-  const block = { type: 'tool_result', tool_use_id: use.id, content: 'ok' };
-  const duration = performance.now() - started;
-  const finishedAt = Date.now();
-  await write(
-    [
-      seq,
-      id,
-      req.body.session_id,
-      use.id,
-      use.name,
-      'succeeded',
-      digest,
-      input,
-      'bench',
-      createdAt,
-      JSON.stringify({ ...DECISION, chain: [{ layer: 'tool', outcome: 'passthrough', detail: 'tool: passthrough' }, { layer: 'rules', outcome: 'allow', detail: 'Noop' }] }),
-      null,
-      0,
-      null,
-      JSON.stringify(block),
-      null,
-      JSON.stringify(timings(started)),
-      finishedAt,
-      duration,
-      null,
-    ],
-    [finishedAt, req.body.session_id, use.id, id, use.name, 'allow', 'rule', 'Noop', 'bench', digest],
-  );
-  return {
-    session_id: req.body.session_id,
-    tool_results: [block],
-    messages: [],
-    executions: [
-      {
-        id,
-        session_id: req.body.session_id,
-        tool_use_id: use.id,
-        tool: use.name,
-        status: 'succeeded',
-        decision: DECISION,
-        duration_ms: +duration.toFixed(3),
-        error_class: null,
-        result_id: null,
-      },
-    ],
-  };
+  const { execution, audit, answer } = requestRows(req.body);
+  await write(execution, audit);
+  return answer;
 });
 await serveBench(app, () => {
   db.close();

@@ -38,6 +38,22 @@ async function local(handler: Parameters<typeof localHttp>[0]): Promise<Local> {
   return s;
 }
 
+/**
+ * Runs `env` through Bash, reads every route (the call's execution too), stops the service, and checks that
+ * none of `secrets` is in Bash's output, the routes' answers or the log.
+ */
+async function expectNoneInBashEnvRoutesOrLog(log: ReturnType<typeof captureLog>, secrets: string[]): Promise<void> {
+  const r = await execute(t!.app, { tool_uses: [use('Bash', { command: 'env' })] }, AUTH);
+  const bashOut = textOf(r.body.tool_results[0]!.content);
+  expect(bashOut).toContain('PATH=');
+  const body = await sweepRoutes(t!.app, AUTH, [r.body.executions[0]!.id]);
+  await t!.close();
+  t = undefined;
+  expect(leaked(bashOut, secrets)).toEqual([]);
+  expect(leaked(body, secrets)).toEqual([]);
+  expect(leaked(log.text(), secrets)).toEqual([]);
+}
+
 describe('MCP servers', () => {
   it('a stdio server that crashes printing its environment: last_error, logs and Bash see none of its env secrets', async () => {
     const LITERAL = 'mcp-literal-key-0123456789';
@@ -65,16 +81,7 @@ describe('MCP servers', () => {
     expect(status.last_error).toContain('process exited with code 3');
     expect(status.last_error).toContain('API_KEY=[redacted]');
 
-    const r = await execute(t.app, { tool_uses: [use('Bash', { command: 'env' })] }, AUTH);
-    const bashOut = textOf(r.body.tool_results[0]!.content);
-    expect(bashOut).toContain('PATH=');
-    const body = await sweepRoutes(t.app, AUTH, [r.body.executions[0]!.id]);
-    await t.close();
-    t = undefined;
-    const secrets = [LITERAL, FROM_ENV, TOKEN, ENV_TOKEN];
-    expect(leaked(bashOut, secrets)).toEqual([]);
-    expect(leaked(body, secrets)).toEqual([]);
-    expect(leaked(log.text(), secrets)).toEqual([]);
+    await expectNoneInBashEnvRoutesOrLog(log, [LITERAL, FROM_ENV, TOKEN, ENV_TOKEN]);
   });
 
   it('an HTTP server that refuses the connection echoing the Authorization header it got', async () => {
@@ -162,16 +169,7 @@ describe('MCP servers that take their key in the URL or on the command line', ()
     expect(serverStatus(t.app, 'hosted').last_error).toContain('Cannot POST /mcp?exaApiKey=[redacted]&profile=dev (key [redacted])');
     expect(serverStatus(t.app, 'keyed').last_error).toContain('Cannot POST /v1/mcp?api_key=[redacted]');
     expect(serverStatus(t.app, 'cli').last_error).toContain('bad key [redacted]');
-    const r = await execute(t.app, { tool_uses: [use('Bash', { command: 'env' })] }, AUTH);
-    const bashOut = textOf(r.body.tool_results[0]!.content);
-    expect(bashOut).toContain('PATH=');
-    const body = await sweepRoutes(t.app, AUTH, [r.body.executions[0]!.id]);
-    await t.close();
-    t = undefined;
-    const secrets = [KEY, LITERAL, ARG, DEFAULT];
-    expect(leaked(bashOut, secrets)).toEqual([]);
-    expect(leaked(body, secrets)).toEqual([]);
-    expect(leaked(log.text(), secrets)).toEqual([]);
+    await expectNoneInBashEnvRoutesOrLog(log, [KEY, LITERAL, ARG, DEFAULT]);
   });
 });
 

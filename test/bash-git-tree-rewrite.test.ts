@@ -14,6 +14,7 @@ import { makeApp } from './helpers.js';
 import { bashTests, BYPASS, ruleEnv } from './helpers-bash.js';
 import { run } from './helpers-hooks.js';
 import { checkBashPermission } from '../src/permissions/bash-rules.js';
+import { gitRewrittenPaths } from '../src/permissions/git-rewrites.js';
 
 bashTests();
 
@@ -480,6 +481,23 @@ describe('git asked during a decision obeys nothing the repository sets', () => 
         expect((await e.check(c)).behavior, c).not.toBe('allow');
         expect(fs.readdirSync(dir).filter((n) => n !== 'ws'), c).toEqual([]);
         expect(fs.existsSync(path.join(e.ws, 'mark')), c).toBe(false);
+      }
+    }
+  });
+
+  it('git is never handed a revision as an option: an option-like one is no answer, and writes nothing', async () => {
+    // The check above stops most such words before git runs; this asks git-rewrites.ts itself, where only
+    // --end-of-options keeps `--output=FILE` from being an option of rev-parse, rev-list or diff-tree.
+    const e = ruleEnv({ deny: ['Edit(.env)'], mode: BYPASS.defaultMode });
+    envRepository(e.ws);
+    const dir = path.dirname(e.ws);
+    const top = fs.realpathSync(e.ws);
+    for (const h of hostile) {
+      const rev = h.replace('MARK', path.join(dir, 'mark'));
+      for (const kind of ['switch', 'hard', 'merge', 'stash'] as const) {
+        expect(await gitRewrittenPaths({ top, kind, rev, branchFirst: kind === 'switch' }), `${kind} ${rev}`).toBeNull();
+        expect(fs.readdirSync(dir).filter((n) => n !== 'ws'), `${kind} ${rev}`).toEqual([]);
+        expect(fs.existsSync(path.join(e.ws, 'mark')), `${kind} ${rev}`).toBe(false);
       }
     }
   });

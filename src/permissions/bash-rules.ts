@@ -604,9 +604,10 @@ function decideNow(command: string, a: BashAnalysis, ctx: BashPermissionContext,
         const rule = unknown ? undefined : regions.map((abs) => q.pathRule('edit', 'deny', spellings(abs!)) ?? q.pathRuleBelow('edit', 'deny', spellings(abs!))).find((x) => x !== undefined);
         if (!rule && !unknown) continue;
         // What git can list of the files it changes (git-rewrites.ts): only those are judged, as writes of them.
-        if (rule && !r.paths && top !== undefined && where.gitDir === undefined && where.workTree === undefined && gitListsRewrite(cmd, where.run)) {
-          const t = gitRewriteTarget(argv);
-          const changed = t && git?.answer({ top, kind: t.kind, rev: t.rev, branchFirst: t.verb !== 'reset' });
+        // The target first: a pure parse, where gitListsRewrite reads the environment and the hooks directory.
+        const t = rule && !r.paths && top !== undefined && where.gitDir === undefined && where.workTree === undefined ? gitRewriteTarget(argv) : undefined;
+        if (t && top !== undefined && gitListsRewrite(cmd, where.run)) {
+          const changed = git?.answer({ top, kind: t.kind, rev: t.rev, branchFirst: t.verb !== 'reset' });
           if (changed) {
             const hit = rewrittenDenied(changed, top);
             if (!hit) continue;

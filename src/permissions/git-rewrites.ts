@@ -70,15 +70,19 @@ export class GitRewrites {
   }
 }
 
+let binary: string | undefined | null = null;
+/** The first executable regular file of GIT_BINARIES, looked for once (null: not yet). */
 function gitBinary(): string | undefined {
-  return GIT_BINARIES.find((f) => {
-    try {
-      fs.accessSync(f, fs.constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  if (binary === null) {
+    binary = GIT_BINARIES.find((f) => {
+      try {
+        return fs.statSync(f).isFile() && (fs.accessSync(f, fs.constants.X_OK), true);
+      } catch {
+        return false;
+      }
+    });
+  }
+  return binary;
 }
 
 /**

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { screenStats } from '../src/grep/rg-engine.js';
 import { cleanupTmp, tmpDir, type TestApp } from './helpers.js';
-import { grepApp, runGrep } from './helpers-grep.js';
+import { grepApp, loggedRg, runGrep } from './helpers-grep.js';
 
 const apps: TestApp[] = [];
 afterAll(async () => {
@@ -46,6 +46,32 @@ describe('Grep (rg engine): the long-line check of reported files', () => {
       expect(r.text).toMatch(output_mode === 'count' ? /Found 200 total occurrences across 200 files\.$/ : /^Found 200 files\n/);
       // One read per file before.
       expect(screenStats.wholeReads - before).toBe(0);
+    }
+  });
+
+  it('starts no second rg when every reported file is too small to hold a long line', async () => {
+    const root = tmpDir('grep-screen-small-');
+    for (let i = 0; i < 5; i++) fs.writeFileSync(path.join(root, `s${i}.ts`), 'function needle() {}\n');
+    fs.writeFileSync(path.join(root, 'big.ts'), `${'const value = 1; // padding the line out\n'.repeat(200)}function needle() {}\n`);
+    const runs = loggedRg();
+    const a = await grepApp(root, 'rg', {}, runs.env);
+    apps.push(a);
+    const wide = (r: string[]): string[] => r.filter((x) => x.includes('--max-depth 0'));
+    for (const output_mode of ['files_with_matches', 'count'] as const) {
+      fs.rmSync(path.join(root, 'big.ts'), { force: true });
+      runs.take();
+      expect((await runGrep(a.app, { pattern: 'needle', output_mode })).isError).toBe(false);
+      // The search itself, and no listing of wide lines: five small files cannot hold one.
+      expect(wide(runs.take()), output_mode).toEqual([]);
+      fs.writeFileSync(path.join(root, 'big.ts'), `${'const value = 1; // padding the line out\n'.repeat(200)}function needle() {}\n`);
+      expect((await runGrep(a.app, { pattern: 'needle', output_mode })).isError).toBe(false);
+      // With one file large enough, the listing runs, over that file alone (the log holds its regex's newline: the
+      // operands are on the line after the run's first).
+      const got = runs.take();
+      const at = got.flatMap((x, i) => (x.includes('--max-depth 0') ? [i] : []));
+      expect(at, output_mode).toHaveLength(1);
+      const tail = got[at[0]! + 1]!;
+      expect(tail.slice(tail.indexOf(' -- ') + 4), output_mode).toBe('big.ts');
     }
   });
 

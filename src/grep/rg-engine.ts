@@ -346,7 +346,7 @@ class Screen {
    */
   hasLongLine(abs: string): boolean {
     try {
-      if (fs.statSync(abs).size * 3 <= MAX_LINE_BYTES) return false;
+      if (!mayHoldLongLine(abs)) return false;
       // Opened without blocking, regular files only, bounded: the file may have been swapped for a FIFO or a device since rg read it.
       const buf = readRegularFile(abs, MAX_FILE_BYTES);
       if (buf === undefined) return false;
@@ -701,6 +701,15 @@ async function searchAll(q: SearchQuery, screen: Screen, sink: HitSink, limits: 
   }
 }
 
+/** Whether a file is large enough to hold a line over MAX_LINE_BYTES once decoded (hasLongLine's first test); true when stat fails. */
+function mayHoldLongLine(abs: string): boolean {
+  try {
+    return fs.statSync(abs).size * 3 > MAX_LINE_BYTES;
+  } catch {
+    return true;
+  }
+}
+
 /** Characters of paths on the command line of one rg run of wideLineFiles (Linux allows 2 MB of arguments and environment in all). */
 const MAX_OPERAND_CHARS = 256 * 1024;
 
@@ -715,8 +724,10 @@ const MAX_OPERAND_CHARS = 256 * 1024;
 async function wideLineFiles(q: SearchQuery, screen: Screen, reported: string[], limits: EngineLimits): Promise<(abs: string) => boolean> {
   const wide = new Set<string>();
   // Read-denied files are dropped unread; binary ones are told by Screen.binary as each file comes (a read of
-  // its head, here), which this pass does not wait for.
-  const files = reported.filter((abs) => !screen.denied(abs));
+  // its head, here), which this pass does not wait for. A file too small to hold a long line once decoded is
+  // dropped by its size, as hasLongLine would: the usual answer, a few source files, starts no rg.
+  const files = reported.filter((abs) => !screen.denied(abs) && mayHoldLongLine(abs));
+  if (files.length === 0) return (abs) => screen.utf16.has(abs);
   let from = 0;
   while (from < files.length) {
     const rels: string[] = [];

@@ -80,7 +80,7 @@ function readJson(file: string): unknown {
  * column, found by parsing ever longer prefixes: a prefix ends in that error
  * only once it holds the faulty character.
  */
-export function jsonErrorText(text: string, message: string): string {
+function jsonErrorText(text: string, message: string): string {
   let m = message.replace(/\s*\n\s*/g, ' ');
   const quoted = /, (?:\.\.\.)?".*" is not valid JSON$/s;
   if (quoted.test(m)) {
